@@ -1,0 +1,15 @@
+//! The integration catalog: entries, loading and validation, search.
+
+mod load;
+mod model;
+mod search;
+
+pub use load::{CATEGORIES, CatalogError, dir_entries, embedded_entries, parse_entry};
+pub use model::{
+    AuthErrorMatch, CatalogAuth, CatalogOAuth, CatalogTransport, ConnectionOption, Credential,
+    CredentialProbe, Entry, Field, FieldKind, Registration, RemoteTransport,
+};
+pub use search::Catalog;
+
+/// The environment variable naming a directory of extra catalog entries.
+pub const CATALOG_DIR_ENV: &str = "PLUGBOARD_CATALOG_DIR";

@@ -1,0 +1,205 @@
+//! The command line's shape (clap). Parsing only; every command is run by the modules beside it.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "plugboard",
+    version,
+    about = "Install, test, secure and sign in to MCP servers",
+    long_about = "Install, test, secure and sign in to MCP servers.\n\nServers live in \
+    $PLUGBOARD_HOME/mcp_config.json (default ~/.config/plugboard); their secrets live in the OS \
+    keyring. Exit codes: 0 success, 1 the operation ran and failed, 2 usage or configuration error."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Search the integration catalog, or show one entry
+    Catalog(CatalogArgs),
+    /// Install a catalog entry through its form
+    Install(InstallArgs),
+    /// Add a custom server (stdio command or URL)
+    Add(AddArgs),
+    /// List installed servers
+    List(JsonFlag),
+    /// Show one installed server (secrets only as set / not set)
+    Show(NameArgs),
+    /// Change an installed server; unmentioned fields and secrets are kept
+    Edit(EditArgs),
+    /// Enable a server
+    Enable(NameOnly),
+    /// Disable a server without deleting it
+    Disable(NameOnly),
+    /// Rename a server (its secrets follow it)
+    Rename(RenameArgs),
+    /// Remove a server and delete its secrets
+    Remove(NameOnly),
+    /// A short guided tour of Plugboard on the embedded catalog
+    Tour,
+}
+
+#[derive(Debug, Args)]
+pub struct JsonFlag {
+    /// Print one JSON document on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct NameOnly {
+    pub name: String,
+}
+
+#[derive(Debug, Args)]
+pub struct NameArgs {
+    pub name: String,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct RenameArgs {
+    pub old: String,
+    pub new: String,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct CatalogArgs {
+    #[command(subcommand)]
+    pub show: Option<CatalogShow>,
+    /// Words to look for in names, ids, keywords and descriptions
+    pub query: Vec<String>,
+    /// Only entries in this category (`plugboard catalog --categories` lists them)
+    #[arg(long)]
+    pub category: Option<String>,
+    /// List the categories with their entry counts
+    #[arg(long)]
+    pub categories: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogShow {
+    /// Show one entry with its connection options and install form
+    Show(CatalogShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogShowArgs {
+    pub id: String,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The catalog entry id
+    pub id: String,
+    /// Which connection option to install (default: the entry's preferred one)
+    #[arg(long)]
+    pub option: Option<String>,
+    /// The server name (default: the entry id)
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A non-secret field value; repeat for more fields
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Read this secret field's value from standard input
+    #[arg(long, value_name = "KEY")]
+    pub secret_stdin: Option<String>,
+    /// Store this password field as plain config instead of a secret
+    #[arg(long, value_name = "KEY")]
+    pub plain: Vec<String>,
+    /// Save without testing the connection first
+    #[arg(long)]
+    pub no_test: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RemoteTransport {
+    Shttp,
+    Sse,
+    Auto,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("kind").required(true).args(["stdio", "url"])))]
+pub struct AddArgs {
+    pub name: String,
+    /// A local server run as a command (give it after `--`)
+    #[arg(long, requires = "command")]
+    pub stdio: bool,
+    /// A remote server at this URL
+    #[arg(long)]
+    pub url: Option<String>,
+    /// The remote transport
+    #[arg(long, value_enum, default_value = "auto", requires = "url")]
+    pub transport: RemoteTransport,
+    /// A plain environment variable for a stdio server
+    #[arg(long, value_name = "K=V", requires = "stdio")]
+    pub env: Vec<String>,
+    /// An environment variable whose value is a secret (read from stdin, PLUGBOARD_SECRET_<K> or a prompt)
+    #[arg(long, value_name = "K", requires = "stdio")]
+    pub secret_env: Vec<String>,
+    /// The working directory of a stdio server
+    #[arg(long, requires = "stdio")]
+    pub cwd: Option<String>,
+    /// A plain HTTP header for a remote server
+    #[arg(long, value_name = "K=V", requires = "url")]
+    pub header: Vec<String>,
+    /// A header whose value is a secret (read from stdin, PLUGBOARD_SECRET_<K> or a prompt)
+    #[arg(long, value_name = "K", requires = "url")]
+    pub secret_header: Vec<String>,
+    /// Read a bearer token from standard input
+    #[arg(long, requires = "url")]
+    pub bearer_stdin: bool,
+    /// Seconds to allow for a test of this server
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// Save without testing the connection first
+    #[arg(long)]
+    pub no_test: bool,
+    /// The command and its arguments
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    pub name: String,
+    /// Set a plain environment variable
+    #[arg(long, value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Set an environment variable to a secret (read from stdin, PLUGBOARD_SECRET_<K> or a prompt)
+    #[arg(long, value_name = "K")]
+    pub secret_env: Vec<String>,
+    /// Remove an environment variable (and its secret)
+    #[arg(long, value_name = "K")]
+    pub unset_env: Vec<String>,
+    /// Set a plain header
+    #[arg(long, value_name = "K=V")]
+    pub header: Vec<String>,
+    /// Set a header to a secret
+    #[arg(long, value_name = "K")]
+    pub secret_header: Vec<String>,
+    /// Remove a header (and its secret)
+    #[arg(long, value_name = "K")]
+    pub unset_header: Vec<String>,
+    /// Replace the API key / bearer token, read from stdin, PLUGBOARD_SECRET_CREDENTIAL or a prompt
+    #[arg(long)]
+    pub credential: bool,
+    /// A new URL for a remote server
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Seconds to allow for a test of this server (0 = back to the default)
+    #[arg(long)]
+    pub timeout: Option<u64>,
+}

@@ -1,0 +1,263 @@
+//! `plugboard install` (a catalog entry through its form) and `plugboard add` (a custom server).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::CliError;
+use super::args::{AddArgs, InstallArgs, RemoteTransport};
+use super::input::{SecretInput, key_value, prompt_line, secret_env_var};
+use super::output::print_json;
+use crate::catalog::Catalog;
+use crate::config::{
+    Auth, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_env_key,
+    validate_header_name, validate_name,
+};
+use crate::form::{
+    FieldTarget, FormInput, InputKind, PreparedServer, build_server, form_for, new_secret_namespace,
+};
+use crate::manage::{ServerView, Servers, looks_secret};
+
+#[derive(Serialize)]
+struct Installed {
+    server: ServerView,
+    tested: bool,
+}
+
+pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
+    let catalog = Catalog::load_default()?;
+    let entry = catalog.get(&args.id).ok_or_else(|| {
+        CliError::usage(format!(
+            "no catalog entry `{}`; `plugboard catalog {}` searches for it",
+            args.id, args.id
+        ))
+    })?;
+    let spec = form_for(entry, args.option.as_deref())?;
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| spec.default_name.clone());
+    validate_name(&name).map_err(CliError::usage)?;
+    if servers.config().load()?.contains(&name) {
+        return Err(CliError::usage(format!(
+            "a server named `{name}` already exists; pass --name to install another copy"
+        )));
+    }
+
+    let mut input = FormInput::default();
+    let field_list = || {
+        spec.fields
+            .iter()
+            .map(|f| f.key.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for raw in &args.set {
+        let (key, value) = key_value(raw, "--set")?;
+        let field = spec.fields.iter().find(|f| f.key == key).ok_or_else(|| {
+            CliError::usage(format!(
+                "--set {key}: `{}` option `{}` has no field `{key}` (fields: {})",
+                entry.id,
+                spec.option_id,
+                if spec.fields.is_empty() {
+                    "none".into()
+                } else {
+                    field_list()
+                }
+            ))
+        })?;
+        if field.input == InputKind::Password {
+            return Err(CliError::usage(format!(
+                "`{key}` is a secret field and is never taken from the command line: pipe it with \
+                 --secret-stdin {key}, set {}, or enter it at the prompt",
+                secret_env_var(key)
+            )));
+        }
+        input.set(key, value);
+    }
+    for key in &args.plain {
+        match spec.fields.iter().find(|f| &f.key == key) {
+            Some(f) if f.secret_toggle => {
+                input.store_as_secret.insert(key.clone(), false);
+            }
+            _ => {
+                return Err(CliError::usage(format!(
+                    "--plain {key}: no env or header field `{key}` that can be stored as plain config"
+                )));
+            }
+        }
+    }
+    let mut secrets = SecretInput::new(args.secret_stdin.clone());
+    for field in &spec.fields {
+        if field.input == InputKind::Password {
+            if let Some(value) = secrets.read(&field.key, &field.label)? {
+                input.values.insert(field.key.clone(), value);
+            }
+        } else if field.required
+            && !input.values.contains_key(&field.key)
+            && field.default.is_none()
+        {
+            if let Some(value) = prompt_line(&field.label)? {
+                input.set(&field.key, value);
+            }
+        }
+    }
+    secrets.finish()?;
+    let prepared = build_server(entry, &spec, &input, &name).map_err(|errors| {
+        let hint = errors
+            .errors
+            .iter()
+            .filter_map(|e| spec.fields.iter().find(|f| f.key == e.field))
+            .map(|f| {
+                if f.input == InputKind::Password {
+                    format!("--secret-stdin {} (or {})", f.key, secret_env_var(&f.key))
+                } else {
+                    format!("--set {}=…", f.key)
+                }
+            })
+            .collect::<Vec<_>>();
+        let mut message = errors.to_string();
+        if !hint.is_empty() {
+            message.push_str(&format!("; pass {}", hint.join(", ")));
+        }
+        CliError::usage(message)
+    })?;
+    save(servers, &prepared, args.json.json)
+}
+
+fn save(servers: &Servers, prepared: &PreparedServer, json: bool) -> Result<(), CliError> {
+    servers.install(prepared)?;
+    let view = servers.view(&prepared.name)?;
+    if json {
+        return print_json(&Installed {
+            server: view,
+            tested: false,
+        });
+    }
+    let target = prepared
+        .config
+        .url
+        .clone()
+        .or_else(|| prepared.config.command.clone())
+        .unwrap_or_default();
+    println!(
+        "Installed `{}` ({}, {target}).",
+        prepared.name,
+        prepared.config.transport.label()
+    );
+    if !prepared.secrets.is_empty() {
+        let names: Vec<_> = prepared.secrets.keys().map(String::as_str).collect();
+        let store = servers
+            .secrets()
+            .map(|s| s.describe())
+            .unwrap_or_else(|_| "the secret store".into());
+        println!("Secrets kept in {store}: {}.", names.join(", "));
+    }
+    Ok(())
+}
+
+pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
+    validate_name(&args.name).map_err(CliError::usage)?;
+    if servers.config().load()?.contains(&args.name) {
+        return Err(CliError::usage(format!(
+            "a server named `{}` already exists; choose another name or `plugboard remove {}` first",
+            args.name, args.name
+        )));
+    }
+    let mut config = match (&args.url, args.command.split_first()) {
+        (Some(url), _) => {
+            let kind = match args.transport {
+                RemoteTransport::Shttp => TransportKind::Shttp,
+                RemoteTransport::Sse => TransportKind::Sse,
+                RemoteTransport::Auto => TransportKind::Auto,
+            };
+            ServerConfig::remote(kind, url.clone())
+        }
+        (None, Some((command, rest))) => ServerConfig::stdio(command.clone(), rest.to_vec()),
+        (None, None) => {
+            return Err(CliError::usage(
+                "give the server's command after `--`, e.g. plugboard add NAME --stdio -- npx -y PACKAGE",
+            ));
+        }
+    };
+    config.cwd = args.cwd.clone();
+    config.timeout = args.timeout;
+    config.secret_namespace = Some(new_secret_namespace());
+    let stdin_key = if args.bearer_stdin {
+        Some("BEARER_TOKEN".to_string())
+    } else {
+        None
+    };
+    let mut input = SecretInput::new(stdin_key);
+    let mut secrets = BTreeMap::new();
+    for raw in &args.env {
+        let (key, value) = key_value(raw, "--env")?;
+        validate_env_key(key).map_err(CliError::usage)?;
+        warn_if_secret_looking(key, "--secret-env");
+        config
+            .env
+            .insert(key.into(), ConfigValue::Plain(value.into()));
+    }
+    for raw in &args.header {
+        let (key, value) = key_value(raw, "--header")?;
+        validate_header_name(key).map_err(CliError::usage)?;
+        warn_if_secret_looking(key, "--secret-header");
+        config
+            .headers
+            .insert(key.into(), ConfigValue::Plain(value.into()));
+    }
+    let secret_targets = args
+        .secret_env
+        .iter()
+        .map(|k| (k, FieldTarget::Env))
+        .chain(args.secret_header.iter().map(|k| (k, FieldTarget::Header)));
+    for (key, target) in secret_targets {
+        match target {
+            FieldTarget::Env => validate_env_key(key),
+            _ => validate_header_name(key),
+        }
+        .map_err(CliError::usage)?;
+        let value = input.read(key, key)?.ok_or_else(|| missing_secret(key))?;
+        let reference = ConfigValue::Secret(SecretRef::new(key));
+        match target {
+            FieldTarget::Env => config.env.insert(key.clone(), reference),
+            _ => config.headers.insert(key.clone(), reference),
+        };
+        secrets.insert(key.clone(), value);
+    }
+    if args.bearer_stdin {
+        let value = input
+            .read("BEARER_TOKEN", "Bearer token")?
+            .ok_or_else(|| missing_secret("BEARER_TOKEN"))?;
+        secrets.insert("BEARER_TOKEN".into(), value);
+        config.auth = Auth::Bearer {
+            token: SecretRef::new("BEARER_TOKEN"),
+        };
+    }
+    input.finish()?;
+    config
+        .validate()
+        .map_err(|e| CliError::usage(format!("server `{}`: {e}", args.name)))?;
+    let prepared = PreparedServer {
+        name: args.name.clone(),
+        config,
+        secrets,
+    };
+    save(servers, &prepared, false)
+}
+
+fn missing_secret(key: &str) -> CliError {
+    CliError::usage(format!(
+        "no value for secret `{key}`: set {} or run in a terminal to be prompted",
+        secret_env_var(key)
+    ))
+}
+
+fn warn_if_secret_looking(key: &str, flag: &str) {
+    if looks_secret(key) {
+        eprintln!(
+            "warning: `{key}` looks like a secret; it is stored as plain config and was visible in \
+             your shell history. Use {flag} {key} to keep it in the keyring instead."
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! The `plugboard` command line: argument parsing and human/JSON output only. Every command calls
+//! the core modules; nothing here decides anything the app would need too.
+
+mod args;
+mod catalog_cmd;
+mod input;
+mod install_cmd;
+mod output;
+mod servers_cmd;
+mod tour;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::catalog::CatalogError;
+use crate::config::ConfigError;
+use crate::form::FormErrors;
+use crate::manage::{ManageError, Servers};
+use crate::secrets::SecretError;
+use args::{Cli, Command};
+
+/// A command's failure: the message for stderr and the exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: u8,
+    pub message: String,
+}
+
+impl CliError {
+    /// Exit 2: bad usage or configuration; nothing was changed.
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    /// Exit 1: the operation ran and failed.
+    pub fn failed(message: impl Into<String>) -> Self {
+        CliError {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ConfigError> for CliError {
+    fn from(err: ConfigError) -> Self {
+        match err {
+            ConfigError::Io { .. } => CliError::failed(err.to_string()),
+            _ => CliError::usage(err.to_string()),
+        }
+    }
+}
+
+impl From<SecretError> for CliError {
+    fn from(err: SecretError) -> Self {
+        CliError::usage(err.to_string())
+    }
+}
+
+impl From<ManageError> for CliError {
+    fn from(err: ManageError) -> Self {
+        match err {
+            ManageError::Config(e) => e.into(),
+            ManageError::Secrets(e) => e.into(),
+            other => CliError::usage(other.to_string()),
+        }
+    }
+}
+
+impl From<CatalogError> for CliError {
+    fn from(err: CatalogError) -> Self {
+        CliError::usage(err.to_string())
+    }
+}
+
+impl From<FormErrors> for CliError {
+    fn from(err: FormErrors) -> Self {
+        CliError::usage(err.to_string())
+    }
+}
+
+/// Parse the command line, run the command, print any error, and return the exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {}", err.message);
+            ExitCode::from(err.code)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Catalog(args) => catalog_cmd::run(args),
+        Command::Tour => tour::run(),
+        other => {
+            let servers = Servers::open_default()?;
+            match other {
+                Command::Install(args) => install_cmd::install(&servers, args),
+                Command::Add(args) => install_cmd::add(&servers, args),
+                Command::List(args) => servers_cmd::list(&servers, args.json),
+                Command::Show(args) => servers_cmd::show(&servers, &args.name, args.json.json),
+                Command::Edit(args) => servers_cmd::edit(&servers, args),
+                Command::Enable(args) => servers_cmd::set_enabled(&servers, &args.name, true),
+                Command::Disable(args) => servers_cmd::set_enabled(&servers, &args.name, false),
+                Command::Rename(args) => servers_cmd::rename(&servers, &args.old, &args.new),
+                Command::Remove(args) => servers_cmd::remove(&servers, &args.name),
+                Command::Catalog(_) | Command::Tour => unreachable!("handled above"),
+            }
+        }
+    }
+}

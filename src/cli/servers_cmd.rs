@@ -1,0 +1,209 @@
+//! `plugboard list | show | edit | enable | disable | rename | remove`.
+
+use super::CliError;
+use super::args::EditArgs;
+use super::input::{SecretInput, key_value, secret_env_var};
+use super::output::{print_json, print_table, truncate};
+use crate::config::{validate_env_key, validate_header_name, validate_remote_url};
+use crate::manage::{ServerPatch, ServerView, Servers, ValuePatch, ValueView, looks_secret};
+
+fn target(view: &ServerView) -> String {
+    if let Some(url) = &view.url {
+        return url.clone();
+    }
+    let mut line = view.command.clone().unwrap_or_default();
+    for arg in &view.args {
+        line.push(' ');
+        line.push_str(arg);
+    }
+    line
+}
+
+fn value_text(value: &ValueView) -> String {
+    match value {
+        ValueView::Plain(v) => v.clone(),
+        ValueView::Masked { .. } => "(hidden: plain value with a secret-looking name)".into(),
+        ValueView::Secret { secret, set } => match set {
+            Some(true) => format!("secret `{secret}` (set)"),
+            Some(false) => format!("secret `{secret}` (NOT SET)"),
+            None => format!("secret `{secret}` (keyring unavailable)"),
+        },
+    }
+}
+
+pub fn list(servers: &Servers, json: bool) -> Result<(), CliError> {
+    let views = servers.views(false)?;
+    if json {
+        return print_json(&views);
+    }
+    if views.is_empty() {
+        println!(
+            "No servers installed. Find one with `plugboard catalog`, then `plugboard install ID`; \
+             or add your own with `plugboard add`."
+        );
+        return Ok(());
+    }
+    let mut rows = vec![vec![
+        "NAME".to_string(),
+        "TYPE".to_string(),
+        "ENABLED".to_string(),
+        "TARGET".to_string(),
+    ]];
+    for view in &views {
+        rows.push(vec![
+            view.name.clone(),
+            view.transport.map(|t| t.label()).unwrap_or("?").to_string(),
+            if view.error.is_some() {
+                "broken".into()
+            } else if view.enabled {
+                "yes".into()
+            } else {
+                "no".into()
+            },
+            view.error
+                .clone()
+                .unwrap_or_else(|| truncate(&target(view), 70)),
+        ]);
+    }
+    print_table(&rows);
+    Ok(())
+}
+
+pub fn show(servers: &Servers, name: &str, json: bool) -> Result<(), CliError> {
+    let view = servers.view(name)?;
+    if json {
+        return print_json(&view);
+    }
+    println!("{}", view.name);
+    if let Some(t) = view.transport {
+        println!("  type:     {}", t.label());
+    }
+    println!("  enabled:  {}", if view.enabled { "yes" } else { "no" });
+    if let Some(source) = &view.source {
+        println!(
+            "  from:     catalog `{}`, option `{}`",
+            source.catalog, source.option
+        );
+    }
+    println!("  target:   {}", target(&view));
+    if let Some(cwd) = &view.cwd {
+        println!("  cwd:      {cwd}");
+    }
+    for (key, value) in &view.env {
+        println!("  env {key} = {}", value_text(value));
+    }
+    for (key, value) in &view.headers {
+        println!("  header {key}: {}", value_text(value));
+    }
+    if view.auth.kind != "none" {
+        let mut line = format!("  auth:     {}", view.auth.kind);
+        if let Some(header) = &view.auth.header {
+            line.push_str(&format!(" (header {header})"));
+        }
+        if let Some(cred) = &view.auth.credential {
+            line.push_str(&format!(", {}", value_text(cred)));
+        }
+        println!("{line}");
+    }
+    if let Some(timeout) = view.timeout {
+        println!("  timeout:  {timeout}s");
+    }
+    Ok(())
+}
+
+pub fn set_enabled(servers: &Servers, name: &str, enabled: bool) -> Result<(), CliError> {
+    servers.config().set_enabled(name, enabled)?;
+    println!(
+        "`{name}` is {}.",
+        if enabled {
+            "enabled"
+        } else {
+            "disabled (its settings are kept)"
+        }
+    );
+    Ok(())
+}
+
+pub fn rename(servers: &Servers, old: &str, new: &str) -> Result<(), CliError> {
+    servers.config().rename(old, new)?;
+    println!("Renamed `{old}` to `{new}`.");
+    Ok(())
+}
+
+pub fn remove(servers: &Servers, name: &str) -> Result<(), CliError> {
+    let outcome = servers.remove(name)?;
+    println!(
+        "Removed `{name}`{}.",
+        match outcome.secrets_deleted {
+            0 => String::new(),
+            n => format!(" and its {n} secret(s)"),
+        }
+    );
+    for err in &outcome.secret_errors {
+        eprintln!("warning: a secret of `{name}` could not be deleted: {err}");
+    }
+    Ok(())
+}
+
+pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
+    let mut patch = ServerPatch::default();
+    let mut input = SecretInput::new(None);
+    for raw in &args.env {
+        let (k, v) = key_value(raw, "--env")?;
+        validate_env_key(k).map_err(CliError::usage)?;
+        if looks_secret(k) {
+            eprintln!(
+                "warning: `{k}` looks like a secret; --secret-env {k} keeps it in the keyring."
+            );
+        }
+        patch.env.insert(k.into(), ValuePatch::Plain(v.into()));
+    }
+    for raw in &args.header {
+        let (k, v) = key_value(raw, "--header")?;
+        validate_header_name(k).map_err(CliError::usage)?;
+        patch.headers.insert(k.into(), ValuePatch::Plain(v.into()));
+    }
+    for (keys, into_env) in [(&args.secret_env, true), (&args.secret_header, false)] {
+        for k in keys {
+            let value = input.read(k, k)?.ok_or_else(|| {
+                CliError::usage(format!(
+                    "no value for `{k}`: set {} or run in a terminal to be prompted",
+                    secret_env_var(k)
+                ))
+            })?;
+            let map = if into_env {
+                &mut patch.env
+            } else {
+                &mut patch.headers
+            };
+            map.insert(k.clone(), ValuePatch::Secret(value));
+        }
+    }
+    for k in &args.unset_env {
+        patch.env.insert(k.clone(), ValuePatch::Remove);
+    }
+    for k in &args.unset_header {
+        patch.headers.insert(k.clone(), ValuePatch::Remove);
+    }
+    if args.credential {
+        let value = input
+            .read("CREDENTIAL", "New API key or token")?
+            .ok_or_else(|| {
+                CliError::usage(format!(
+                    "no credential given: set {} or run in a terminal to be prompted",
+                    secret_env_var("CREDENTIAL")
+                ))
+            })?;
+        patch.credential = Some(Some(value));
+    }
+    if let Some(url) = &args.url {
+        validate_remote_url(url).map_err(CliError::usage)?;
+        patch.url = Some(url.clone());
+    }
+    if let Some(timeout) = args.timeout {
+        patch.timeout = Some((timeout > 0).then_some(timeout));
+    }
+    servers.edit(&args.name, patch)?;
+    println!("Updated `{}`.", args.name);
+    Ok(())
+}

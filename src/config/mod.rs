@@ -1,0 +1,12 @@
+//! The user's installed servers: the server model and the store that keeps them on disk.
+
+mod model;
+mod paths;
+mod store;
+
+pub use model::{
+    Auth, ClientAuthMethod, ConfigValue, OAuthSettings, SecretRef, ServerConfig, Source,
+    TransportKind, validate_env_key, validate_header_name, validate_name, validate_remote_url,
+};
+pub use paths::config_dir;
+pub use store::{CONFIG_FILE, CONFIG_VERSION, Config, ConfigError, ConfigStore};

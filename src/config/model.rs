@@ -1,0 +1,418 @@
+//! The server model: one installed MCP server as it is stored in `mcp_config.json`.
+//!
+//! Secret values never appear here; fields that hold one carry a [`SecretRef`] naming the secret
+//! inside the server's own namespace ([`ServerConfig::secret_namespace`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::secrets::SecretKey;
+
+/// The pattern every server name must match: `^[A-Za-z0-9_-]{1,64}$`.
+pub fn validate_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 64 {
+        return Err(format!(
+            "server name `{name}` must be 1 to 64 characters long"
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "server name `{name}` contains `{bad}`; use only letters, digits, `_` and `-`"
+        ));
+    }
+    Ok(())
+}
+
+/// How Plugboard talks to a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    /// A local process speaking newline-delimited JSON-RPC on stdin/stdout.
+    Stdio,
+    /// The legacy HTTP+SSE transport (protocol 2024-11-05).
+    Sse,
+    /// Streamable HTTP (protocol 2025-03-26 and later).
+    Shttp,
+    /// A URL whose transport is found out by trying streamable HTTP, then SSE.
+    Auto,
+}
+
+impl TransportKind {
+    pub fn is_remote(self) -> bool {
+        !matches!(self, TransportKind::Stdio)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::Sse => "SSE",
+            TransportKind::Shttp => "streamable HTTP",
+            TransportKind::Auto => "HTTP (auto-detect)",
+        }
+    }
+}
+
+/// A pointer to a secret in the server's namespace: `{"secret": "NAME"}` in the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretRef {
+    pub secret: String,
+}
+
+impl SecretRef {
+    pub fn new(name: impl Into<String>) -> Self {
+        SecretRef {
+            secret: name.into(),
+        }
+    }
+}
+
+/// The value of an env variable or header: plain text, or a reference to a secret.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ConfigValue {
+    Plain(String),
+    Secret(SecretRef),
+}
+
+impl ConfigValue {
+    pub fn secret_name(&self) -> Option<&str> {
+        match self {
+            ConfigValue::Secret(r) => Some(&r.secret),
+            ConfigValue::Plain(_) => None,
+        }
+    }
+}
+
+/// How the client authenticates to a remote server.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Auth {
+    #[default]
+    None,
+    /// The key is sent verbatim in `header`.
+    ApiKey { header: String, key: SecretRef },
+    /// `Authorization: Bearer <token>`.
+    Bearer { token: SecretRef },
+    /// `Authorization: Basic base64(username:password)`.
+    Basic {
+        username: String,
+        password: SecretRef,
+    },
+    /// A single custom header whose value is secret.
+    Header { name: String, value: SecretRef },
+    /// OAuth 2.1 as the MCP authorization spec describes; tokens live in the secret store.
+    Oauth2(OAuthSettings),
+}
+
+impl Auth {
+    /// The secret names this auth mode refers to.
+    pub fn secret_names(&self) -> Vec<&str> {
+        match self {
+            Auth::None => vec![],
+            Auth::ApiKey { key, .. } => vec![&key.secret],
+            Auth::Bearer { token } => vec![&token.secret],
+            Auth::Basic { password, .. } => vec![&password.secret],
+            Auth::Header { value, .. } => vec![&value.secret],
+            Auth::Oauth2(o) => o.client_secret.iter().map(|r| r.secret.as_str()).collect(),
+        }
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            Auth::None => "none",
+            Auth::ApiKey { .. } => "API key",
+            Auth::Bearer { .. } => "bearer token",
+            Auth::Basic { .. } => "basic",
+            Auth::Header { .. } => "custom header",
+            Auth::Oauth2(_) => "OAuth",
+        }
+    }
+}
+
+/// How the token endpoint authenticates the client.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientAuthMethod {
+    #[default]
+    None,
+    ClientSecretBasic,
+    ClientSecretPost,
+}
+
+/// OAuth settings of one server. Tokens are not here: they are in the secret store.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<SecretRef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    #[serde(default)]
+    pub client_auth: ClientAuthMethod,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_url: Option<String>,
+    /// A fixed loopback port for the redirect URI (pre-registered clients need a stable one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
+}
+
+/// Where a server came from, when it was installed from the catalog.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    pub catalog: String,
+    pub option: String,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+/// One installed server. Unknown fields are kept in `extra` and written back unchanged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServerConfig {
+    #[serde(rename = "type")]
+    pub transport: TransportKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, ConfigValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, ConfigValue>,
+    #[serde(default, skip_serializing_if = "is_auth_none")]
+    pub auth: Auth,
+    /// Seconds to allow for a whole test (connect, handshake, listing, probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    /// Absent means enabled.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+    /// The namespace of this server's secrets. Stable across renames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_namespace: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn is_auth_none(auth: &Auth) -> bool {
+    matches!(auth, Auth::None)
+}
+
+impl ServerConfig {
+    /// A stdio server with no env.
+    pub fn stdio(command: impl Into<String>, args: Vec<String>) -> Self {
+        ServerConfig {
+            command: Some(command.into()),
+            args,
+            ..Self::empty(TransportKind::Stdio)
+        }
+    }
+
+    /// A remote server at `url`.
+    pub fn remote(transport: TransportKind, url: impl Into<String>) -> Self {
+        ServerConfig {
+            url: Some(url.into()),
+            ..Self::empty(transport)
+        }
+    }
+
+    fn empty(transport: TransportKind) -> Self {
+        ServerConfig {
+            transport,
+            command: None,
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
+            auth: Auth::None,
+            timeout: None,
+            enabled: true,
+            source: None,
+            secret_namespace: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// The namespace this server's secret references resolve in. Hand-written servers without
+    /// one use their name (and get a stable namespace on their first rename).
+    pub fn secret_namespace<'a>(&'a self, name: &'a str) -> &'a str {
+        self.secret_namespace.as_deref().unwrap_or(name)
+    }
+
+    /// Every secret this server refers to (env, headers, auth), as keys in its namespace.
+    pub fn secret_keys(&self, name: &str) -> Vec<SecretKey> {
+        let namespace = self.secret_namespace(name);
+        let mut names: Vec<&str> = self
+            .env
+            .values()
+            .chain(self.headers.values())
+            .filter_map(ConfigValue::secret_name)
+            .chain(self.auth.secret_names())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|n| SecretKey::new(namespace, n))
+            .collect()
+    }
+
+    /// Check that the fields this transport needs are present and well formed.
+    pub fn validate(&self) -> Result<(), String> {
+        match self.transport {
+            TransportKind::Stdio => {
+                match self.command.as_deref() {
+                    Some(c) if !c.trim().is_empty() => {}
+                    _ => return Err("a stdio server needs a command".into()),
+                }
+                if self.url.is_some() {
+                    return Err("a stdio server has no url".into());
+                }
+                for key in self.env.keys() {
+                    validate_env_key(key)?;
+                }
+            }
+            _ => {
+                let url = self.url.as_deref().ok_or("a remote server needs a url")?;
+                validate_remote_url(url)?;
+                if self.command.is_some() {
+                    return Err("a remote server has no command".into());
+                }
+                for key in self.headers.keys() {
+                    validate_header_name(key)?;
+                }
+            }
+        }
+        if self.timeout == Some(0) {
+            return Err("timeout must be at least 1 second".into());
+        }
+        Ok(())
+    }
+}
+
+/// An env variable name: `^[A-Za-z_][A-Za-z0-9_]*$`.
+pub fn validate_env_key(key: &str) -> Result<(), String> {
+    let mut chars = key.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{key}` is not a valid environment variable name (letters, digits and `_`, not starting with a digit)"
+        ))
+    }
+}
+
+/// An HTTP header name (RFC 9110 token characters).
+pub fn validate_header_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("`{name}` is not a valid HTTP header name"))
+    }
+}
+
+/// A server URL: absolute `http` or `https` with a host.
+pub fn validate_remote_url(raw: &str) -> Result<url::Url, String> {
+    let parsed = url::Url::parse(raw).map_err(|e| format!("`{raw}` is not a valid URL ({e})"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("`{raw}` must use http:// or https://"));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(format!("`{raw}` has no host"));
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_pattern() {
+        assert!(validate_name("github").is_ok());
+        assert!(validate_name("my_server-2").is_ok());
+        assert!(validate_name("").is_err());
+        assert!(validate_name(&"a".repeat(65)).is_err());
+        assert!(validate_name("has space").unwrap_err().contains("` `"));
+        assert!(validate_name("dot.ted").is_err());
+    }
+
+    #[test]
+    fn unknown_fields_round_trip() {
+        let json = serde_json::json!({
+            "type": "stdio", "command": "npx", "args": ["-y", "x"],
+            "env": {"A": "plain", "B": {"secret": "B"}},
+            "future_field": {"nested": [1, 2]},
+            "enabled": false
+        });
+        let server: ServerConfig = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(server.env["B"].secret_name(), Some("B"));
+        assert!(!server.enabled);
+        assert_eq!(serde_json::to_value(&server).unwrap(), json);
+    }
+
+    #[test]
+    fn auth_serializes_with_a_type_tag() {
+        let auth = Auth::ApiKey {
+            header: "X-API-Key".into(),
+            key: SecretRef::new("KEY"),
+        };
+        let v = serde_json::to_value(&auth).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"type": "api_key", "header": "X-API-Key", "key": {"secret": "KEY"}})
+        );
+    }
+
+    #[test]
+    fn secret_keys_are_namespaced_and_deduplicated() {
+        let mut server = ServerConfig::remote(TransportKind::Shttp, "https://example.com/mcp");
+        server.secret_namespace = Some("ns1".into());
+        server
+            .headers
+            .insert("X-Key".into(), ConfigValue::Secret(SecretRef::new("TOKEN")));
+        server.auth = Auth::Bearer {
+            token: SecretRef::new("TOKEN"),
+        };
+        let keys = server.secret_keys("name");
+        assert_eq!(keys, vec![SecretKey::new("ns1", "TOKEN")]);
+    }
+
+    #[test]
+    fn validation_names_the_problem() {
+        let server = ServerConfig::remote(TransportKind::Shttp, "ftp://example.com");
+        assert!(server.validate().unwrap_err().contains("http"));
+        let server = ServerConfig::stdio(" ", vec![]);
+        assert!(server.validate().unwrap_err().contains("command"));
+        assert!(validate_env_key("1ABC").is_err());
+        assert!(validate_header_name("Bad Header").is_err());
+    }
+}

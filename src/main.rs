@@ -1,0 +1,5 @@
+//! The `plugboard` command line.
+
+fn main() -> std::process::ExitCode {
+    plugboard::cli::main()
+}
