@@ -3,6 +3,7 @@
 
 mod support;
 
+mod architecture;
 mod catalog_files;
 mod cli_servers;
 mod config_concurrency;

@@ -1,0 +1,52 @@
+//! Checks of ARCHITECTURE.md's invariants that a test can see: the core never depends on Tauri,
+//! and every source module says what it is for.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::repo_root;
+
+/// `cargo test` at the root builds no Tauri code: no crate named tauri* is in the core's tree.
+#[test]
+fn the_core_does_not_depend_on_tauri() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["tree", "-p", "plugboard", "--edges", "normal,build,dev", "--prefix", "none", "--offline"])
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(tree.lines().count() > 50, "cargo tree printed too little:\n{tree}");
+    let tauri: Vec<&str> = tree.lines().filter(|l| l.starts_with("tauri")).collect();
+    assert!(tauri.is_empty(), "the core depends on Tauri: {tauri:?}");
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_module_starts_with_a_doc_comment() {
+    let root = repo_root();
+    let mut files = vec![];
+    for dir in ["src", "tests", "fixtures"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let missing: Vec<_> = files
+        .iter()
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            !text.trim_start().starts_with("//!")
+        })
+        .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(missing.is_empty(), "modules without a `//!` doc: {missing:?}");
+}
