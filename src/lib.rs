@@ -3,9 +3,17 @@
 //! Data flows one way: cli/app → [`config`] + [`catalog`] + [`secrets`] → connect → probe →
 //! [`redact`] → result. See ARCHITECTURE.md for the map and the invariants.
 
+pub mod api;
 pub mod catalog;
+pub mod checks;
 pub mod cli;
 pub mod config;
 pub mod form;
+pub mod health;
 pub mod manage;
+pub mod oauth;
 pub mod secrets;
+pub mod connect;
+pub mod probe;
+pub mod resolve;
+pub mod redact;

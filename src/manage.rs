@@ -12,6 +12,7 @@ use crate::config::{
     config_dir,
 };
 use crate::form::PreparedServer;
+use crate::health::HealthStore;
 use crate::secrets::{SecretError, SecretKey, SecretStore, Sensitive};
 
 /// A failure of an operation on installed servers.
@@ -116,10 +117,23 @@ impl Servers {
         Ok(())
     }
 
+    /// Rename a server; its secrets and its last health result follow it.
+    pub fn rename(&self, old: &str, new: &str) -> Result<ServerConfig, ManageError> {
+        let server = self.config.rename(old, new)?;
+        self.health().rename(old, new);
+        Ok(server)
+    }
+
+    /// The last test results of these servers.
+    pub fn health(&self) -> HealthStore {
+        HealthStore::in_config_dir(self.config.dir())
+    }
+
     /// Remove a server, then delete every secret it referred to. Secret deletion failures are
     /// reported, not fatal: the server is gone either way.
     pub fn remove(&self, name: &str) -> Result<RemoveOutcome, ManageError> {
         let server = self.config.remove(name)?;
+        self.health().forget(name);
         let keys = server.secret_keys(name);
         let mut outcome = RemoveOutcome {
             secrets_deleted: 0,

@@ -38,6 +38,10 @@ pub enum Command {
     Rename(RenameArgs),
     /// Remove a server and delete its secrets
     Remove(NameOnly),
+    /// Test a server for real: connect, handshake, list tools, prove the credentials
+    Test(TestArgs),
+    /// Test every enabled server at once
+    Health(HealthArgs),
     /// A short guided tour of Plugboard on the embedded catalog
     Tour,
 }
@@ -202,4 +206,49 @@ pub struct EditArgs {
     /// Seconds to allow for a test of this server (0 = back to the default)
     #[arg(long)]
     pub timeout: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// An installed server to test
+    #[arg(conflicts_with_all = ["stdio", "url"])]
+    pub name: Option<String>,
+    /// Test a command that is not installed (give it after `--`); nothing is saved
+    #[arg(long, requires = "command")]
+    pub stdio: bool,
+    /// Test a URL that is not installed; nothing is saved
+    #[arg(long, conflicts_with = "stdio")]
+    pub url: Option<String>,
+    /// The remote transport for --url
+    #[arg(long, value_enum, default_value = "auto", requires = "url")]
+    pub transport: RemoteTransport,
+    /// An environment variable for --stdio
+    #[arg(long, value_name = "K=V", requires = "stdio")]
+    pub env: Vec<String>,
+    /// A header for --url
+    #[arg(long, value_name = "K=V", requires = "url")]
+    pub header: Vec<String>,
+    /// Read a bearer token for --url from standard input
+    #[arg(long, requires = "url")]
+    pub bearer_stdin: bool,
+    /// Seconds to allow for the whole test (default: the server's timeout, else 120)
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    #[command(flatten)]
+    pub json: JsonFlag,
+    /// The command and its arguments, for --stdio
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Seconds to allow each server (default: each server's own timeout)
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// How many servers to test at the same time
+    #[arg(long)]
+    pub parallel: Option<usize>,
+    #[command(flatten)]
+    pub json: JsonFlag,
 }

@@ -5,6 +5,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::CliError;
+use super::test_cmd::{print_result, progress_printer, runtime};
+use crate::checks;
+use crate::health::now_ms;
+use crate::probe::TestResult;
 use super::args::{AddArgs, InstallArgs, RemoteTransport};
 use super::input::{SecretInput, key_value, prompt_line, secret_env_var};
 use super::output::print_json;
@@ -21,7 +25,8 @@ use crate::manage::{ServerView, Servers, looks_secret};
 #[derive(Serialize)]
 struct Installed {
     server: ServerView,
-    tested: bool,
+    /// The pre-save test, unless `--no-test`.
+    test: Option<TestResult>,
 }
 
 pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
@@ -122,17 +127,60 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
         }
         CliError::usage(message)
     })?;
-    save(servers, &prepared, args.json.json)
+    test_then_save(servers, &catalog, &prepared, args.no_test, args.json.json)
 }
 
-fn save(servers: &Servers, prepared: &PreparedServer, json: bool) -> Result<(), CliError> {
+/// Test the prepared server (unless told not to) and save it only if the test passed. Nothing is
+/// written when it fails: no config entry, no secret.
+fn test_then_save(
+    servers: &Servers,
+    catalog: &Catalog,
+    prepared: &PreparedServer,
+    no_test: bool,
+    json: bool,
+) -> Result<(), CliError> {
+    // Fail fast on a missing keyring before a possibly long test.
+    if !prepared.secrets.is_empty() {
+        servers.secrets()?;
+    }
+    let mut test = None;
+    if !no_test {
+        if !json {
+            eprintln!("Testing `{}` before saving it", prepared.name);
+        }
+        let started = now_ms();
+        let result = runtime()?.block_on(checks::test_prepared(
+            prepared,
+            catalog,
+            None,
+            progress_printer(!json),
+        ));
+        if !result.ok {
+            if json {
+                print_json(&result)?;
+            } else {
+                print_result(&prepared.name, &result);
+            }
+            return Err(CliError::failed(format!(
+                "nothing was saved; fix the problem and try again, or pass --no-test to save `{}` untested",
+                prepared.name
+            )));
+        }
+        test = Some((started, result));
+    }
     servers.install(prepared)?;
+    if let Some((started, result)) = &test {
+        checks::seed_health(servers, &prepared.name, *started, result);
+    }
     let view = servers.view(&prepared.name)?;
     if json {
         return print_json(&Installed {
             server: view,
-            tested: false,
+            test: test.map(|(_, r)| r),
         });
+    }
+    if let Some((_, result)) = &test {
+        print_result(&prepared.name, result);
     }
     let target = prepared
         .config
@@ -243,7 +291,8 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
         config,
         secrets,
     };
-    save(servers, &prepared, false)
+    let catalog = Catalog::load_default()?;
+    test_then_save(servers, &catalog, &prepared, args.no_test, false)
 }
 
 fn missing_secret(key: &str) -> CliError {

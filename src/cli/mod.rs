@@ -7,6 +7,7 @@ mod input;
 mod install_cmd;
 mod output;
 mod servers_cmd;
+mod test_cmd;
 mod tour;
 
 use std::process::ExitCode;
@@ -110,6 +111,8 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Disable(args) => servers_cmd::set_enabled(&servers, &args.name, false),
                 Command::Rename(args) => servers_cmd::rename(&servers, &args.old, &args.new),
                 Command::Remove(args) => servers_cmd::remove(&servers, &args.name),
+                Command::Test(args) => test_cmd::test(&servers, args),
+                Command::Health(args) => test_cmd::health(&servers, args),
                 Command::Catalog(_) | Command::Tour => unreachable!("handled above"),
             }
         }

@@ -125,7 +125,7 @@ pub fn set_enabled(servers: &Servers, name: &str, enabled: bool) -> Result<(), C
 }
 
 pub fn rename(servers: &Servers, old: &str, new: &str) -> Result<(), CliError> {
-    servers.config().rename(old, new)?;
+    servers.rename(old, new)?;
     println!("Renamed `{old}` to `{new}`.");
     Ok(())
 }

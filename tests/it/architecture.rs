@@ -11,13 +11,29 @@ use crate::support::repo_root;
 fn the_core_does_not_depend_on_tauri() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["tree", "-p", "plugboard", "--edges", "normal,build,dev", "--prefix", "none", "--offline"])
+        .args([
+            "tree",
+            "-p",
+            "plugboard",
+            "--edges",
+            "normal,build,dev",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
         .current_dir(repo_root())
         .output()
         .expect("cargo tree runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let tree = String::from_utf8_lossy(&out.stdout);
-    assert!(tree.lines().count() > 50, "cargo tree printed too little:\n{tree}");
+    assert!(
+        tree.lines().count() > 50,
+        "cargo tree printed too little:\n{tree}"
+    );
     let tauri: Vec<&str> = tree.lines().filter(|l| l.starts_with("tauri")).collect();
     assert!(tauri.is_empty(), "the core depends on Tauri: {tauri:?}");
 }
@@ -48,5 +64,8 @@ fn every_module_starts_with_a_doc_comment() {
         })
         .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
         .collect();
-    assert!(missing.is_empty(), "modules without a `//!` doc: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "modules without a `//!` doc: {missing:?}"
+    );
 }

@@ -18,6 +18,7 @@ fn add_list_toggle_rename_remove_without_secrets() {
         &home.run(&[
             "add",
             "local",
+            "--no-test",
             "--stdio",
             "--env",
             "MODE=fast",
@@ -32,6 +33,7 @@ fn add_list_toggle_rename_remove_without_secrets() {
         &home.run(&[
             "add",
             "remote",
+            "--no-test",
             "--url",
             "https://example.com/mcp",
             "--transport",
@@ -82,7 +84,7 @@ fn add_list_toggle_rename_remove_without_secrets() {
 #[test]
 fn bad_input_exits_2_and_changes_nothing() {
     let home = Home::new();
-    assert_code(&home.run(&["add", "keep", "--stdio", "--", "cmd"]), 0);
+    assert_code(&home.run(&["add", "keep", "--no-test", "--stdio", "--", "cmd"]), 0);
     let before = std::fs::read(home.config_path()).unwrap();
     let cases: &[(&[&str], &str)] = &[
         (&["install", "no-such-entry"], "no catalog entry"),
@@ -100,18 +102,19 @@ fn bad_input_exits_2_and_changes_nothing() {
             &["install", "github", "--option", "carrier-pigeon"],
             "choose one of",
         ),
-        (&["add", "bad name", "--stdio", "--", "cmd"], "contains ` `"),
-        (&["add", "keep", "--stdio", "--", "cmd"], "already exists"),
-        (&["add", "x", "--url", "ftp://example.com"], "http"),
-        (&["add", "x", "--url", "not a url"], "not a valid URL"),
+        (&["add", "bad name", "--no-test", "--stdio", "--", "cmd"], "contains ` `"),
+        (&["add", "keep", "--no-test", "--stdio", "--", "cmd"], "already exists"),
+        (&["add", "x", "--no-test", "--url", "ftp://example.com"], "http"),
+        (&["add", "x", "--no-test", "--url", "not a url"], "not a valid URL"),
         (
-            &["add", "x", "--stdio", "--env", "1BAD=v", "--", "cmd"],
+            &["add", "x", "--no-test", "--stdio", "--env", "1BAD=v", "--", "cmd"],
             "environment variable",
         ),
         (
             &[
                 "add",
                 "x",
+                "--no-test",
                 "--url",
                 "https://e.com",
                 "--header",
@@ -146,7 +149,7 @@ fn a_broken_config_file_is_reported_and_kept() {
     std::fs::write(home.config_path(), "{\"servers\": {oops").unwrap();
     for args in [
         &["list"][..],
-        &["add", "x", "--stdio", "--", "c"],
+        &["add", "x", "--no-test", "--stdio", "--", "c"],
         &["remove", "x"],
     ] {
         let out = home.run(args);
@@ -229,6 +232,7 @@ fn edit_keeps_replaces_and_clears_secrets() {
         .cmd(&[
             "add",
             "svc",
+            "--no-test",
             "--stdio",
             "--secret-env",
             "API_TOKEN",

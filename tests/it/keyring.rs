@@ -81,7 +81,7 @@ fn without_a_keyring_secret_commands_fail_fast_and_clearly() {
     }
     // Commands that need no secret still work.
     let out = home
-        .cmd(&["add", "plain", "--stdio", "--", "cmd"])
+        .cmd(&["add", "plain", "--no-test", "--stdio", "--", "cmd"])
         .env(
             "DBUS_SESSION_BUS_ADDRESS",
             "unix:path=/nonexistent/plugboard-test-bus",

@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod fixture;
+pub mod peers;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -1,0 +1,405 @@
+//! Transport types of the app API: what crosses IPC between the desktop shell and the UI.
+//!
+//! Types that go to the UI derive `Serialize` and never hold a stored secret value (a secret is
+//! only ever "set" / "not set"). Types that come from the UI and may carry secret values derive
+//! only `Deserialize`, so they cannot be sent back by mistake.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::TransportKind;
+use crate::form;
+
+/// How a server is reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Stdio,
+    Sse,
+    Shttp,
+    Auto,
+}
+
+impl From<TransportKind> for Transport {
+    fn from(kind: TransportKind) -> Transport {
+        match kind {
+            TransportKind::Stdio => Transport::Stdio,
+            TransportKind::Sse => Transport::Sse,
+            TransportKind::Shttp => Transport::Shttp,
+            TransportKind::Auto => Transport::Auto,
+        }
+    }
+}
+
+impl From<Transport> for TransportKind {
+    fn from(t: Transport) -> TransportKind {
+        match t {
+            Transport::Stdio => TransportKind::Stdio,
+            Transport::Sse => TransportKind::Sse,
+            Transport::Shttp => TransportKind::Shttp,
+            Transport::Auto => TransportKind::Auto,
+        }
+    }
+}
+
+/// Which catalog entries to list: all, only those installed at least once, or only those not
+/// installed yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum CatalogFilter {
+    All,
+    Installed,
+    Library,
+}
+
+/// How an entry's preferred option signs in, when it does so with OAuth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthKind {
+    /// The server registers Plugboard itself (MCP discovery + dynamic registration).
+    Dynamic,
+    /// The user must bring an OAuth app registered with the provider.
+    PreRegistered,
+}
+
+/// One marketplace tile.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CatalogCard {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub categories: Vec<String>,
+    pub keywords: Vec<String>,
+    pub popularity: Option<u32>,
+    /// A simple-icons slug; the UI bundles the icons and falls back to an initials badge.
+    pub logo: Option<String>,
+    /// The transport of the option that installing this entry will use (its first option).
+    pub transport: Transport,
+    /// "stdio", "streamable HTTP" or "SSE", matching `transport`.
+    pub transport_label: String,
+    pub option_label: String,
+    /// Number of connection options the install form offers.
+    pub option_count: u32,
+    /// Set when the option that will be installed signs in with OAuth.
+    pub oauth: Option<OAuthKind>,
+    /// The names of the installed servers that came from this entry.
+    pub installed_as: Vec<String>,
+    pub docs_url: String,
+}
+
+/// A category with the number of entries in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CategoryCount {
+    pub id: String,
+    pub label: String,
+    pub count: u32,
+}
+
+/// What a form field fills in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum FieldTarget {
+    Env,
+    Arg,
+    Header,
+    Credential,
+    Url,
+    OauthClientId,
+    OauthClientSecret,
+}
+
+impl From<form::FieldTarget> for FieldTarget {
+    fn from(t: form::FieldTarget) -> FieldTarget {
+        match t {
+            form::FieldTarget::Env => FieldTarget::Env,
+            form::FieldTarget::Arg => FieldTarget::Arg,
+            form::FieldTarget::Header => FieldTarget::Header,
+            form::FieldTarget::Credential => FieldTarget::Credential,
+            form::FieldTarget::Url => FieldTarget::Url,
+            form::FieldTarget::OauthClientId => FieldTarget::OauthClientId,
+            form::FieldTarget::OauthClientSecret => FieldTarget::OauthClientSecret,
+        }
+    }
+}
+
+/// How a field is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum InputKind {
+    Text,
+    Password,
+    Url,
+}
+
+/// One field of an install form (the core's `form::FormField`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct FormField {
+    pub key: String,
+    pub label: String,
+    pub target: FieldTarget,
+    pub input: InputKind,
+    pub required: bool,
+    /// Stored in the OS keyring unless the user turns that off (where `secret_toggle`).
+    pub secret: bool,
+    pub secret_toggle: bool,
+    pub placeholder: Option<String>,
+    /// Markdown; the UI renders https links only.
+    pub help: Option<String>,
+    pub default: Option<String>,
+}
+
+/// One connection option, for the chooser.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OptionSummary {
+    pub id: String,
+    pub label: String,
+    pub transport: Transport,
+    pub transport_label: String,
+}
+
+/// The install form of one option of one entry.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct FormSpec {
+    pub entry_id: String,
+    pub option_id: String,
+    pub option_label: String,
+    pub transport: Transport,
+    pub transport_label: String,
+    /// The command line a stdio option runs (before argument fields).
+    pub command: Option<String>,
+    pub url: Option<String>,
+    pub oauth: Option<OAuthKind>,
+    pub default_name: String,
+    pub fields: Vec<FormField>,
+    pub options: Vec<OptionSummary>,
+}
+
+/// Everything the install modal shows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct InstallForm {
+    pub entry: CatalogCard,
+    /// Markdown.
+    pub install_hint: Option<String>,
+    pub spec: FormSpec,
+    /// `default_name`, or `default_name-2`, … when that name is taken.
+    pub suggested_name: String,
+}
+
+/// A filled install form, from the UI. Values may be secrets: this type is never serialized.
+#[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct InstallRequest {
+    pub entry_id: String,
+    pub option_id: String,
+    pub name: String,
+    pub values: BTreeMap<String, String>,
+    /// Per-field "store as secret" for fields that offer the choice.
+    pub store_as_secret: BTreeMap<String, bool>,
+    /// The id of a passing pre-save test of these values: its result becomes the new server's
+    /// health.
+    #[serde(default)]
+    pub test_id: Option<String>,
+}
+
+/// An env variable or header of an installed server, as the UI may see it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ValueEntry {
+    pub key: String,
+    pub kind: ValueKind,
+    /// The value, for plain values only.
+    pub value: Option<String>,
+    /// For secrets: whether the keyring holds it (`None` when it could not be asked).
+    pub set: Option<bool>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum ValueKind {
+    /// Plain config.
+    Plain,
+    /// Plain config whose name looks secret: not shown.
+    Masked,
+    /// A reference to a secret in the keyring.
+    Secret,
+}
+
+/// The auth of an installed server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AuthView {
+    /// `none`, `api_key`, `bearer`, `basic`, `header`, `oauth2`.
+    pub kind: String,
+    pub label: String,
+    pub header: Option<String>,
+    pub username: Option<String>,
+    /// The name of the credential's secret and whether it is set.
+    pub credential: Option<ValueEntry>,
+    pub client_id: Option<String>,
+    pub scopes: Vec<String>,
+}
+
+/// Where an installed server came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SourceView {
+    pub catalog: String,
+    pub option: String,
+    /// From the catalog, when the entry is still in it.
+    pub entry_name: Option<String>,
+    pub logo: Option<String>,
+    pub docs_url: Option<String>,
+}
+
+/// An installed server as the app shows it. Secrets appear only as set / not set.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ServerView {
+    pub name: String,
+    /// `None` for an entry of the config file that cannot be read (see `error`).
+    pub transport: Option<Transport>,
+    pub transport_label: String,
+    pub enabled: bool,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    /// The command line or the URL, for display.
+    pub target: String,
+    pub env: Vec<ValueEntry>,
+    pub headers: Vec<ValueEntry>,
+    pub auth: AuthView,
+    pub timeout: Option<u32>,
+    pub source: Option<SourceView>,
+    /// Secrets this server refers to that the keyring does not hold.
+    pub missing_secrets: Vec<String>,
+    /// Its last test, if it was ever tested.
+    pub health: Option<super::HealthView>,
+    /// Why the entry could not be read, for a broken entry.
+    pub error: Option<String>,
+}
+
+/// A credential of an installed server that "update credentials" can replace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CredentialSlot {
+    /// The key to pass to `update_credentials`.
+    pub key: String,
+    pub label: String,
+    /// `env`, `header` or `credential`.
+    pub target: FieldTarget,
+    pub set: Option<bool>,
+    pub required: bool,
+    pub placeholder: Option<String>,
+    pub help: Option<String>,
+}
+
+/// One installed server in full, for the detail view.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ServerDetail {
+    pub server: ServerView,
+    pub credentials: Vec<CredentialSlot>,
+    /// The install hint of its catalog entry (Markdown).
+    pub install_hint: Option<String>,
+    /// The description of its catalog entry.
+    pub description: Option<String>,
+    /// Its last test in full: tools, resources, prompts, stages, stderr tail.
+    pub last_test: Option<super::TestReport>,
+}
+
+/// What removing a server did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RemoveResult {
+    pub name: String,
+    pub secrets_deleted: u32,
+    /// Secrets that could not be deleted from the keyring (the server is gone anyway).
+    pub warnings: Vec<String>,
+}
+
+/// An env variable or header in the custom server editor. Going to the UI, `value` is `None` for
+/// secrets and masked values (`set` says whether the secret exists); coming back, `None` means
+/// "keep what is stored".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct KeyValue {
+    pub key: String,
+    pub value: Option<String>,
+    pub secret: bool,
+    #[serde(default)]
+    pub set: Option<bool>,
+}
+
+/// The auth of a custom server. Secret values follow `KeyValue`'s rule: `None` keeps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum CustomAuth {
+    None,
+    Bearer {
+        token: Option<String>,
+        #[serde(default)]
+        set: Option<bool>,
+    },
+    ApiKey {
+        header: String,
+        key: Option<String>,
+        #[serde(default)]
+        set: Option<bool>,
+    },
+    Basic {
+        username: String,
+        password: Option<String>,
+        #[serde(default)]
+        set: Option<bool>,
+    },
+    /// OAuth, managed by the sign-in flow; the editor keeps it as it is.
+    Oauth2 {
+        #[serde(default)]
+        client_id: Option<String>,
+    },
+}
+
+/// The custom server editor's model: every transport and auth mode.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CustomServer {
+    pub name: String,
+    pub transport: Transport,
+    pub command: String,
+    pub args: Vec<String>,
+    pub cwd: String,
+    pub url: String,
+    pub env: Vec<KeyValue>,
+    pub headers: Vec<KeyValue>,
+    pub auth: CustomAuth,
+    /// Seconds; `None` is the default.
+    pub timeout: Option<u32>,
+}
+
+/// About this installation, for the app's footer and settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct AppInfo {
+    pub version: String,
+    pub config_file: String,
+    pub catalog_entries: u32,
+    /// Why the catalog could not be loaded, if it could not.
+    pub catalog_error: Option<String>,
+    /// Whether the core was built with the connection tester.
+    pub can_test: bool,
+}

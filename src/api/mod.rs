@@ -1,0 +1,712 @@
+//! The desktop app's API: plain functions (methods of [`Api`]) that the Tauri commands call, one
+//! each, with transport types ([`dto`]) and one error shape ([`ApiError`]).
+//!
+//! Everything the app does is here, in the core, so the CLI and the core tests reach it too. No
+//! function returns a stored secret value: secrets travel only from the UI into the core.
+
+mod custom;
+mod dto;
+mod error;
+mod testing;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+pub use dto::*;
+pub use error::{ApiError, FieldError};
+pub use testing::{
+    HealthView, PromptView, ResourceView, ServerIdentity, StageProgress, StageTiming, TestReport,
+    ToolView,
+};
+
+use crate::catalog::{
+    Catalog, CatalogAuth, CatalogTransport, ConnectionOption, Entry, Registration,
+};
+use crate::config::ConfigStore;
+use crate::form::{self, FieldState, FormInput, build_server, field_states, form_for};
+use crate::manage::{self, ServerPatch, Servers, ValuePatch};
+use crate::secrets::{SecretStore, Sensitive};
+
+/// The app's view of the core: the installed servers and the catalog.
+pub struct Api {
+    servers: Servers,
+    catalog: Result<Catalog, String>,
+    tests: testing::Tests,
+}
+
+impl Api {
+    /// The user's config directory (`$PLUGBOARD_HOME` or the platform's), the OS keyring (opened
+    /// on first use) and the default catalog (embedded + `$PLUGBOARD_CATALOG_DIR`). A catalog that
+    /// fails to load is reported by the catalog calls; the installed servers still work.
+    pub fn open_default() -> Result<Api, ApiError> {
+        let servers = Servers::open_default()?;
+        let catalog = Catalog::load_default().map_err(|e| e.to_string());
+        Ok(Api {
+            servers,
+            catalog,
+            tests: Default::default(),
+        })
+    }
+
+    pub fn new(servers: Servers, catalog: Catalog) -> Api {
+        Api {
+            servers,
+            catalog: Ok(catalog),
+            tests: Default::default(),
+        }
+    }
+
+    /// Servers in `dir` with secrets in `store`, and `catalog` (for tests).
+    pub fn with_store(
+        dir: impl Into<std::path::PathBuf>,
+        store: Arc<dyn SecretStore>,
+        catalog: Catalog,
+    ) -> Api {
+        Api::new(Servers::with_store(ConfigStore::new(dir), store), catalog)
+    }
+
+    pub fn servers(&self) -> &Servers {
+        &self.servers
+    }
+
+    fn catalog(&self) -> Result<&Catalog, ApiError> {
+        self.catalog
+            .as_ref()
+            .map_err(|e| ApiError::new("catalog", e.clone()))
+    }
+
+    fn entry(&self, id: &str) -> Result<&Entry, ApiError> {
+        self.catalog()?
+            .get(id)
+            .ok_or_else(|| ApiError::new("not_found", format!("the catalog has no entry `{id}`")))
+    }
+
+    /// Installed server names by the catalog entry they came from.
+    fn installed_by_entry(&self) -> Result<BTreeMap<String, Vec<String>>, ApiError> {
+        let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for view in self.servers.views(false)? {
+            if let Some(source) = view.source {
+                map.entry(source.catalog).or_default().push(view.name);
+            }
+        }
+        Ok(map)
+    }
+
+    /// About this installation.
+    pub fn app_info(&self) -> AppInfo {
+        AppInfo {
+            version: env!("CARGO_PKG_VERSION").into(),
+            config_file: self.servers.config().path().display().to_string(),
+            catalog_entries: self
+                .catalog
+                .as_ref()
+                .map(|c| c.entries().len() as u32)
+                .unwrap_or(0),
+            catalog_error: self.catalog.as_ref().err().cloned(),
+            can_test: true,
+        }
+    }
+
+    /// Marketplace tiles matching `query` (name, description, id, keywords) and `category`, best
+    /// match first, then most popular.
+    pub fn catalog_cards(
+        &self,
+        query: &str,
+        category: Option<&str>,
+        filter: CatalogFilter,
+    ) -> Result<Vec<CatalogCard>, ApiError> {
+        let catalog = self.catalog()?;
+        let installed = self.installed_by_entry()?;
+        let category = category.filter(|c| !c.is_empty());
+        Ok(catalog
+            .search(query, category)
+            .into_iter()
+            .map(|e| card(e, installed.get(&e.id).cloned().unwrap_or_default()))
+            .filter(|c| match filter {
+                CatalogFilter::All => true,
+                CatalogFilter::Installed => !c.installed_as.is_empty(),
+                CatalogFilter::Library => c.installed_as.is_empty(),
+            })
+            .collect())
+    }
+
+    /// Categories in use, by label, with their entry counts.
+    pub fn categories(&self) -> Result<Vec<CategoryCount>, ApiError> {
+        let mut out: Vec<CategoryCount> = self
+            .catalog()?
+            .categories()
+            .into_iter()
+            .map(|(id, count)| CategoryCount {
+                id: id.to_string(),
+                label: category_label(id),
+                count: count as u32,
+            })
+            .collect();
+        out.sort_by(|a, b| a.label.cmp(&b.label));
+        Ok(out)
+    }
+
+    /// The install form of `option_id` of entry `entry_id` (its preferred option when `None`).
+    pub fn install_form(
+        &self,
+        entry_id: &str,
+        option_id: Option<&str>,
+    ) -> Result<InstallForm, ApiError> {
+        let entry = self.entry(entry_id)?;
+        let spec = form_for(entry, option_id)?;
+        let installed = self.installed_by_entry()?;
+        let taken: BTreeSet<String> = self
+            .servers
+            .config()
+            .load()?
+            .names()
+            .map(String::from)
+            .collect();
+        let suggested_name = unique_name(&spec.default_name, &taken);
+        let option = entry
+            .option(&spec.option_id)
+            .unwrap_or(entry.default_option());
+        Ok(InstallForm {
+            entry: card(entry, installed.get(&entry.id).cloned().unwrap_or_default()),
+            install_hint: entry.install_hint.clone(),
+            spec: spec_dto(&spec, option, entry),
+            suggested_name,
+        })
+    }
+
+    /// Check a filled install form and build the server, without saving anything. The values
+    /// are wrapped as `Sensitive` at once; errors are scrubbed of every supplied value.
+    pub fn prepare(&self, request: &InstallRequest) -> Result<form::PreparedServer, ApiError> {
+        let scrub = |e: ApiError| e.scrub(request.values.values().map(String::as_str));
+        let entry = self.entry(&request.entry_id).map_err(scrub)?;
+        let spec = form_for(entry, Some(&request.option_id)).map_err(|e| scrub(e.into()))?;
+        let name = request.name.trim();
+        crate::config::validate_name(name).map_err(|m| scrub(ApiError::field("name", m)))?;
+        let mut input = FormInput::default();
+        for (key, value) in &request.values {
+            input
+                .values
+                .insert(key.clone(), Sensitive::new(value.clone()));
+        }
+        input.store_as_secret = request.store_as_secret.clone();
+        build_server(entry, &spec, &input, name).map_err(|e| scrub(e.into()))
+    }
+
+    /// Install a catalog entry from its filled form: secrets to the keyring, the rest to the
+    /// config. Returns the new server's view.
+    pub fn install(&self, request: &InstallRequest) -> Result<ServerView, ApiError> {
+        let prepared = self.prepare(request)?;
+        if self.servers.config().load()?.contains(&prepared.name) {
+            return Err(ApiError {
+                code: "duplicate".into(),
+                message: format!(
+                    "a server named `{}` already exists; choose another name",
+                    prepared.name
+                ),
+                fields: vec![FieldError {
+                    field: "name".into(),
+                    message: "this name is taken".into(),
+                }],
+            });
+        }
+        self.servers
+            .install(&prepared)
+            .map_err(|e| ApiError::from(e).scrub(request.values.values().map(String::as_str)))?;
+        if let Some((started, result)) = request
+            .test_id
+            .as_deref()
+            .and_then(|id| self.tests.take_presave(id))
+        {
+            crate::checks::seed_health(&self.servers, &prepared.name, started, &result);
+        }
+        self.server(&prepared.name)
+    }
+
+    /// Every installed server, in config order. Entries that cannot be read are listed with
+    /// their error.
+    pub fn list_servers(&self) -> Result<Vec<ServerView>, ApiError> {
+        let views = self.servers.views(true)?;
+        Ok(views.iter().map(|v| self.server_view(v)).collect())
+    }
+
+    fn server(&self, name: &str) -> Result<ServerView, ApiError> {
+        let view = self.servers.view(name)?;
+        Ok(self.server_view(&view))
+    }
+
+    fn server_view(&self, view: &manage::ServerView) -> ServerView {
+        let catalog = self.catalog.as_ref().ok();
+        let mut out = server_view(view, catalog);
+        out.health = self
+            .last_test(&view.name)
+            .map(|r| HealthView::from_report(&r));
+        out
+    }
+
+    /// One server in full: its view, the credentials that can be replaced, catalog text.
+    pub fn server_detail(&self, name: &str) -> Result<ServerDetail, ApiError> {
+        let server = self.server(name)?;
+        let config = self.servers.config().load()?.server(name)?;
+        let entry = config
+            .source
+            .as_ref()
+            .and_then(|s| self.catalog.as_ref().ok()?.get(&s.catalog));
+        let spec = entry.and_then(|e| {
+            let option = config.source.as_ref().map(|s| s.option.as_str());
+            form_for(e, option).ok()
+        });
+        let credentials = credential_slots(&server, spec.as_ref(), &config);
+        Ok(ServerDetail {
+            last_test: self.last_test(name),
+            server,
+            credentials,
+            install_hint: entry.and_then(|e| e.install_hint.clone()),
+            description: entry.map(|e| e.description.clone()),
+        })
+    }
+
+    /// Turn a server on or off. Nothing else about it changes.
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<ServerView, ApiError> {
+        self.servers.config().set_enabled(name, enabled)?;
+        self.server(name)
+    }
+
+    /// Rename a server atomically; refuses a name that is taken. Its secrets follow it.
+    pub fn rename(&self, name: &str, new_name: &str) -> Result<ServerView, ApiError> {
+        let new_name = new_name.trim();
+        self.servers.rename(name, new_name)?;
+        self.server(new_name)
+    }
+
+    /// Remove a server and delete its secrets.
+    pub fn remove(&self, name: &str) -> Result<RemoveResult, ApiError> {
+        let outcome = self.servers.remove(name)?;
+        Ok(RemoveResult {
+            name: name.to_string(),
+            secrets_deleted: outcome.secrets_deleted as u32,
+            warnings: outcome.secret_errors,
+        })
+    }
+
+    /// Replace one credential of a server (an env variable, a header, or its API key / token)
+    /// with `value`, stored in the keyring. Other values and secrets are kept.
+    pub fn update_credentials(
+        &self,
+        name: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<ServerView, ApiError> {
+        let scrub = |e: ApiError| e.scrub([value]);
+        let value = value.trim();
+        if value.is_empty() {
+            return Err(ApiError::field(key, "enter the new value"));
+        }
+        if value.contains(['\r', '\n']) {
+            return Err(ApiError::field(key, "the value cannot contain line breaks"));
+        }
+        let config = self.servers.config().load()?.server(name)?;
+        let mut patch = ServerPatch::default();
+        let secret = || ValuePatch::Secret(Sensitive::new(value.to_string()));
+        let auth_secret = config.auth.secret_names().first().map(|s| s.to_string());
+        if auth_secret.as_deref() == Some(key)
+            && !matches!(config.auth, crate::config::Auth::Oauth2(_))
+        {
+            patch.credential = Some(Some(Sensitive::new(value.to_string())));
+        } else if config.env.contains_key(key) {
+            patch.env.insert(key.to_string(), secret());
+        } else if config.headers.contains_key(key) {
+            patch.headers.insert(key.to_string(), secret());
+        } else if config.transport == crate::config::TransportKind::Stdio
+            && crate::config::validate_env_key(key).is_ok()
+            && self.is_form_field(&config, key)
+        {
+            patch.env.insert(key.to_string(), secret());
+        } else if config.transport.is_remote() && self.is_form_field(&config, key) {
+            patch.headers.insert(key.to_string(), secret());
+        } else {
+            return Err(ApiError::new(
+                "not_found",
+                format!("server `{name}` has no credential `{key}`"),
+            ));
+        }
+        self.servers
+            .edit(name, patch)
+            .map_err(|e| scrub(e.into()))?;
+        self.server(name)
+    }
+
+    /// Whether `key` is an env/header field of the catalog form the server was installed from
+    /// (so an optional credential left empty at install can be set later).
+    fn is_form_field(&self, config: &crate::config::ServerConfig, key: &str) -> bool {
+        let Some(source) = &config.source else {
+            return false;
+        };
+        let Ok(catalog) = self.catalog.as_ref() else {
+            return false;
+        };
+        catalog
+            .get(&source.catalog)
+            .and_then(|e| form_for(e, Some(&source.option)).ok())
+            .is_some_and(|spec| {
+                spec.fields.iter().any(|f| {
+                    f.key == key
+                        && matches!(f.target, form::FieldTarget::Env | form::FieldTarget::Header)
+                })
+            })
+    }
+
+    /// The custom editor's model of an installed server (no secret values).
+    pub fn custom_server(&self, name: &str) -> Result<CustomServer, ApiError> {
+        let config = self.servers.config().load()?.server(name)?;
+        let store = self.servers.secrets().ok().map(|s| s.as_ref());
+        Ok(custom::to_custom(name, &config, store))
+    }
+
+    /// Add a custom server (`original` = `None`) or change one (and rename it when
+    /// `server.name` differs from `original`).
+    pub fn save_custom_server(
+        &self,
+        original: Option<&str>,
+        server: &CustomServer,
+    ) -> Result<ServerView, ApiError> {
+        let name = custom::save(&self.servers, original, server)?;
+        self.server(&name)
+    }
+}
+
+/// Open an `https` URL (a docs or help link) in the user's browser. Anything else is refused:
+/// the UI never gets to open arbitrary schemes or local files.
+pub fn open_external(url: &str) -> Result<(), ApiError> {
+    let parsed = url::Url::parse(url)
+        .map_err(|e| ApiError::field("url", format!("not a valid URL ({e})")))?;
+    if parsed.scheme() != "https" || !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(ApiError::field("url", "only https links without credentials can be opened"));
+    }
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(target_os = "windows") {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    let mut child = std::process::Command::new(opener)
+        .arg(parsed.as_str())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| ApiError::new("unsupported", format!("could not start `{opener}` to open the link: {e}")))?;
+    // Reap it so it never lingers as a zombie.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
+}
+
+/// "developer-tools" → "Developer tools".
+pub fn category_label(id: &str) -> String {
+    let special = match id {
+        "ai" => Some("AI"),
+        "crm" => Some("CRM"),
+        _ => None,
+    };
+    if let Some(s) = special {
+        return s.into();
+    }
+    let text = id.replace('-', " ");
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().collect::<String>() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
+/// `base`, or `base-2`, `base-3`, … whichever is not in `taken`.
+fn unique_name(base: &str, taken: &BTreeSet<String>) -> String {
+    if !taken.contains(base) {
+        return base.to_string();
+    }
+    (2..)
+        .map(|i| format!("{base}-{i}"))
+        .find(|n| !taken.contains(n))
+        .expect("some suffix is free")
+}
+
+fn transport_of(option: &ConnectionOption) -> Transport {
+    match option.transport {
+        CatalogTransport::Stdio { .. } => Transport::Stdio,
+        CatalogTransport::Shttp(_) => Transport::Shttp,
+        CatalogTransport::Sse(_) => Transport::Sse,
+    }
+}
+
+fn oauth_of(option: &ConnectionOption) -> Option<OAuthKind> {
+    match &option.auth {
+        CatalogAuth::Oauth2 { oauth } => Some(match oauth.registration {
+            Registration::Dynamic => OAuthKind::Dynamic,
+            Registration::PreRegistered => OAuthKind::PreRegistered,
+        }),
+        _ => None,
+    }
+}
+
+fn card(entry: &Entry, installed_as: Vec<String>) -> CatalogCard {
+    let option = entry.default_option();
+    CatalogCard {
+        id: entry.id.clone(),
+        name: entry.name.clone(),
+        description: entry.description.clone(),
+        categories: entry.categories.clone(),
+        keywords: entry.keywords.clone(),
+        popularity: entry.popularity,
+        logo: entry.logo.clone(),
+        transport: transport_of(option),
+        transport_label: option.transport_label().to_string(),
+        option_label: option.label.clone(),
+        option_count: entry.options.len() as u32,
+        oauth: oauth_of(option),
+        installed_as,
+        docs_url: entry.docs_url.clone(),
+    }
+}
+
+fn spec_dto(spec: &form::FormSpec, option: &ConnectionOption, entry: &Entry) -> FormSpec {
+    FormSpec {
+        entry_id: spec.entry_id.clone(),
+        option_id: spec.option_id.clone(),
+        option_label: spec.option_label.clone(),
+        transport: spec.transport.into(),
+        transport_label: spec.transport.label().to_string(),
+        command: spec.command.clone(),
+        url: spec.url.clone(),
+        oauth: oauth_of(option),
+        default_name: spec.default_name.clone(),
+        fields: spec
+            .fields
+            .iter()
+            .map(|f| FormField {
+                key: f.key.clone(),
+                label: f.label.clone(),
+                target: f.target.into(),
+                input: match f.input {
+                    form::InputKind::Text => InputKind::Text,
+                    form::InputKind::Password => InputKind::Password,
+                    form::InputKind::Url => InputKind::Url,
+                },
+                required: f.required,
+                secret: f.secret,
+                secret_toggle: f.secret_toggle,
+                placeholder: f.placeholder.clone(),
+                help: f.help.clone(),
+                default: f.default.clone(),
+            })
+            .collect(),
+        options: entry
+            .options
+            .iter()
+            .map(|o| OptionSummary {
+                id: o.id.clone(),
+                label: o.label.clone(),
+                transport: transport_of(o),
+                transport_label: o.transport_label().to_string(),
+            })
+            .collect(),
+    }
+}
+
+fn value_entry(key: &str, view: &manage::ValueView) -> ValueEntry {
+    match view {
+        manage::ValueView::Plain(v) => ValueEntry {
+            key: key.into(),
+            kind: ValueKind::Plain,
+            value: Some(v.clone()),
+            set: None,
+        },
+        manage::ValueView::Masked { .. } => ValueEntry {
+            key: key.into(),
+            kind: ValueKind::Masked,
+            value: None,
+            set: None,
+        },
+        manage::ValueView::Secret { secret, set } => ValueEntry {
+            key: secret.clone(),
+            kind: ValueKind::Secret,
+            value: None,
+            set: *set,
+        },
+    }
+}
+
+fn server_view(view: &manage::ServerView, catalog: Option<&Catalog>) -> ServerView {
+    let entries = |map: &BTreeMap<String, manage::ValueView>| -> Vec<ValueEntry> {
+        map.iter()
+            .map(|(k, v)| ValueEntry {
+                key: k.clone(),
+                ..value_entry(k, v)
+            })
+            .collect()
+    };
+    let env = entries(&view.env);
+    let headers = entries(&view.headers);
+    let credential = view.auth.credential.as_ref().map(|c| value_entry("", c));
+    let missing_secrets = env
+        .iter()
+        .chain(&headers)
+        .filter(|e| e.kind == ValueKind::Secret && e.set == Some(false))
+        .map(|e| e.key.clone())
+        .chain(
+            credential
+                .iter()
+                .filter(|c| c.set == Some(false))
+                .map(|c| c.key.clone()),
+        )
+        .collect();
+    let target = match (&view.url, &view.command) {
+        (Some(url), _) => url.clone(),
+        (None, Some(cmd)) => std::iter::once(cmd.as_str())
+            .chain(view.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    };
+    let source = view.source.as_ref().map(|s| {
+        let entry = catalog.and_then(|c| c.get(&s.catalog));
+        SourceView {
+            catalog: s.catalog.clone(),
+            option: s.option.clone(),
+            entry_name: entry.map(|e| e.name.clone()),
+            logo: entry.and_then(|e| e.logo.clone()),
+            docs_url: entry.map(|e| e.docs_url.clone()),
+        }
+    });
+    ServerView {
+        name: view.name.clone(),
+        transport: view.transport.map(Into::into),
+        transport_label: view
+            .transport
+            .map(|t| t.label())
+            .unwrap_or("unknown")
+            .to_string(),
+        enabled: view.enabled,
+        command: view.command.clone(),
+        args: view.args.clone(),
+        cwd: view.cwd.clone(),
+        url: view.url.clone(),
+        target,
+        env,
+        headers,
+        auth: AuthView {
+            label: auth_label(&view.auth.kind).into(),
+            kind: view.auth.kind.clone(),
+            header: view.auth.header.clone(),
+            username: view.auth.username.clone(),
+            credential,
+            client_id: view.auth.client_id.clone(),
+            scopes: view.auth.scopes.clone(),
+        },
+        timeout: view.timeout.map(|t| t.min(u32::MAX as u64) as u32),
+        source,
+        missing_secrets,
+        health: None,
+        error: view.error.clone(),
+    }
+}
+
+fn auth_label(kind: &str) -> &'static str {
+    match kind {
+        "none" => "No auth",
+        "api_key" => "API key",
+        "bearer" => "Bearer token",
+        "basic" => "Basic auth",
+        "header" => "Custom header",
+        "oauth2" => "OAuth",
+        _ => "Unknown",
+    }
+}
+
+/// The credentials of a server that "update credentials" offers: the secret fields of its
+/// catalog form (with their labels), then any other secret it refers to.
+fn credential_slots(
+    server: &ServerView,
+    spec: Option<&form::FormSpec>,
+    config: &crate::config::ServerConfig,
+) -> Vec<CredentialSlot> {
+    let mut slots = Vec::new();
+    let secret_set = |key: &str| -> Option<bool> {
+        server
+            .env
+            .iter()
+            .chain(&server.headers)
+            .chain(server.auth.credential.iter())
+            .find(|e| e.key == key && e.kind == ValueKind::Secret)
+            .and_then(|e| e.set)
+    };
+    if let Some(spec) = spec {
+        let states = field_states(spec, config);
+        for f in &spec.fields {
+            let relevant = matches!(
+                f.target,
+                form::FieldTarget::Env | form::FieldTarget::Header | form::FieldTarget::Credential
+            ) && (f.input == form::InputKind::Password
+                || states.get(&f.key) == Some(&FieldState::SecretRef));
+            if !relevant {
+                continue;
+            }
+            let set = match states.get(&f.key) {
+                Some(FieldState::SecretRef) => secret_set(&f.key).or(None),
+                _ => Some(false),
+            };
+            slots.push(CredentialSlot {
+                key: f.key.clone(),
+                label: f.label.clone(),
+                target: f.target.into(),
+                set,
+                required: f.required,
+                placeholder: f.placeholder.clone(),
+                help: f.help.clone(),
+            });
+        }
+    }
+    let mut extra = |key: &str, target: FieldTarget, set: Option<bool>, label: String| {
+        if !slots.iter().any(|s| s.key == key) {
+            slots.push(CredentialSlot {
+                key: key.into(),
+                label,
+                target,
+                set,
+                required: true,
+                placeholder: None,
+                help: None,
+            });
+        }
+    };
+    for e in server.env.iter().filter(|e| e.kind == ValueKind::Secret) {
+        extra(&e.key, FieldTarget::Env, e.set, e.key.clone());
+    }
+    for e in server
+        .headers
+        .iter()
+        .filter(|e| e.kind == ValueKind::Secret)
+    {
+        extra(
+            &e.key,
+            FieldTarget::Header,
+            e.set,
+            format!("Header {}", e.key),
+        );
+    }
+    if server.auth.kind != "oauth2" {
+        if let Some(c) = &server.auth.credential {
+            extra(
+                &c.key,
+                FieldTarget::Credential,
+                c.set,
+                server.auth.label.clone(),
+            );
+        }
+    }
+    slots
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,328 @@
+//! Tests of the app API against a temp config directory and an in-memory secret store.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::*;
+use crate::catalog::Catalog;
+use crate::secrets::MemoryStore;
+
+const SECRET: &str = "tok-SUPER-secret-4242";
+
+fn test_catalog() -> Catalog {
+    let fixture: Entry = serde_json::from_value(serde_json::json!({
+        "id": "fixture", "name": "Fixture", "description": "A fixture server that wants a token.",
+        "docs_url": "https://example.com/docs", "categories": ["developer-tools"],
+        "keywords": ["test"], "popularity": 10,
+        "options": [{"id": "local", "label": "Local", "transport": {"type": "stdio", "command": "mcp-fixture", "args": ["--stdio"],
+            "env_fields": [
+                {"key": "TOKEN", "label": "Token", "kind": "password", "required": true, "help": "Get one at [the site](https://example.com)."},
+                {"key": "REGION", "label": "Region", "kind": "text", "required": false}
+            ]}, "auth": {"type": "none"}}]
+    }))
+    .unwrap();
+    let remote: Entry = serde_json::from_value(serde_json::json!({
+        "id": "remote", "name": "Remote", "description": "A hosted server.",
+        "docs_url": "https://example.com/remote", "categories": ["ai", "data"], "popularity": 50,
+        "logo": "github",
+        "options": [
+            {"id": "key", "label": "API key", "transport": {"type": "shttp", "url": "https://example.com/mcp"},
+             "auth": {"type": "bearer", "credential": {"label": "API key", "help": "From settings.", "secret_name": "REMOTE_KEY"}}},
+            {"id": "oauth", "label": "Sign in", "transport": {"type": "shttp", "url": "https://example.com/mcp"},
+             "auth": {"type": "oauth2", "oauth": {"registration": "dynamic"}}}
+        ]
+    }))
+    .unwrap();
+    Catalog::from_entries(vec![fixture, remote])
+}
+
+fn api() -> (tempfile::TempDir, Arc<MemoryStore>, Api) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let api = Api::with_store(dir.path(), store.clone(), test_catalog());
+    (dir, store, api)
+}
+
+fn install_fixture(api: &Api, name: &str) -> ServerView {
+    api.install(&InstallRequest {
+        entry_id: "fixture".into(),
+        option_id: "local".into(),
+        name: name.into(),
+        values: BTreeMap::from([
+            ("TOKEN".into(), SECRET.into()),
+            ("REGION".into(), "eu".into()),
+        ]),
+        store_as_secret: BTreeMap::new(),
+        test_id: None,
+    })
+    .unwrap()
+}
+
+#[test]
+fn cards_follow_popularity_filters_and_installs() {
+    let (_dir, _store, api) = api();
+    let all = api.catalog_cards("", None, CatalogFilter::All).unwrap();
+    assert_eq!(
+        all.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        ["remote", "fixture"]
+    );
+    assert_eq!(all[0].transport, Transport::Shttp);
+    assert_eq!(all[0].transport_label, "streamable HTTP");
+    assert_eq!(all[0].option_count, 2);
+    install_fixture(&api, "fixture");
+    install_fixture(&api, "fixture-work");
+    let installed = api
+        .catalog_cards("", None, CatalogFilter::Installed)
+        .unwrap();
+    assert_eq!(installed.len(), 1);
+    assert_eq!(installed[0].installed_as, ["fixture", "fixture-work"]);
+    let library = api.catalog_cards("", None, CatalogFilter::Library).unwrap();
+    assert_eq!(
+        library.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        ["remote"]
+    );
+    assert_eq!(
+        api.catalog_cards("test", None, CatalogFilter::All)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        api.catalog_cards("", Some("ai"), CatalogFilter::All)
+            .unwrap()[0]
+            .id,
+        "remote"
+    );
+    let cats = api.categories().unwrap();
+    assert_eq!(
+        cats.iter()
+            .map(|c| (c.label.as_str(), c.count))
+            .collect::<Vec<_>>(),
+        [("AI", 1), ("Data", 1), ("Developer tools", 1)]
+    );
+    let form = api.install_form("fixture", None).unwrap();
+    assert_eq!(form.suggested_name, "fixture-2");
+    assert!(form.spec.fields[0].secret && form.spec.fields[0].secret_toggle);
+    let form = api.install_form("remote", Some("oauth")).unwrap();
+    assert_eq!(form.spec.oauth, Some(OAuthKind::Dynamic));
+    assert_eq!(form.spec.options.len(), 2);
+    assert_eq!(
+        api.install_form("nope", None).unwrap_err().code,
+        "not_found"
+    );
+}
+
+#[test]
+fn no_api_result_ever_contains_a_stored_secret() {
+    let (dir, store, api) = api();
+    let view = install_fixture(&api, "fixture");
+    assert_eq!(store.keys().len(), 1);
+    let mut outputs = vec![serde_json::to_string(&view).unwrap()];
+    outputs.push(serde_json::to_string(&api.list_servers().unwrap()).unwrap());
+    outputs.push(serde_json::to_string(&api.server_detail("fixture").unwrap()).unwrap());
+    outputs.push(serde_json::to_string(&api.custom_server("fixture").unwrap()).unwrap());
+    outputs.push(
+        serde_json::to_string(&api.catalog_cards("", None, CatalogFilter::All).unwrap()).unwrap(),
+    );
+    outputs.push(serde_json::to_string(&api.install_form("fixture", None).unwrap()).unwrap());
+    for out in &outputs {
+        assert!(!out.contains(SECRET), "secret leaked in {out}");
+    }
+    let config = std::fs::read_to_string(dir.path().join("mcp_config.json")).unwrap();
+    assert!(!config.contains(SECRET));
+    assert!(
+        outputs[0].contains(r#""key":"TOKEN","kind":"secret","value":null,"set":true"#),
+        "{}",
+        outputs[0]
+    );
+    let detail = api.server_detail("fixture").unwrap();
+    assert_eq!(detail.credentials.len(), 1);
+    assert_eq!(
+        (
+            detail.credentials[0].key.as_str(),
+            detail.credentials[0].set
+        ),
+        ("TOKEN", Some(true))
+    );
+}
+
+#[test]
+fn errors_are_field_level_and_never_echo_values() {
+    let (_dir, _store, api) = api();
+    let err = api
+        .install(&InstallRequest {
+            entry_id: "fixture".into(),
+            option_id: "local".into(),
+            name: "bad name".into(),
+            values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
+            store_as_secret: BTreeMap::new(),
+            test_id: None,
+        test_id: None,
+        })
+        .unwrap_err();
+    assert_eq!(
+        (err.code.as_str(), err.fields[0].field.as_str()),
+        ("invalid", "name")
+    );
+    let err = api
+        .install(&InstallRequest {
+            entry_id: "fixture".into(),
+            option_id: "local".into(),
+            name: "ok".into(),
+            values: BTreeMap::from([("BOGUS".into(), SECRET.into())]),
+            store_as_secret: BTreeMap::new(),
+            test_id: None,
+        test_id: None,
+        })
+        .unwrap_err();
+    assert_eq!(err.code, "invalid");
+    assert!(!serde_json::to_string(&err).unwrap().contains(SECRET));
+    assert!(err.fields.iter().any(|f| f.field == "TOKEN"));
+    assert!(err.fields.iter().any(|f| f.field == "BOGUS"));
+    install_fixture(&api, "fixture");
+    let dup = api
+        .install(&InstallRequest {
+            entry_id: "fixture".into(),
+            option_id: "local".into(),
+            name: "fixture".into(),
+            values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
+            store_as_secret: BTreeMap::new(),
+            test_id: None,
+        test_id: None,
+        })
+        .unwrap_err();
+    assert_eq!(dup.code, "duplicate");
+    assert_eq!(
+        api.set_enabled("ghost", true).unwrap_err().code,
+        "not_found"
+    );
+}
+
+#[test]
+fn toggle_rename_update_and_remove() {
+    let (_dir, store, api) = api();
+    install_fixture(&api, "fixture");
+    install_fixture(&api, "other");
+    assert!(!api.set_enabled("fixture", false).unwrap().enabled);
+    assert!(
+        api.list_servers()
+            .unwrap()
+            .iter()
+            .find(|s| s.name == "other")
+            .unwrap()
+            .enabled
+    );
+    let renamed = api.rename("fixture", "fx").unwrap();
+    assert_eq!(renamed.name, "fx");
+    assert!(!renamed.enabled);
+    assert!(
+        renamed.missing_secrets.is_empty(),
+        "secrets follow a rename"
+    );
+    assert_eq!(api.rename("fx", "other").unwrap_err().code, "duplicate");
+    api.update_credentials("fx", "TOKEN", "new-token-value")
+        .unwrap();
+    let key = store
+        .keys()
+        .into_iter()
+        .find(|k| k.name() == "TOKEN")
+        .unwrap();
+    let _ = key;
+    assert_eq!(
+        api.update_credentials("fx", "NOPE", "x-value")
+            .unwrap_err()
+            .code,
+        "not_found"
+    );
+    assert_eq!(
+        api.update_credentials("fx", "TOKEN", " ").unwrap_err().code,
+        "invalid"
+    );
+    let removed = api.remove("fx").unwrap();
+    assert_eq!(removed.secrets_deleted, 1);
+    assert_eq!(store.keys().len(), 1, "only `other`'s secret is left");
+    assert_eq!(api.list_servers().unwrap().len(), 1);
+}
+
+#[test]
+fn custom_servers_add_edit_keep_secrets_and_validate() {
+    let (dir, store, api) = api();
+    let mut server = CustomServer {
+        name: "api".into(),
+        transport: Transport::Shttp,
+        command: String::new(),
+        args: vec![],
+        cwd: String::new(),
+        url: "https://example.com/mcp".into(),
+        env: vec![],
+        headers: vec![KeyValue {
+            key: "X-Team".into(),
+            value: Some("blue".into()),
+            secret: false,
+            set: None,
+        }],
+        auth: CustomAuth::Bearer {
+            token: Some(SECRET.into()),
+            set: None,
+        },
+        timeout: Some(30),
+    };
+    let view = api.save_custom_server(None, &server).unwrap();
+    assert_eq!(view.auth.kind, "bearer");
+    assert_eq!(view.auth.credential.as_ref().unwrap().set, Some(true));
+    let loaded = api.custom_server("api").unwrap();
+    assert!(!serde_json::to_string(&loaded).unwrap().contains(SECRET));
+    assert_eq!(
+        loaded.auth,
+        CustomAuth::Bearer {
+            token: None,
+            set: Some(true)
+        }
+    );
+    // Edit: keep the token (None), switch to auto-detect, rename.
+    server = loaded;
+    server.transport = Transport::Auto;
+    server.name = "api2".into();
+    let view = api.save_custom_server(Some("api"), &server).unwrap();
+    assert_eq!(
+        (view.name.as_str(), view.transport),
+        ("api2", Some(Transport::Auto))
+    );
+    assert!(view.missing_secrets.is_empty());
+    assert_eq!(store.keys().len(), 1);
+    // Switching to no auth deletes the token from the keyring.
+    server.name = "api2".into();
+    server.auth = CustomAuth::None;
+    api.save_custom_server(Some("api2"), &server).unwrap();
+    assert!(store.keys().is_empty());
+    // Validation at the field.
+    let bad = CustomServer {
+        name: "has space".into(),
+        transport: Transport::Stdio,
+        command: " ".into(),
+        env: vec![KeyValue {
+            key: "1BAD".into(),
+            value: Some("x".into()),
+            secret: false,
+            set: None,
+        }],
+        headers: vec![],
+        auth: CustomAuth::None,
+        url: String::new(),
+        args: vec![],
+        cwd: String::new(),
+        timeout: Some(0),
+    };
+    let err = api.save_custom_server(None, &bad).unwrap_err();
+    let fields: Vec<_> = err.fields.iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(fields, ["name", "command", "timeout", "env.0.key"]);
+    let config = std::fs::read_to_string(dir.path().join("mcp_config.json")).unwrap();
+    assert!(!config.contains(SECRET));
+}
+
+#[test]
+fn only_https_links_can_be_opened() {
+    for bad in ["javascript:alert(1)", "file:///etc/passwd", "http://example.com", "https://u:p@example.com", "nope"] {
+        assert_eq!(open_external(bad).unwrap_err().code, "invalid", "{bad}");
+    }
+}

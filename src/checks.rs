@@ -1,0 +1,145 @@
+//! Testing servers the way the CLI and the app need it: an installed server with its stored
+//! secrets, a server prepared from the install form before it is saved, and all enabled servers
+//! at once. Results of installed servers are kept in the health store.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::catalog::{Catalog, CredentialProbe};
+use crate::config::{ServerConfig, TransportKind};
+use crate::form::PreparedServer;
+use crate::health::{self, HealthRecord, HealthStore, now_ms};
+use crate::manage::{ManageError, Servers};
+use crate::probe::{self, ErrorKind, Failure, Stage, StageEvent, StageReport, TestResult};
+use crate::secrets::{MemoryStore, SecretKey, SecretStore};
+
+/// The credential probe the catalog declares for the entry and option a server came from.
+pub fn catalog_probe(catalog: &Catalog, server: &ServerConfig) -> Option<CredentialProbe> {
+    let source = server.source.as_ref()?;
+    catalog
+        .get(&source.catalog)?
+        .option(&source.option)?
+        .probe
+        .clone()
+}
+
+/// The secret store a test of `server` needs: none at all when it refers to no secret (so a
+/// machine without a keyring can still test such servers).
+fn store_for(
+    servers: &Servers,
+    name: &str,
+    server: &ServerConfig,
+) -> Result<Arc<dyn SecretStore>, Failure> {
+    if server.secret_keys(name).is_empty() {
+        return Ok(Arc::new(MemoryStore::new()));
+    }
+    servers.secrets().cloned().map_err(|err| {
+        Failure::new(
+            ErrorKind::Config,
+            format!("the secrets of `{name}` cannot be read: {err}"),
+            "make the OS keyring available (see the message), then test again",
+        )
+    })
+}
+
+fn failed_before_resolving(server: &ServerConfig, failure: Failure) -> TestResult {
+    let transport = match server.transport {
+        TransportKind::Auto => TransportKind::Shttp,
+        other => other,
+    };
+    TestResult::failed(
+        transport,
+        failure,
+        vec![StageReport {
+            name: Stage::Resolve,
+            ok: false,
+            ms: 0,
+        }],
+    )
+}
+
+/// Test installed server `name` and keep the result as its health (unless a newer check has
+/// already been stored).
+pub async fn test_installed(
+    servers: &Servers,
+    catalog: &Catalog,
+    name: &str,
+    timeout: Option<Duration>,
+    progress: impl FnMut(StageEvent),
+) -> Result<TestResult, ManageError> {
+    let server = servers.config().load()?.server(name)?;
+    let started = now_ms();
+    let result = match store_for(servers, name, &server) {
+        Ok(store) => {
+            let probe = catalog_probe(catalog, &server);
+            probe::test_config(name, &server, store.as_ref(), probe, timeout, progress).await
+        }
+        Err(failure) => failed_before_resolving(&server, failure),
+    };
+    let _ = HealthStore::in_config_dir(servers.config().dir()).record(&HealthRecord {
+        name: name.to_string(),
+        started_at_ms: started,
+        finished_at_ms: now_ms(),
+        result: result.clone(),
+    });
+    Ok(result)
+}
+
+/// Test a server built from the install form before anything is saved: its secrets are held in
+/// memory only.
+pub async fn test_prepared(
+    prepared: &PreparedServer,
+    catalog: &Catalog,
+    timeout: Option<Duration>,
+    progress: impl FnMut(StageEvent),
+) -> TestResult {
+    let store = MemoryStore::new();
+    let namespace = prepared.config.secret_namespace(&prepared.name);
+    for (name, value) in &prepared.secrets {
+        let _ = store.set(&SecretKey::new(namespace, name), value);
+    }
+    let probe = catalog_probe(catalog, &prepared.config);
+    probe::test_config(&prepared.name, &prepared.config, &store, probe, timeout, progress).await
+}
+
+/// Keep `result` as the health of a server that was just installed (the pre-save test).
+pub fn seed_health(servers: &Servers, name: &str, started_at_ms: u64, result: &TestResult) {
+    let _ = HealthStore::in_config_dir(servers.config().dir()).record(&HealthRecord {
+        name: name.to_string(),
+        started_at_ms,
+        finished_at_ms: now_ms(),
+        result: result.clone(),
+    });
+}
+
+/// Test every enabled server, at most `parallelism` at a time, keeping each result as its
+/// health. Servers whose config entry cannot be read are reported as `config` failures.
+pub async fn check_enabled(
+    servers: &Servers,
+    catalog: &Catalog,
+    parallelism: usize,
+    timeout: Option<Duration>,
+) -> Result<Vec<(String, TestResult)>, ManageError> {
+    let config = servers.config().load()?;
+    let names: Vec<String> = config
+        .servers()
+        .into_iter()
+        .filter(|(_, s)| s.as_ref().map_or(true, |s| s.enabled))
+        .map(|(n, _)| n)
+        .collect();
+    Ok(health::check_all(names, parallelism, |name| async move {
+        match test_installed(servers, catalog, &name, timeout, |_| {}).await {
+            Ok(result) => result,
+            Err(err) => TestResult::failed(
+                TransportKind::Stdio,
+                Failure::new(
+                    ErrorKind::Config,
+                    err.to_string(),
+                    "fix or remove this entry in the config file",
+                ),
+                vec![],
+            ),
+        }
+    })
+    .await)
+}

@@ -1,0 +1,507 @@
+//! Streamable HTTP through rmcp's reqwest client transport, over a `reqwest::Client` of our
+//! own: the resolved server's headers on every request, same-origin 307/308 redirects only,
+//! and every failed POST reported to the [`Monitor`] with its status, `WWW-Authenticate`
+//! challenge or network cause, so a failure can be explained precisely.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use url::Url;
+
+use super::{ConnectError, HttpFault, MAX_MESSAGE, Monitor, NetKind};
+use crate::secrets::Sensitive;
+
+/// Most redirects followed for one request.
+const MAX_REDIRECTS: usize = 10;
+
+/// The error a redirect to another origin ends in.
+#[derive(Debug, thiserror::Error)]
+#[error("the server redirected to another origin ({to})")]
+pub struct CrossOriginRedirect {
+    pub from: String,
+    pub to: String,
+}
+
+/// A client that sends `headers` on every request and follows only same-origin 307/308
+/// redirects (a 301/302/303 would turn a POST into a GET; another origin would receive the
+/// credentials).
+pub fn build_client(
+    headers: &[(String, Sensitive<String>)],
+    monitor: Arc<Monitor>,
+) -> Result<reqwest::Client, ConnectError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            ConnectError::Http(HttpFault::Other {
+                detail: format!("`{name}` is not a valid HTTP header name"),
+            })
+        })?;
+        let mut value = HeaderValue::from_str(value.expose()).map_err(|_| {
+            ConnectError::Http(HttpFault::Other {
+                detail: format!("the value of header `{name}` is not a valid HTTP header value"),
+            })
+        })?;
+        value.set_sensitive(true);
+        map.append(name, value);
+    }
+    let policy = reqwest::redirect::Policy::custom(move |attempt| {
+        let Some(original) = attempt.previous().first().cloned() else {
+            return attempt.stop();
+        };
+        if original.origin() != attempt.url().origin() {
+            let fault = HttpFault::CrossOriginRedirect {
+                from: original.to_string(),
+                to: attempt.url().to_string(),
+            };
+            monitor.record_http(fault);
+            let to = attempt.url().to_string();
+            return attempt.error(CrossOriginRedirect {
+                from: original.to_string(),
+                to,
+            });
+        }
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        if !keeps_body {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .default_headers(map)
+        .redirect(policy)
+        // Idle pooled connections cause ~40 ms delayed-ACK stalls; a test is short anyway.
+        .pool_max_idle_per_host(0)
+        .user_agent(concat!("plugboard/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| {
+            ConnectError::Http(HttpFault::Other {
+                detail: format!("cannot build the HTTP client: {e}"),
+            })
+        })
+}
+
+/// `host:port` of a URL, for messages.
+pub fn target_of(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("?");
+    match url.port_or_known_default() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    }
+}
+
+/// Why a request got no HTTP answer, from a reqwest error.
+pub fn network_fault(err: &reqwest::Error) -> HttpFault {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    let mut chain = vec![];
+    let mut refused = false;
+    while let Some(current) = source {
+        if let Some(redirect) = current.downcast_ref::<CrossOriginRedirect>() {
+            return HttpFault::CrossOriginRedirect {
+                from: redirect.from.clone(),
+                to: redirect.to.clone(),
+            };
+        }
+        if let Some(io) = current.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            refused = true;
+        }
+        let text = current.to_string();
+        if !chain.iter().any(|c: &String| c.contains(&text)) {
+            chain.push(text);
+        }
+        source = current.source();
+    }
+    let detail = chain.join(": ");
+    let lower = detail.to_lowercase();
+    let target = err.url().map(target_of).unwrap_or_default();
+    let kind = if refused || lower.contains("connection refused") {
+        NetKind::Refused
+    } else if err.is_timeout() {
+        NetKind::Timeout
+    } else if lower.contains("dns error")
+        || lower.contains("failed to lookup address")
+        || lower.contains("name or service not known")
+    {
+        NetKind::Dns
+    } else if lower.contains("certificate")
+        || lower.contains("tls")
+        || lower.contains("handshake")
+        || lower.contains("ssl")
+    {
+        NetKind::Tls
+    } else if err.is_redirect() {
+        return HttpFault::Other { detail };
+    } else {
+        NetKind::Other
+    };
+    HttpFault::Network {
+        kind,
+        target,
+        detail,
+    }
+}
+
+/// The fault behind a failed streamable HTTP request.
+pub fn shttp_fault(err: &StreamableHttpError<reqwest::Error>) -> HttpFault {
+    match err {
+        StreamableHttpError::AuthRequired(auth) => HttpFault::Status {
+            method: "POST",
+            status: 401,
+            www_authenticate: Some(auth.www_authenticate_header.clone()),
+            location: None,
+            body: String::new(),
+        },
+        StreamableHttpError::InsufficientScope(scope) => HttpFault::Status {
+            method: "POST",
+            status: 403,
+            www_authenticate: Some(scope.www_authenticate_header.clone()),
+            location: None,
+            body: String::new(),
+        },
+        StreamableHttpError::HttpStatus(status) => HttpFault::Status {
+            method: "POST",
+            status: status.status,
+            www_authenticate: None,
+            location: None,
+            body: String::new(),
+        },
+        StreamableHttpError::SessionExpired => HttpFault::Status {
+            method: "POST",
+            status: 404,
+            www_authenticate: None,
+            location: None,
+            body: "the session expired".into(),
+        },
+        StreamableHttpError::UnexpectedServerResponse(text) => match parse_status_text(text) {
+            Some((status, body)) => HttpFault::Status {
+                method: "POST",
+                status,
+                www_authenticate: None,
+                location: None,
+                body,
+            },
+            None => HttpFault::Protocol {
+                detail: text.to_string(),
+            },
+        },
+        StreamableHttpError::UnexpectedContentType(content_type) => HttpFault::ContentType {
+            content_type: content_type.clone(),
+        },
+        StreamableHttpError::ResponseBodyTooLarge { max_size } => {
+            HttpFault::TooLarge { limit: *max_size }
+        }
+        StreamableHttpError::Deserialize(e) => HttpFault::Protocol {
+            detail: e.to_string(),
+        },
+        StreamableHttpError::Sse(e) => {
+            let text = e.to_string();
+            if text.contains("maximum size") {
+                HttpFault::TooLarge { limit: MAX_MESSAGE }
+            } else {
+                HttpFault::Protocol { detail: text }
+            }
+        }
+        StreamableHttpError::Client(e) => match e.status() {
+            Some(status) => HttpFault::Status {
+                method: "POST",
+                status: status.as_u16(),
+                www_authenticate: None,
+                location: None,
+                body: String::new(),
+            },
+            None => network_fault(e),
+        },
+        other => HttpFault::Other {
+            detail: other.to_string(),
+        },
+    }
+}
+
+/// `"HTTP 404 Not Found: body"` → `(404, "body")`.
+fn parse_status_text(text: &str) -> Option<(u16, String)> {
+    let rest = text.strip_prefix("HTTP ")?;
+    let code: u16 = rest.get(..3)?.parse().ok()?;
+    let body = rest.split_once(": ").map(|(_, b)| b.trim()).unwrap_or("");
+    Some((code, super::truncate_chars(body, 300)))
+}
+
+/// rmcp's reqwest client with every POST failure reported to a [`Monitor`].
+#[derive(Clone)]
+pub struct ObservedClient {
+    inner: reqwest::Client,
+    monitor: Arc<Monitor>,
+}
+
+impl ObservedClient {
+    fn observe<T>(
+        &self,
+        result: Result<T, StreamableHttpError<reqwest::Error>>,
+    ) -> Result<T, StreamableHttpError<reqwest::Error>> {
+        if let Err(err) = &result {
+            let fault = shttp_fault(err);
+            // A cross-origin redirect was recorded by the redirect policy with more detail.
+            if !matches!(
+                (&fault, self.monitor.snapshot().http),
+                (
+                    HttpFault::Other { .. },
+                    Some(HttpFault::CrossOriginRedirect { .. })
+                )
+            ) {
+                self.monitor.record_http(fault);
+            }
+        }
+        result
+    }
+}
+
+impl StreamableHttpClient for ObservedClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits(),
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let mut limits = limits();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let result = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        self.observe(result)
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                MAX_MESSAGE,
+            )
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<
+        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+fn limits() -> StreamableHttpResponseLimits {
+    let mut limits = StreamableHttpResponseLimits::default();
+    limits.max_sse_event_size = MAX_MESSAGE;
+    limits.max_json_response_size = MAX_MESSAGE;
+    limits
+}
+
+/// A streamable HTTP transport, ready for the handshake.
+pub struct Shttp {
+    client: ObservedClient,
+    config: StreamableHttpClientTransportConfig,
+}
+
+impl Shttp {
+    pub fn new(client: reqwest::Client, url: &Url, monitor: Arc<Monitor>) -> Self {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+        config.max_sse_event_size = MAX_MESSAGE;
+        config.max_json_response_size = MAX_MESSAGE;
+        config.reinit_on_expired_session = false;
+        Shttp {
+            client: ObservedClient {
+                inner: client,
+                monitor,
+            },
+            config,
+        }
+    }
+
+    pub fn into_transport(self) -> StreamableHttpClientTransport<ObservedClient> {
+        StreamableHttpClientTransport::with_client(self.client, self.config)
+    }
+}
+
+/// Whether the proxy environment means a direct connection is not how requests travel.
+fn proxied(url: &Url) -> bool {
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    !loopback
+        && ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some() || std::env::var_os(v.to_lowercase()).is_some())
+}
+
+/// The `connect` stage of streamable HTTP: resolve the host and open (and drop) one TCP
+/// connection, so "nothing listens there" and "DNS fails" are told apart from HTTP problems.
+/// Skipped when a proxy is configured (the direct route may be blocked while the proxy works).
+pub async fn reachable(url: &Url) -> Result<(), ConnectError> {
+    if proxied(url) {
+        return Ok(());
+    }
+    let target = target_of(url);
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addrs: Vec<std::net::SocketAddr> = match url.host() {
+        Some(url::Host::Ipv4(ip)) => vec![(ip, port).into()],
+        Some(url::Host::Ipv6(ip)) => vec![(ip, port).into()],
+        Some(url::Host::Domain(domain)) => match tokio::net::lookup_host((domain, port)).await {
+            Ok(addrs) => addrs.collect(),
+            Err(e) => {
+                return Err(ConnectError::Http(HttpFault::Network {
+                    kind: NetKind::Dns,
+                    target,
+                    detail: e.to_string(),
+                }));
+            }
+        },
+        None => vec![],
+    };
+    let mut last = None;
+    for addr in addrs {
+        match tokio::net::TcpStream::connect(addr).await {
+            Ok(_) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    let (kind, detail) = match last {
+        Some(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            (NetKind::Refused, e.to_string())
+        }
+        Some(e) => (NetKind::Other, e.to_string()),
+        None => (NetKind::Dns, "the host has no address".to_owned()),
+    };
+    Err(ConnectError::Http(HttpFault::Network {
+        kind,
+        target,
+        detail,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_text_is_parsed() {
+        assert_eq!(
+            parse_status_text("HTTP 405 Method Not Allowed: method not allowed"),
+            Some((405, "method not allowed".to_owned()))
+        );
+        assert_eq!(
+            parse_status_text("HTTP 500 Internal Server Error: "),
+            Some((500, String::new()))
+        );
+        assert_eq!(parse_status_text("something else"), None);
+    }
+}

@@ -1,0 +1,101 @@
+//! The test connection that tells the truth: a staged test of one server (DESIGN.md §5) with a
+//! classified, redacted result.
+//!
+//! - [`result`]: the result types (their JSON keys are a contract) and error kinds;
+//! - [`stages`]: the staged run with one overall deadline and live progress;
+//! - [`classify`]: error kinds and hints from what went wrong and what was observed;
+//! - [`credential`]: the catalog's credential probe and its verdict;
+//! - [`naming`]: agent-facing tool names (`mcp__<server>__<tool>`).
+
+pub mod classify;
+pub mod credential;
+pub mod naming;
+pub mod result;
+pub mod stages;
+
+pub use result::{
+    ErrorKind, Failure, PromptInfo, ResourceInfo, ServerIdentity, Stage, StageEvent, StageReport,
+    TestResult, ToolInfo, Verification,
+};
+pub use stages::test_server;
+
+use std::time::Instant;
+
+use crate::catalog::CredentialProbe;
+use crate::config::{ConfigValue, ServerConfig, TransportKind};
+use crate::redact::Redactor;
+use crate::resolve::resolve;
+use crate::secrets::SecretStore;
+
+/// Resolve server `name` and test it: the whole test, including the `resolve` stage. A
+/// `timeout` overrides the server's own. Resolve failures come back as a failed result.
+pub async fn test_config(
+    name: &str,
+    server: &ServerConfig,
+    secrets: &dyn SecretStore,
+    probe: Option<CredentialProbe>,
+    timeout: Option<std::time::Duration>,
+    mut progress: impl FnMut(StageEvent),
+) -> TestResult {
+    progress(StageEvent::Started {
+        stage: Stage::Resolve,
+    });
+    let started = Instant::now();
+    match resolve(name, server, secrets, probe) {
+        Ok(mut resolved) => {
+            if let Some(timeout) = timeout {
+                resolved.set_timeout(timeout);
+            }
+            // test_server reports the resolve stage itself (with the time measured inside
+            // resolve); the Started event above is the only one sent here.
+            let mut first = true;
+            test_server(&resolved, move |event| {
+                if first
+                    && matches!(
+                        event,
+                        StageEvent::Started {
+                            stage: Stage::Resolve
+                        }
+                    )
+                {
+                    first = false;
+                    return;
+                }
+                progress(event)
+            })
+            .await
+        }
+        Err(err) => {
+            let ms = started.elapsed().as_millis() as u64;
+            progress(StageEvent::Finished {
+                stage: Stage::Resolve,
+                ok: false,
+                ms,
+            });
+            let transport = match server.transport {
+                TransportKind::Auto => TransportKind::Shttp,
+                other => other,
+            };
+            // No redactor could be built from the secrets, but the plain values are known.
+            let plain = server
+                .env
+                .values()
+                .chain(server.headers.values())
+                .filter_map(|v| match v {
+                    ConfigValue::Plain(text) if !text.is_empty() => Some(text.clone()),
+                    _ => None,
+                });
+            let redactor = Redactor::new(plain.collect::<Vec<String>>());
+            let result = TestResult::failed(
+                transport,
+                err.failure(),
+                vec![StageReport {
+                    name: Stage::Resolve,
+                    ok: false,
+                    ms,
+                }],
+            );
+            stages::redact(&redactor, result)
+        }
+    }
+}

@@ -1,0 +1,590 @@
+//! The staged test: resolve (done by the caller, timed) → connect → initialize → tools/list
+//! (all pages) → resources/list and prompts/list (when declared) → credential probe (when the
+//! catalog declares one and the server lists the tool) → close. One overall deadline covers
+//! every stage; each stage reports its start and end for live progress and its duration in
+//! the result. Whatever happens, the connection is closed and the process group is gone
+//! before the result is returned, and the result has been through the redactor.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, ListPromptsRequest, ListResourcesRequest,
+    ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerResult,
+};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::classify::{self, Context};
+use super::credential;
+use super::naming;
+use super::result::{
+    ErrorKind, Failure, PromptInfo, ResourceInfo, ServerIdentity, Stage, StageEvent, StageReport,
+    TestResult, ToolInfo, Verification,
+};
+use crate::config::TransportKind;
+use crate::connect::{Connection, Monitor, Observations};
+use crate::resolve::{ResolvedServer, Target};
+
+/// At most this many pages of any list are fetched.
+pub const MAX_PAGES: usize = 100;
+/// How long a server that writes non-JSON to stdout gets to answer the handshake anyway.
+pub const NOISE_GRACE: Duration = Duration::from_secs(2);
+/// Lines of stderr kept in the result.
+pub const STDERR_TAIL_LINES: usize = 40;
+
+enum Raced<T> {
+    Done(T),
+    TimedOut,
+    Fatal,
+}
+
+struct Run<'a, P: FnMut(StageEvent)> {
+    resolved: &'a ResolvedServer,
+    progress: P,
+    result: TestResult,
+    deadline: Instant,
+    monitor: std::sync::Arc<Monitor>,
+    transport: TransportKind,
+}
+
+impl<P: FnMut(StageEvent)> Run<'_, P> {
+    fn context(&self, stage: Stage) -> Context<'_> {
+        let (command, target) = match self.resolved.target() {
+            Target::Stdio(t) => (Some(t.command.as_str()), None),
+            Target::Remote(t) => (None, Some(crate::connect::http::target_of(&t.url))),
+        };
+        Context {
+            server: self.resolved.name(),
+            transport: self.transport,
+            stage,
+            timeout: self.resolved.timeout(),
+            command,
+            target,
+            sends_credentials: self.resolved.sends_credentials(),
+        }
+    }
+
+    fn start(&mut self, stage: Stage) -> Instant {
+        (self.progress)(StageEvent::Started { stage });
+        Instant::now()
+    }
+
+    fn finish(&mut self, stage: Stage, started: Instant, ok: bool) {
+        let ms = started.elapsed().as_millis() as u64;
+        self.result.stages.push(StageReport {
+            name: stage,
+            ok,
+            ms,
+        });
+        (self.progress)(StageEvent::Finished { stage, ok, ms });
+    }
+
+    /// Run `fut` until it finishes, the deadline passes, or the transport reports something
+    /// fatal (then the future gets a short grace: its answer may already be on the way).
+    async fn race<F: Future>(&self, stage: Stage, fut: F) -> Raced<F::Output> {
+        tokio::pin!(fut);
+        let handshake = stage <= Stage::Initialize;
+        tokio::select! {
+            biased;
+            out = &mut fut => return Raced::Done(out),
+            _ = tokio::time::sleep_until(self.deadline) => return Raced::TimedOut,
+            _ = self.monitor.fatal() => {}
+            _ = self.monitor.noise_grace(NOISE_GRACE), if handshake => {}
+        }
+        let grace = tokio::time::sleep(Duration::from_millis(200));
+        tokio::select! {
+            biased;
+            out = &mut fut => Raced::Done(out),
+            _ = grace => Raced::Fatal,
+        }
+    }
+
+    /// Observations after giving a process that closed its stdout a moment to be reaped.
+    async fn observations(&self, conn: Option<&mut Connection>) -> Observations {
+        let obs = self.monitor.snapshot();
+        if let Some(conn) = conn
+            && obs.exit.is_none()
+            && (obs.stream_closed || conn.pid().is_some() && obs.messages == 0)
+        {
+            conn.settle(Duration::from_millis(300)).await;
+            return self.monitor.snapshot();
+        }
+        obs
+    }
+
+    async fn fail_raced<T>(
+        &mut self,
+        stage: Stage,
+        conn: Option<&mut Connection>,
+        raced: Raced<T>,
+    ) -> Failure {
+        let obs = self.observations(conn).await;
+        let ctx = self.context(stage);
+        match raced {
+            Raced::TimedOut => classify::timeout(&ctx, &obs),
+            _ => classify::from_observations(&ctx, &obs).unwrap_or_else(|| {
+                Failure::new(
+                    ErrorKind::Protocol,
+                    format!("the connection ended {}", stage.describe()),
+                    "the server stopped talking; check its logs or stderr",
+                )
+            }),
+        }
+    }
+}
+
+/// Test a resolved server. `progress` hears every stage start and end.
+pub async fn test_server(
+    resolved: &ResolvedServer,
+    progress: impl FnMut(StageEvent),
+) -> TestResult {
+    let initial = match resolved.transport() {
+        TransportKind::Auto => TransportKind::Shttp,
+        other => other,
+    };
+    let mut run = Run {
+        resolved,
+        progress,
+        result: TestResult::new(initial),
+        deadline: Instant::now() + resolved.timeout(),
+        monitor: Monitor::new(),
+        transport: initial,
+    };
+    let resolve_ms = resolved.resolve_time().as_millis() as u64;
+    (run.progress)(StageEvent::Started {
+        stage: Stage::Resolve,
+    });
+    run.result.stages.push(StageReport {
+        name: Stage::Resolve,
+        ok: true,
+        ms: resolve_ms,
+    });
+    (run.progress)(StageEvent::Finished {
+        stage: Stage::Resolve,
+        ok: true,
+        ms: resolve_ms,
+    });
+
+    // connect
+    let started = run.start(Stage::Connect);
+    let opened = run
+        .race(
+            Stage::Connect,
+            Connection::open(resolved, run.monitor.clone()),
+        )
+        .await;
+    let mut conn = match opened {
+        Raced::Done(Ok(conn)) => {
+            run.finish(Stage::Connect, started, true);
+            conn
+        }
+        Raced::Done(Err(err)) => {
+            run.finish(Stage::Connect, started, false);
+            let obs = run.monitor.snapshot();
+            let failure = classify::connect_error(&run.context(Stage::Connect), &err, &obs);
+            run.result.set_failure(failure);
+            return finish(run, None).await;
+        }
+        other => {
+            run.finish(Stage::Connect, started, false);
+            let failure = run.fail_raced(Stage::Connect, None, other).await;
+            run.result.set_failure(failure);
+            return finish(run, None).await;
+        }
+    };
+
+    let outcome = stages(&mut run, &mut conn).await;
+    if let Err(failure) = outcome {
+        run.result.set_failure(failure);
+    }
+    finish(run, Some(conn)).await
+}
+
+/// initialize → lists → probe. `Err` is the first failure (its stage already recorded).
+async fn stages<P: FnMut(StageEvent)>(
+    run: &mut Run<'_, P>,
+    conn: &mut Connection,
+) -> Result<(), Failure> {
+    // initialize
+    let started = run.start(Stage::Initialize);
+    let raced = run.race(Stage::Initialize, conn.initialize()).await;
+    run.transport = conn.transport();
+    run.result.transport = conn.transport();
+    match raced {
+        Raced::Done(Ok(())) => {}
+        Raced::Done(Err(err)) => {
+            run.finish(Stage::Initialize, started, false);
+            let obs = run.observations(Some(conn)).await;
+            return Err(classify::connect_error(
+                &run.context(Stage::Initialize),
+                &err,
+                &obs,
+            ));
+        }
+        other => {
+            run.finish(Stage::Initialize, started, false);
+            return Err(run.fail_raced(Stage::Initialize, Some(conn), other).await);
+        }
+    }
+    let info = conn.server_info().expect("initialized");
+    run.result.protocol_version = Some(info.protocol_version.to_string());
+    if let Some(implementation) = &info.server_info {
+        run.result.server = Some(ServerIdentity {
+            name: implementation.name.clone(),
+            version: implementation.version.clone(),
+        });
+    }
+    if !ProtocolVersion::KNOWN_VERSIONS.contains(&info.protocol_version) {
+        run.finish(Stage::Initialize, started, false);
+        let known: Vec<String> = ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        return Err(Failure::new(
+            ErrorKind::Protocol,
+            format!(
+                "the server chose MCP protocol version `{}`, which Plugboard does not speak",
+                info.protocol_version
+            ),
+            format!(
+                "unsupported protocol version; Plugboard speaks {}. Update the server or Plugboard",
+                known.join(", ")
+            ),
+        ));
+    }
+    run.finish(Stage::Initialize, started, true);
+    let capabilities = info.capabilities.clone();
+    let observations = run.monitor.snapshot();
+    if observations.noise_count > 0 && run.transport == TransportKind::Stdio {
+        run.result.warnings.push(format!(
+            "the server wrote {} line(s) that are not JSON-RPC to stdout (first: `{}`); MCP stdio \
+             servers must log to stderr, and some clients fail on this",
+            observations.noise_count,
+            observations.noise.first().cloned().unwrap_or_default()
+        ));
+    }
+
+    // tools/list
+    let started = run.start(Stage::ToolsList);
+    match list_all(run, conn, Stage::ToolsList, "tools/list", "tools").await {
+        Ok(items) => {
+            let names: Vec<String> = items
+                .iter()
+                .map(|t| {
+                    t.get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                })
+                .collect();
+            let adapted = naming::adapted_names(run.resolved.name(), &names);
+            run.result.tools = items
+                .into_iter()
+                .zip(names)
+                .zip(adapted)
+                .map(|((tool, name), adapted_name)| ToolInfo {
+                    name,
+                    description: tool
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+                    annotations: tool.get("annotations").cloned().filter(|a| !a.is_null()),
+                    adapted_name,
+                })
+                .collect();
+            run.finish(Stage::ToolsList, started, true);
+        }
+        Err(ListError::NotFound(_)) if capabilities.tools.is_none() => {
+            run.result.warnings.push(
+                "the server declares no tools capability and does not implement tools/list"
+                    .to_owned(),
+            );
+            run.finish(Stage::ToolsList, started, true);
+        }
+        Err(ListError::NotFound(failure) | ListError::Failed(failure)) => {
+            run.finish(Stage::ToolsList, started, false);
+            return Err(failure);
+        }
+    }
+
+    // resources/list, prompts/list: only when declared; "method not found" is no failure.
+    if capabilities.resources.is_some() {
+        let started = run.start(Stage::ResourcesList);
+        match list_all(
+            run,
+            conn,
+            Stage::ResourcesList,
+            "resources/list",
+            "resources",
+        )
+        .await
+        {
+            Ok(items) => {
+                run.result.resources = items
+                    .iter()
+                    .map(|r| ResourceInfo {
+                        uri: str_field(r, "uri").unwrap_or_default(),
+                        name: str_field(r, "name").unwrap_or_default(),
+                        description: str_field(r, "description"),
+                        mime_type: str_field(r, "mimeType"),
+                    })
+                    .collect();
+                run.finish(Stage::ResourcesList, started, true);
+            }
+            Err(ListError::NotFound(_)) => run.finish(Stage::ResourcesList, started, true),
+            Err(ListError::Failed(failure)) => {
+                run.finish(Stage::ResourcesList, started, false);
+                return Err(failure);
+            }
+        }
+    }
+    if capabilities.prompts.is_some() {
+        let started = run.start(Stage::PromptsList);
+        match list_all(run, conn, Stage::PromptsList, "prompts/list", "prompts").await {
+            Ok(items) => {
+                run.result.prompts = items
+                    .iter()
+                    .map(|p| PromptInfo {
+                        name: str_field(p, "name").unwrap_or_default(),
+                        description: str_field(p, "description"),
+                        arguments: p
+                            .get("arguments")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default(),
+                    })
+                    .collect();
+                run.finish(Stage::PromptsList, started, true);
+            }
+            Err(ListError::NotFound(_)) => run.finish(Stage::PromptsList, started, true),
+            Err(ListError::Failed(failure)) => {
+                run.finish(Stage::PromptsList, started, false);
+                return Err(failure);
+            }
+        }
+    }
+
+    // credential probe
+    if let Some(probe) = run.resolved.probe().cloned() {
+        if !run.result.tools.iter().any(|t| t.name == probe.tool) {
+            run.result.warnings.push(format!(
+                "the catalog's credential probe `{}` is not among the server's tools, so the \
+                 credentials were not verified",
+                probe.tool
+            ));
+        } else {
+            let started = run.start(Stage::CredentialProbe);
+            let mut params = CallToolRequestParams::new(probe.tool.clone());
+            if let Some(arguments) = probe.arguments.as_object() {
+                params = params.with_arguments(arguments.clone());
+            }
+            let peer = conn.peer().expect("initialized").clone();
+            let raced = run
+                .race(Stage::CredentialProbe, async move {
+                    peer.call_tool(params).await
+                })
+                .await;
+            let failure = match raced {
+                Raced::Done(Ok(result)) => {
+                    let verdict = credential::evaluate(&probe, &result);
+                    credential::failure(run.resolved.name(), &probe, &verdict)
+                }
+                Raced::Done(Err(err)) => {
+                    let obs = run.observations(Some(conn)).await;
+                    let mut failure = classify::service_error(
+                        &run.context(Stage::CredentialProbe),
+                        "tools/call",
+                        &err,
+                        &obs,
+                    );
+                    if failure.kind == ErrorKind::Server {
+                        failure = Failure::new(
+                            ErrorKind::Credentials,
+                            format!(
+                                "the credential probe `{}` failed: {}",
+                                probe.tool, failure.error
+                            ),
+                            format!(
+                                "the server refused the call that proves the credentials work; \
+                                 check the credentials and update them with `plugboard edit {} \
+                                 --credential`",
+                                run.resolved.name()
+                            ),
+                        );
+                    }
+                    Some(failure)
+                }
+                other => Some(
+                    run.fail_raced(Stage::CredentialProbe, Some(conn), other)
+                        .await,
+                ),
+            };
+            run.finish(Stage::CredentialProbe, started, failure.is_none());
+            if let Some(failure) = failure {
+                return Err(failure);
+            }
+            run.result.verification = Verification::Verified;
+        }
+    }
+    run.result.ok = true;
+    Ok(())
+}
+
+fn str_field(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+enum ListError {
+    /// JSON-RPC -32601: the method does not exist.
+    NotFound(Failure),
+    Failed(Failure),
+}
+
+fn list_request(method: &str, cursor: Option<String>) -> ClientRequest {
+    let params = PaginatedRequestParams::default().with_cursor(cursor);
+    match method {
+        "tools/list" => ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
+        "resources/list" => {
+            ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
+        }
+        _ => ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
+    }
+}
+
+/// The JSON of a list result, whatever variant rmcp decoded it as.
+fn list_json(result: ServerResult) -> Option<Value> {
+    match result {
+        ServerResult::ListToolsResult(r) => serde_json::to_value(r).ok(),
+        ServerResult::ListResourcesResult(r) => serde_json::to_value(r).ok(),
+        ServerResult::ListPromptsResult(r) => serde_json::to_value(r).ok(),
+        ServerResult::CustomResult(r) => Some(r.0),
+        _ => None,
+    }
+}
+
+/// Every item of a paginated list (`key` is `tools`, `resources` or `prompts`).
+async fn list_all<P: FnMut(StageEvent)>(
+    run: &mut Run<'_, P>,
+    conn: &mut Connection,
+    stage: Stage,
+    method: &str,
+    key: &str,
+) -> Result<Vec<Value>, ListError> {
+    let peer = conn.peer().expect("initialized").clone();
+    let mut items = vec![];
+    let mut cursor: Option<String> = None;
+    let mut seen_cursors = HashSet::new();
+    for page in 0.. {
+        if page == MAX_PAGES {
+            run.result.warnings.push(format!(
+                "{method} was cut off after {MAX_PAGES} pages ({} items)",
+                items.len()
+            ));
+            break;
+        }
+        let request = list_request(method, cursor.clone());
+        let raced = run.race(stage, peer.send_request(request)).await;
+        let result = match raced {
+            Raced::Done(Ok(result)) => result,
+            Raced::Done(Err(err)) => {
+                if let rmcp::ServiceError::McpError(data) = &err
+                    && data.code.0 == -32601
+                {
+                    let ctx = run.context(stage);
+                    return Err(ListError::NotFound(classify::rpc_error(&ctx, method, data)));
+                }
+                let obs = run.observations(Some(conn)).await;
+                let ctx = run.context(stage);
+                return Err(ListError::Failed(classify::service_error(
+                    &ctx, method, &err, &obs,
+                )));
+            }
+            other => {
+                return Err(ListError::Failed(
+                    run.fail_raced(stage, Some(conn), other).await,
+                ));
+            }
+        };
+        let json = list_json(result);
+        let Some(Value::Array(page_items)) = json.as_ref().and_then(|j| j.get(key)).cloned() else {
+            return Err(ListError::Failed(Failure::new(
+                ErrorKind::Protocol,
+                format!("the server's answer to {method} has no `{key}` list"),
+                "the server does not follow the MCP schema; it may speak another protocol version",
+            )));
+        };
+        items.extend(page_items);
+        let next = json
+            .as_ref()
+            .and_then(|j| j.get("nextCursor"))
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned);
+        match next {
+            None => break,
+            Some(next) => {
+                if !seen_cursors.insert(next.clone()) {
+                    run.result.warnings.push(format!(
+                        "{method} repeated the cursor `{}`; listing stopped there",
+                        crate::connect::truncate_chars(&next, 40)
+                    ));
+                    break;
+                }
+                cursor = Some(next);
+            }
+        }
+    }
+    Ok(items)
+}
+
+/// Close, collect stderr, redact.
+async fn finish<P: FnMut(StageEvent)>(mut run: Run<'_, P>, conn: Option<Connection>) -> TestResult {
+    if let Some(mut conn) = conn {
+        let started = run.start(Stage::Close);
+        conn.close().await;
+        run.finish(Stage::Close, started, true);
+        if let Some(tail) = conn.stderr_tail(STDERR_TAIL_LINES).await
+            && !tail.trim().is_empty()
+        {
+            run.result.stderr_tail = Some(tail);
+        }
+    }
+    if !run.result.ok && run.result.error_kind.is_none() {
+        run.result.set_failure(Failure::new(
+            ErrorKind::Protocol,
+            "the test ended without a result",
+            "this is a bug in Plugboard; please report it",
+        ));
+    }
+    redact(run.resolved.redactor(), run.result)
+}
+
+/// Run the redactor over every string of the result.
+pub fn redact(redactor: &crate::redact::Redactor, mut result: TestResult) -> TestResult {
+    for field in [&mut result.error, &mut result.hint, &mut result.stderr_tail] {
+        if let Some(text) = field.as_mut() {
+            *text = redactor.redact(text);
+        }
+    }
+    let Ok(mut value) = serde_json::to_value(&result) else {
+        return result;
+    };
+    redactor.redact_json(&mut value);
+    match serde_json::from_value(value) {
+        Ok(redacted) => redacted,
+        // A "secret" equal to a fixed JSON word (a kind, a transport) broke the shape: keep
+        // the typed result, whose free-text fields are already redacted, minus the lists.
+        Err(_) => {
+            for warning in &mut result.warnings {
+                *warning = redactor.redact(warning);
+            }
+            for tool in &mut result.tools {
+                tool.description = tool.description.as_deref().map(|d| redactor.redact(d));
+                redactor.redact_json(&mut tool.input_schema);
+            }
+            result
+        }
+    }
+}

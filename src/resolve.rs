@@ -1,0 +1,583 @@
+//! Resolve: a stored server config plus the secret store → everything needed to reach the
+//! server, right before the connection. Secret references are substituted from the server's
+//! own namespace, auth becomes headers, a stdio command is found (on PATH, else on the login
+//! shell's PATH), and a [`Redactor`] is built from every secret, env and header value.
+//! Secret values live only inside [`Sensitive`] here.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+
+use crate::catalog::CredentialProbe;
+use crate::config::{Auth, ConfigValue, SecretRef, ServerConfig, TransportKind};
+use crate::connect::env::{self, LookupError};
+use crate::probe::{ErrorKind, Failure};
+use crate::redact::Redactor;
+use crate::secrets::{SecretError, SecretKey, SecretStore, Sensitive};
+
+/// The default overall time allowed for one test: generous, because the first `npx`/`uvx`
+/// run of a server downloads it.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The secret that holds a server's OAuth access token (written by the OAuth flow).
+pub const OAUTH_ACCESS_TOKEN: &str = "oauth_access_token";
+
+/// A stdio server, ready to spawn.
+#[derive(Debug)]
+pub struct StdioTarget {
+    /// The command as configured (`npx`).
+    pub command: String,
+    /// Where it was found (`/usr/local/bin/npx`).
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The configured env, secrets substituted. Every value counts as secret.
+    pub env: Vec<(String, Sensitive<String>)>,
+    pub cwd: Option<PathBuf>,
+    /// The command was found only on the login shell's PATH.
+    pub via_login_shell: bool,
+}
+
+impl StdioTarget {
+    /// The child's whole environment: the base environment, then the configured env on top.
+    pub fn child_env(&self) -> Vec<(String, OsString)> {
+        let mut env = env::base_env(self.program.parent(), self.via_login_shell);
+        for (key, value) in &self.env {
+            env.retain(|(k, _)| k != key);
+            env.push((key.clone(), OsString::from(value.expose())));
+        }
+        env
+    }
+}
+
+/// A remote server, ready to connect.
+#[derive(Debug)]
+pub struct RemoteTarget {
+    pub url: url::Url,
+    /// Configured headers and auth headers, secrets substituted.
+    pub headers: Vec<(String, Sensitive<String>)>,
+}
+
+/// Where the server is.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Target {
+    Stdio(StdioTarget),
+    Remote(RemoteTarget),
+}
+
+/// A server with everything resolved: what `probe::test_server` needs.
+pub struct ResolvedServer {
+    name: String,
+    transport: TransportKind,
+    target: Target,
+    timeout: Duration,
+    redactor: Redactor,
+    probe: Option<CredentialProbe>,
+    sends_credentials: bool,
+    resolve_time: Duration,
+}
+
+impl std::fmt::Debug for ResolvedServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResolvedServer")
+            .field("name", &self.name)
+            .field("transport", &self.transport)
+            .field("target", &self.target)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResolvedServer {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The configured transport (`auto` stays `auto` here).
+    pub fn transport(&self) -> TransportKind {
+        self.transport
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// The overall deadline of a test.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Override the overall deadline (e.g. `plugboard test --timeout`).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// The redactor built from this server's secret, env and header values.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// The catalog's credential probe, if any.
+    pub fn probe(&self) -> Option<&CredentialProbe> {
+        self.probe.as_ref()
+    }
+
+    /// Whether requests carry credentials (auth mode or an `Authorization` header).
+    pub fn sends_credentials(&self) -> bool {
+        self.sends_credentials
+    }
+
+    /// How long resolving took.
+    pub fn resolve_time(&self) -> Duration {
+        self.resolve_time
+    }
+}
+
+/// Why a server could not be resolved. Each error knows its [`ErrorKind`] and a hint.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    #[error("the configuration of server `{server}` is invalid: {detail}")]
+    Invalid { server: String, detail: String },
+    #[error("the secret `{secret}` of server `{server}` is not set")]
+    MissingSecret { server: String, secret: String },
+    #[error("cannot read the secrets of server `{server}`: {source}")]
+    SecretStore {
+        server: String,
+        #[source]
+        source: SecretError,
+    },
+    #[error("server `{server}` uses OAuth and has not been authorized yet")]
+    NeedsOAuth { server: String },
+    #[error("`{command}` was not found")]
+    CommandNotFound {
+        command: String,
+        checked_login_shell: bool,
+    },
+    #[error("`{}` is not executable (permission denied)", path.display())]
+    NotExecutable { command: String, path: PathBuf },
+    #[error("the working directory `{}` of server `{server}` does not exist", cwd.display())]
+    MissingCwd { server: String, cwd: PathBuf },
+}
+
+impl ResolveError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ResolveError::Invalid { .. }
+            | ResolveError::MissingSecret { .. }
+            | ResolveError::SecretStore { .. }
+            | ResolveError::MissingCwd { .. } => ErrorKind::Config,
+            ResolveError::NeedsOAuth { .. } => ErrorKind::Unauthorized,
+            ResolveError::CommandNotFound { .. } | ResolveError::NotExecutable { .. } => {
+                ErrorKind::Spawn
+            }
+        }
+    }
+
+    /// What the user should do.
+    pub fn hint(&self) -> String {
+        match self {
+            ResolveError::Invalid { server, .. } => {
+                format!("fix the server with `plugboard edit {server}` or reinstall it")
+            }
+            ResolveError::MissingSecret { server, secret } => format!(
+                "the secret `{secret}` of server `{server}` is not set; run \
+                 `plugboard edit {server} --secret-env {secret}` or reinstall the server"
+            ),
+            ResolveError::SecretStore { source, .. } => match source {
+                SecretError::Unavailable { fix, .. } | SecretError::Locked { fix, .. } => {
+                    fix.clone()
+                }
+                other => format!("{other}; check that the OS keyring works"),
+            },
+            ResolveError::NeedsOAuth { server } => {
+                format!("the server requires OAuth sign-in: run `plugboard auth {server}`")
+            }
+            ResolveError::CommandNotFound {
+                command,
+                checked_login_shell,
+            } => command_not_found_hint(command, *checked_login_shell),
+            ResolveError::NotExecutable { path, .. } => format!(
+                "`{}` exists but cannot be executed; make it executable (chmod +x) or give the \
+                 path of the real program",
+                path.display()
+            ),
+            ResolveError::MissingCwd { server, .. } => format!(
+                "create the directory or change the server's working directory with \
+                 `plugboard edit {server}`"
+            ),
+        }
+    }
+
+    /// The error as a classified [`Failure`].
+    pub fn failure(&self) -> Failure {
+        Failure::new(self.kind(), self.to_string(), self.hint())
+    }
+}
+
+/// A hint for a command that is not on PATH, aware of the usual runtimes.
+pub fn command_not_found_hint(command: &str, checked_login_shell: bool) -> String {
+    let base = Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(command)
+        .trim_end_matches(".exe")
+        .trim_end_matches(".cmd");
+    let whence = if command.contains('/') || command.contains('\\') {
+        format!("`{command}` does not exist.")
+    } else if checked_login_shell {
+        format!("`{command}` was not found on PATH (also checked your login shell's PATH).")
+    } else {
+        format!("`{command}` was not found on PATH.")
+    };
+    let advice = match base {
+        "npx" | "npm" => "Install Node.js, which provides npx, or give the full path.".to_owned(),
+        "node" => "Install Node.js, or give the full path of `node`.".to_owned(),
+        "uvx" | "uv" => "Install uv (https://docs.astral.sh/uv/), which provides uvx, or give \
+                         the full path."
+            .to_owned(),
+        "python" | "python3" | "pip" | "pipx" => {
+            "Install Python 3 (on many systems the command is `python3`), or give the full path."
+                .to_owned()
+        }
+        "docker" | "podman" => {
+            format!("Install {base} (and start its daemon), or give the full path.")
+        }
+        "deno" => "Install Deno, or give the full path.".to_owned(),
+        "bun" | "bunx" => "Install Bun, which provides bunx, or give the full path.".to_owned(),
+        _ => "Install it, or give the full path of the program.".to_owned(),
+    };
+    format!("{whence} {advice}")
+}
+
+struct Secrets<'a> {
+    name: &'a str,
+    namespace: &'a str,
+    store: &'a dyn SecretStore,
+    seen: Vec<String>,
+}
+
+impl Secrets<'_> {
+    fn get(&mut self, reference: &SecretRef) -> Result<Sensitive<String>, ResolveError> {
+        let key = SecretKey::new(self.namespace, &reference.secret);
+        match self.store.get(&key) {
+            Ok(Some(value)) => {
+                self.seen.push(value.expose().clone());
+                Ok(value)
+            }
+            Ok(None) => Err(ResolveError::MissingSecret {
+                server: self.name.to_owned(),
+                secret: reference.secret.clone(),
+            }),
+            Err(source) => Err(ResolveError::SecretStore {
+                server: self.name.to_owned(),
+                source,
+            }),
+        }
+    }
+
+    fn value(&mut self, value: &ConfigValue) -> Result<Sensitive<String>, ResolveError> {
+        match value {
+            ConfigValue::Plain(text) => Ok(Sensitive::new(text.clone())),
+            ConfigValue::Secret(reference) => self.get(reference),
+        }
+    }
+}
+
+/// Resolve server `name` for a test or a connection. `probe` is the catalog's credential
+/// probe for the server's catalog entry, if it has one.
+pub fn resolve(
+    name: &str,
+    server: &ServerConfig,
+    secrets: &dyn SecretStore,
+    probe: Option<CredentialProbe>,
+) -> Result<ResolvedServer, ResolveError> {
+    let started = Instant::now();
+    server.validate().map_err(|detail| ResolveError::Invalid {
+        server: name.to_owned(),
+        detail,
+    })?;
+    let mut store = Secrets {
+        name,
+        namespace: server.secret_namespace(name),
+        store: secrets,
+        seen: vec![],
+    };
+    let mut redact_values: Vec<String> = vec![];
+
+    let mut env_values = vec![];
+    for (key, value) in &server.env {
+        let value = store.value(value)?;
+        redact_values.push(value.expose().clone());
+        env_values.push((key.clone(), value));
+    }
+
+    let mut sends_credentials = false;
+    let target =
+        match server.transport {
+            TransportKind::Stdio => {
+                let command = server.command.clone().unwrap_or_default();
+                let cwd = server.cwd.as_ref().map(PathBuf::from);
+                if let Some(dir) = &cwd
+                    && !dir.is_dir()
+                {
+                    return Err(ResolveError::MissingCwd {
+                        server: name.to_owned(),
+                        cwd: dir.clone(),
+                    });
+                }
+                let env_path = env_values
+                    .iter()
+                    .find(|(k, _)| k == "PATH")
+                    .map(|(_, v)| v.expose().clone());
+                let found = env::find_command(&command, cwd.as_deref(), env_path.as_deref())
+                    .map_err(|e| match e {
+                        LookupError::NotFound {
+                            checked_login_shell,
+                        } => ResolveError::CommandNotFound {
+                            command: command.clone(),
+                            checked_login_shell,
+                        },
+                        LookupError::NotExecutable(path) => ResolveError::NotExecutable {
+                            command: command.clone(),
+                            path,
+                        },
+                    })?;
+                Target::Stdio(StdioTarget {
+                    command,
+                    program: found.path,
+                    args: server.args.clone(),
+                    env: env_values,
+                    cwd,
+                    via_login_shell: found.via_login_shell,
+                })
+            }
+            _ => {
+                let raw = server.url.as_deref().unwrap_or_default();
+                let url = crate::config::validate_remote_url(raw).map_err(|detail| {
+                    ResolveError::Invalid {
+                        server: name.to_owned(),
+                        detail,
+                    }
+                })?;
+                let mut headers = vec![];
+                for (key, value) in &server.headers {
+                    let lower = key.to_ascii_lowercase();
+                    if value.secret_name().is_some()
+                        || ["auth", "key", "token", "secret"]
+                            .iter()
+                            .any(|w| lower.contains(w))
+                    {
+                        sends_credentials = true;
+                    }
+                    let value = store.value(value)?;
+                    redact_values.push(value.expose().clone());
+                    headers.push((key.clone(), value));
+                }
+                let auth_header = match &server.auth {
+                    Auth::None => None,
+                    Auth::Bearer { token } => {
+                        let token = store.get(token)?;
+                        Some((
+                            "Authorization".to_owned(),
+                            format!("Bearer {}", token.expose()),
+                        ))
+                    }
+                    Auth::ApiKey { header, key } => {
+                        let key = store.get(key)?;
+                        Some((header.clone(), key.expose().clone()))
+                    }
+                    Auth::Basic { username, password } => {
+                        let password = store.get(password)?;
+                        let encoded = base64::engine::general_purpose::STANDARD
+                            .encode(format!("{username}:{}", password.expose()));
+                        redact_values.push(encoded.clone());
+                        Some(("Authorization".to_owned(), format!("Basic {encoded}")))
+                    }
+                    Auth::Header {
+                        name: header,
+                        value,
+                    } => {
+                        let value = store.get(value)?;
+                        Some((header.clone(), value.expose().clone()))
+                    }
+                    Auth::Oauth2(_) => {
+                        let key = SecretKey::new(store.namespace, OAUTH_ACCESS_TOKEN);
+                        match secrets.get(&key) {
+                            Ok(Some(token)) if !token.expose().is_empty() => {
+                                store.seen.push(token.expose().clone());
+                                Some((
+                                    "Authorization".to_owned(),
+                                    format!("Bearer {}", token.expose()),
+                                ))
+                            }
+                            Ok(_) => {
+                                return Err(ResolveError::NeedsOAuth {
+                                    server: name.to_owned(),
+                                });
+                            }
+                            Err(source) => {
+                                return Err(ResolveError::SecretStore {
+                                    server: name.to_owned(),
+                                    source,
+                                });
+                            }
+                        }
+                    }
+                };
+                if let Some((header, value)) = auth_header {
+                    sends_credentials = true;
+                    redact_values.push(value.clone());
+                    headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&header));
+                    headers.push((header, Sensitive::new(value)));
+                }
+                for (key, value) in &headers {
+                    if reqwest::header::HeaderName::from_bytes(key.as_bytes()).is_err()
+                        || reqwest::header::HeaderValue::from_str(value.expose()).is_err()
+                    {
+                        return Err(ResolveError::Invalid {
+                            server: name.to_owned(),
+                            detail: format!(
+                                "the header `{key}` has a name or value that HTTP does not allow \
+                             (line breaks or control characters?)"
+                            ),
+                        });
+                    }
+                }
+                Target::Remote(RemoteTarget { url, headers })
+            }
+        };
+    redact_values.append(&mut store.seen);
+    redact_values.retain(|v| !v.is_empty());
+    redact_values.sort();
+    redact_values.dedup();
+
+    Ok(ResolvedServer {
+        name: name.to_owned(),
+        transport: server.transport,
+        target,
+        timeout: server
+            .timeout
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_TIMEOUT),
+        redactor: Redactor::new(redact_values),
+        probe,
+        sends_credentials,
+        resolve_time: started.elapsed(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SecretRef;
+    use crate::secrets::MemoryStore;
+
+    fn store_with(ns: &str, pairs: &[(&str, &str)]) -> MemoryStore {
+        let store = MemoryStore::new();
+        for (k, v) in pairs {
+            store
+                .set(&SecretKey::new(ns, *k), &Sensitive::new((*v).to_owned()))
+                .unwrap();
+        }
+        store
+    }
+
+    #[test]
+    fn secrets_are_substituted_from_the_servers_namespace() {
+        let mut server = ServerConfig::stdio("sh", vec![]);
+        server
+            .env
+            .insert("TOKEN".into(), ConfigValue::Secret(SecretRef::new("TOKEN")));
+        server
+            .env
+            .insert("PLAIN".into(), ConfigValue::Plain("p-value".into()));
+        let store = store_with("srv", &[("TOKEN", "s3cr3t-value")]);
+        let resolved = resolve("srv", &server, &store, None).unwrap();
+        let Target::Stdio(target) = resolved.target() else {
+            panic!("stdio")
+        };
+        let env = target.child_env();
+        let get = |k: &str| env.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+        assert_eq!(get("TOKEN").unwrap(), "s3cr3t-value");
+        assert_eq!(get("PLAIN").unwrap(), "p-value");
+        assert!(get("PATH").is_some());
+        let redacted = resolved.redactor().redact("x s3cr3t-value y p-value");
+        assert!(!redacted.contains("s3cr3t-value") && !redacted.contains("p-value"));
+        // Another server's namespace does not see it.
+        let err = resolve("other", &server, &store, None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config);
+        assert!(
+            err.hint()
+                .contains("plugboard edit other --secret-env TOKEN"),
+            "{}",
+            err.hint()
+        );
+    }
+
+    #[test]
+    fn auth_becomes_headers() {
+        let store = store_with("r", &[("T", "tok-123456"), ("P", "pw-abcdef")]);
+        let mut server = ServerConfig::remote(TransportKind::Shttp, "https://example.com/mcp");
+        server.auth = Auth::Bearer {
+            token: SecretRef::new("T"),
+        };
+        let resolved = resolve("r", &server, &store, None).unwrap();
+        let Target::Remote(target) = resolved.target() else {
+            panic!("remote")
+        };
+        assert_eq!(target.headers[0].0, "Authorization");
+        assert_eq!(target.headers[0].1.expose(), "Bearer tok-123456");
+        assert!(resolved.sends_credentials());
+
+        server.auth = Auth::Basic {
+            username: "me".into(),
+            password: SecretRef::new("P"),
+        };
+        let resolved = resolve("r", &server, &store, None).unwrap();
+        let Target::Remote(target) = resolved.target() else {
+            panic!("remote")
+        };
+        let expected = base64::engine::general_purpose::STANDARD.encode("me:pw-abcdef");
+        assert_eq!(target.headers[0].1.expose(), &format!("Basic {expected}"));
+        assert!(!resolved.redactor().redact(&expected).contains(&expected));
+
+        server.auth = Auth::ApiKey {
+            header: "X-Api-Key".into(),
+            key: SecretRef::new("T"),
+        };
+        let resolved = resolve("r", &server, &store, None).unwrap();
+        let Target::Remote(target) = resolved.target() else {
+            panic!("remote")
+        };
+        assert_eq!(target.headers[0].0, "X-Api-Key");
+        assert_eq!(target.headers[0].1.expose(), "tok-123456");
+    }
+
+    #[test]
+    fn oauth_without_a_token_is_unauthorized() {
+        let store = MemoryStore::new();
+        let mut server = ServerConfig::remote(TransportKind::Shttp, "https://example.com/mcp");
+        server.auth = Auth::Oauth2(Default::default());
+        let err = resolve("gh", &server, &store, None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unauthorized);
+        assert!(err.hint().contains("plugboard auth gh"));
+    }
+
+    #[test]
+    fn missing_commands_get_runtime_aware_hints() {
+        let server = ServerConfig::stdio("/nonexistent/dir/npx", vec![]);
+        let err = resolve("s", &server, &MemoryStore::new(), None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Spawn);
+        assert!(err.hint().contains("Node.js"), "{}", err.hint());
+        let hint = command_not_found_hint("uvx", true);
+        assert!(
+            hint.contains("login shell") && hint.contains("uv"),
+            "{hint}"
+        );
+        assert!(command_not_found_hint("docker", true).contains("daemon"));
+        assert!(command_not_found_hint("python3", false).contains("Python"));
+    }
+}
