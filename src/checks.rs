@@ -6,12 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::catalog::{Catalog, CredentialProbe};
-use crate::config::{ServerConfig, TransportKind};
+use crate::config::{Auth, ServerConfig, TransportKind};
 use crate::form::PreparedServer;
 use crate::health::{self, HealthRecord, HealthStore, now_ms};
 use crate::manage::{ManageError, Servers};
+use crate::oauth::{OAuthContext, OAuthError};
 use crate::probe::{self, ErrorKind, Failure, Stage, StageEvent, StageReport, TestResult};
-use crate::secrets::{MemoryStore, SecretKey, SecretStore};
+use crate::resolve::OAUTH_ACCESS_TOKEN;
+use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};
 
 /// The credential probe the catalog declares for the entry and option a server came from.
 pub fn catalog_probe(catalog: &Catalog, server: &ServerConfig) -> Option<CredentialProbe> {
@@ -30,7 +32,7 @@ fn store_for(
     name: &str,
     server: &ServerConfig,
 ) -> Result<Arc<dyn SecretStore>, Failure> {
-    if server.secret_keys(name).is_empty() {
+    if server.secret_keys(name).is_empty() && !matches!(server.auth, Auth::Oauth2(_)) {
         return Ok(Arc::new(MemoryStore::new()));
     }
     servers.secrets().cloned().map_err(|err| {
@@ -58,6 +60,107 @@ fn failed_before_resolving(server: &ServerConfig, failure: Failure) -> TestResul
     )
 }
 
+/// A secret store that answers the server's OAuth access token from memory (fresh from the
+/// OAuth module, refreshed if needed) and everything else from the real store.
+struct WithAccessToken {
+    token: MemoryStore,
+    base: Arc<dyn SecretStore>,
+}
+
+impl WithAccessToken {
+    fn new(base: Arc<dyn SecretStore>, namespace: &str, token: &Sensitive<String>) -> Self {
+        let overlay = MemoryStore::new();
+        let _ = overlay.set(&SecretKey::new(namespace, OAUTH_ACCESS_TOKEN), token);
+        WithAccessToken {
+            token: overlay,
+            base,
+        }
+    }
+}
+
+impl SecretStore for WithAccessToken {
+    fn get(&self, key: &SecretKey) -> Result<Option<Sensitive<String>>, SecretError> {
+        match self.token.get(key)? {
+            Some(value) => Ok(Some(value)),
+            None => self.base.get(key),
+        }
+    }
+    fn set(&self, key: &SecretKey, value: &Sensitive<String>) -> Result<(), SecretError> {
+        self.base.set(key, value)
+    }
+    fn delete(&self, key: &SecretKey) -> Result<(), SecretError> {
+        self.base.delete(key)
+    }
+    fn check(&self) -> Result<(), SecretError> {
+        self.base.check()
+    }
+    fn describe(&self) -> String {
+        self.base.describe()
+    }
+}
+
+fn oauth_failure(name: &str, err: OAuthError) -> Failure {
+    match err {
+        OAuthError::LoginRequired(message) => Failure::new(
+            ErrorKind::Unauthorized,
+            message,
+            format!("sign in again with `plugboard auth {name}`"),
+        ),
+        other => Failure::new(
+            ErrorKind::Unauthorized,
+            format!("the OAuth tokens of `{name}` could not be used: {other}"),
+            format!("sign in again with `plugboard auth {name}`"),
+        ),
+    }
+}
+
+/// Test an OAuth server with its stored tokens: refreshed before expiry, and once more after a
+/// 401 (the server may have revoked the access token early).
+async fn test_with_oauth(
+    servers: &Servers,
+    name: &str,
+    server: &ServerConfig,
+    store: Arc<dyn SecretStore>,
+    probe: Option<CredentialProbe>,
+    timeout: Option<Duration>,
+    mut progress: impl FnMut(StageEvent),
+) -> TestResult {
+    let context = match OAuthContext::new(store.clone(), servers.config().dir()) {
+        Ok(context) => context,
+        Err(err) => return failed_before_resolving(server, oauth_failure(name, err)),
+    };
+    let namespace = server.secret_namespace(name).to_string();
+    let token = match context.fresh_access_token(name, server).await {
+        Ok(Some(token)) => token,
+        // No tokens yet: resolve reports `unauthorized` with "run `plugboard auth NAME`".
+        Ok(None) => {
+            return probe::test_config(name, server, store.as_ref(), probe, timeout, progress)
+                .await;
+        }
+        Err(err) => return failed_before_resolving(server, oauth_failure(name, err)),
+    };
+    let with_token = WithAccessToken::new(store.clone(), &namespace, &token);
+    let result = probe::test_config(
+        name,
+        server,
+        &with_token,
+        probe.clone(),
+        timeout,
+        &mut progress,
+    )
+    .await;
+    if result.error_kind != Some(ErrorKind::Unauthorized) {
+        return result;
+    }
+    match context.refresh_after_401(name, server, &token).await {
+        Ok(fresh) => {
+            let with_token = WithAccessToken::new(store, &namespace, &fresh);
+            probe::test_config(name, server, &with_token, probe, timeout, progress).await
+        }
+        Err(_) => result,
+    }
+}
+
 /// Test installed server `name` and keep the result as its health (unless a newer check has
 /// already been stored).
 pub async fn test_installed(
@@ -69,9 +172,12 @@ pub async fn test_installed(
 ) -> Result<TestResult, ManageError> {
     let server = servers.config().load()?.server(name)?;
     let started = now_ms();
+    let probe = catalog_probe(catalog, &server);
     let result = match store_for(servers, name, &server) {
+        Ok(store) if matches!(server.auth, Auth::Oauth2(_)) => {
+            test_with_oauth(servers, name, &server, store, probe, timeout, progress).await
+        }
         Ok(store) => {
-            let probe = catalog_probe(catalog, &server);
             probe::test_config(name, &server, store.as_ref(), probe, timeout, progress).await
         }
         Err(failure) => failed_before_resolving(&server, failure),
@@ -99,7 +205,15 @@ pub async fn test_prepared(
         let _ = store.set(&SecretKey::new(namespace, name), value);
     }
     let probe = catalog_probe(catalog, &prepared.config);
-    probe::test_config(&prepared.name, &prepared.config, &store, probe, timeout, progress).await
+    probe::test_config(
+        &prepared.name,
+        &prepared.config,
+        &store,
+        probe,
+        timeout,
+        progress,
+    )
+    .await
 }
 
 /// Keep `result` as the health of a server that was just installed (the pre-save test).

@@ -79,7 +79,9 @@ impl HealthStore {
             }
         }
         let text = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
-        let tmp = self.dir.join(format!(".{}.{}.tmp", record.name, std::process::id()));
+        let tmp = self
+            .dir
+            .join(format!(".{}.{}.tmp", record.name, std::process::id()));
         let mut file = File::create(&tmp)?;
         file.write_all(&text)?;
         file.sync_all()?;
@@ -116,23 +118,28 @@ impl HealthStore {
 
 /// Run `check` for every name with at most `parallelism` at a time and return the results in
 /// the order given. One slow or failing check never holds up the others beyond the limit.
-pub async fn check_all<F, Fut>(names: Vec<String>, parallelism: usize, check: F) -> Vec<(String, TestResult)>
+pub async fn check_all<F, Fut>(
+    names: Vec<String>,
+    parallelism: usize,
+    check: F,
+) -> Vec<(String, TestResult)>
 where
     F: Fn(String) -> Fut,
     Fut: Future<Output = TestResult>,
 {
     let check = Arc::new(check);
-    let mut results: Vec<(usize, String, TestResult)> = futures::stream::iter(names.into_iter().enumerate())
-        .map(|(i, name)| {
-            let check = check.clone();
-            async move {
-                let result = check(name.clone()).await;
-                (i, name, result)
-            }
-        })
-        .buffer_unordered(parallelism.max(1))
-        .collect()
-        .await;
+    let mut results: Vec<(usize, String, TestResult)> =
+        futures::stream::iter(names.into_iter().enumerate())
+            .map(|(i, name)| {
+                let check = check.clone();
+                async move {
+                    let result = check(name.clone()).await;
+                    (i, name, result)
+                }
+            })
+            .buffer_unordered(parallelism.max(1))
+            .collect()
+            .await;
     results.sort_by_key(|(i, _, _)| *i);
     results.into_iter().map(|(_, n, r)| (n, r)).collect()
 }
@@ -157,10 +164,19 @@ mod tests {
     fn a_superseded_check_is_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let store = HealthStore::in_config_dir(dir.path());
-        assert_eq!(store.record(&record("a", 200, true)).unwrap(), Recorded::Stored);
-        assert_eq!(store.record(&record("a", 100, false)).unwrap(), Recorded::Superseded);
+        assert_eq!(
+            store.record(&record("a", 200, true)).unwrap(),
+            Recorded::Stored
+        );
+        assert_eq!(
+            store.record(&record("a", 100, false)).unwrap(),
+            Recorded::Superseded
+        );
         assert!(store.get("a").unwrap().result.ok);
-        assert_eq!(store.record(&record("a", 300, false)).unwrap(), Recorded::Stored);
+        assert_eq!(
+            store.record(&record("a", 300, false)).unwrap(),
+            Recorded::Stored
+        );
         assert!(!store.get("a").unwrap().result.ok);
         store.rename("a", "b");
         assert!(store.get("a").is_none());
@@ -189,7 +205,10 @@ mod tests {
             }
         })
         .await;
-        assert_eq!(results.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(), names);
+        assert_eq!(
+            results.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+            names
+        );
         assert_eq!(peak.load(Ordering::SeqCst), 5);
         assert!(results[3].1.ok && !results[4].1.ok);
     }

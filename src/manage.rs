@@ -132,9 +132,11 @@ impl Servers {
     /// Remove a server, then delete every secret it referred to. Secret deletion failures are
     /// reported, not fatal: the server is gone either way.
     pub fn remove(&self, name: &str) -> Result<RemoveOutcome, ManageError> {
-        let server = self.config.remove(name)?;
+        let removed = self.config.remove(name)?;
         self.health().forget(name);
-        let keys = server.secret_keys(name);
+        let keys = removed
+            .map(|server| server.secret_keys(name))
+            .unwrap_or_default();
         let mut outcome = RemoveOutcome {
             secrets_deleted: 0,
             secret_errors: vec![],
@@ -152,6 +154,26 @@ impl Servers {
                 }
             }
             Err(err) => outcome.secret_errors.push(err.to_string()),
+        }
+        Ok(outcome)
+    }
+
+    /// Remove a server and its secrets; for an OAuth server, also revoke its tokens at the
+    /// authorization server (where it supports revocation) and delete them. Revocation problems
+    /// are reported as warnings: the server is removed either way.
+    pub async fn remove_and_revoke(&self, name: &str) -> Result<RemoveOutcome, ManageError> {
+        let server = self.config.load()?.server(name).ok();
+        let mut outcome = self.remove(name)?;
+        if let Some(server) = server.filter(|s| matches!(s.auth, Auth::Oauth2(_))) {
+            match self.secrets() {
+                Ok(store) => {
+                    match crate::oauth::revoke_and_forget(name, &server, store.clone()).await {
+                        Ok(revoked) => outcome.secret_errors.extend(revoked.warnings),
+                        Err(err) => outcome.secret_errors.push(err.to_string()),
+                    }
+                }
+                Err(err) => outcome.secret_errors.push(err.to_string()),
+            }
         }
         Ok(outcome)
     }

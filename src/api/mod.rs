@@ -380,7 +380,10 @@ pub fn open_external(url: &str) -> Result<(), ApiError> {
     let parsed = url::Url::parse(url)
         .map_err(|e| ApiError::field("url", format!("not a valid URL ({e})")))?;
     if parsed.scheme() != "https" || !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err(ApiError::field("url", "only https links without credentials can be opened"));
+        return Err(ApiError::field(
+            "url",
+            "only https links without credentials can be opened",
+        ));
     }
     let opener = if cfg!(target_os = "macos") {
         "open"
@@ -395,7 +398,12 @@ pub fn open_external(url: &str) -> Result<(), ApiError> {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .map_err(|e| ApiError::new("unsupported", format!("could not start `{opener}` to open the link: {e}")))?;
+        .map_err(|e| {
+            ApiError::new(
+                "unsupported",
+                format!("could not start `{opener}` to open the link: {e}"),
+            )
+        })?;
     // Reap it so it never lingers as a zombie.
     std::thread::spawn(move || {
         let _ = child.wait();

@@ -214,16 +214,25 @@ pub(super) struct Tests {
 impl Tests {
     fn start(&self, id: &str) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
-        self.running.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string(), tx);
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.to_string(), tx);
         rx
     }
 
     fn end(&self, id: &str) {
-        self.running.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
     }
 
     pub(super) fn take_presave(&self, id: &str) -> Option<(u64, TestResult)> {
-        self.presave.lock().unwrap_or_else(|p| p.into_inner()).remove(id)
+        self.presave
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id)
     }
 }
 
@@ -234,7 +243,9 @@ fn cancelled() -> ApiError {
 /// Run `work` (a test) on a thread of its own with its own small runtime, and wait for it from
 /// any async context. The probe's futures need not be `Send`, a slow server never occupies the
 /// app's async workers, and the caller's future is `Send`.
-fn on_own_thread<T, F>(work: impl FnOnce() -> F + Send + 'static) -> impl Future<Output = Result<T, ApiError>> + Send
+fn on_own_thread<T, F>(
+    work: impl FnOnce() -> F + Send + 'static,
+) -> impl Future<Output = Result<T, ApiError>> + Send
 where
     T: Send + 'static,
     F: Future<Output = Result<T, ApiError>>,
@@ -243,14 +254,22 @@ where
     let spawned = std::thread::Builder::new()
         .name("plugboard-test".into())
         .spawn(move || {
-            let outcome = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            let outcome = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
                 Ok(runtime) => runtime.block_on(work()),
-                Err(e) => Err(ApiError::new("internal", format!("could not start the test runtime: {e}"))),
+                Err(e) => Err(ApiError::new(
+                    "internal",
+                    format!("could not start the test runtime: {e}"),
+                )),
             };
             let _ = tx.send(outcome);
         });
     async move {
-        spawned.map_err(|e| ApiError::new("internal", format!("could not start a test thread: {e}")))?;
+        spawned.map_err(|e| {
+            ApiError::new("internal", format!("could not start a test thread: {e}"))
+        })?;
         rx.await
             .map_err(|_| ApiError::new("internal", "the test stopped unexpectedly"))?
     }
@@ -336,7 +355,12 @@ impl Api {
 
     /// Cancel a running test. `false` when no test with that id is running.
     pub fn cancel_test(&self, test_id: &str) -> bool {
-        let sender = self.tests.running.lock().unwrap_or_else(|p| p.into_inner()).remove(test_id);
+        let sender = self
+            .tests
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(test_id);
         sender.is_some_and(|s| s.send(()).is_ok())
     }
 

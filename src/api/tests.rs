@@ -157,7 +157,6 @@ fn errors_are_field_level_and_never_echo_values() {
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
             test_id: None,
-        test_id: None,
         })
         .unwrap_err();
     assert_eq!(
@@ -172,7 +171,6 @@ fn errors_are_field_level_and_never_echo_values() {
             values: BTreeMap::from([("BOGUS".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
             test_id: None,
-        test_id: None,
         })
         .unwrap_err();
     assert_eq!(err.code, "invalid");
@@ -188,7 +186,6 @@ fn errors_are_field_level_and_never_echo_values() {
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
             test_id: None,
-        test_id: None,
         })
         .unwrap_err();
     assert_eq!(dup.code, "duplicate");
@@ -322,7 +319,13 @@ fn custom_servers_add_edit_keep_secrets_and_validate() {
 
 #[test]
 fn only_https_links_can_be_opened() {
-    for bad in ["javascript:alert(1)", "file:///etc/passwd", "http://example.com", "https://u:p@example.com", "nope"] {
+    for bad in [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "http://example.com",
+        "https://u:p@example.com",
+        "nope",
+    ] {
         assert_eq!(open_external(bad).unwrap_err().code, "invalid", "{bad}");
     }
 }

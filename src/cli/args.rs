@@ -42,6 +42,8 @@ pub enum Command {
     Test(TestArgs),
     /// Test every enabled server at once
     Health(HealthArgs),
+    /// Sign in to a remote server with OAuth
+    Auth(AuthArgs),
     /// A short guided tour of Plugboard on the embedded catalog
     Tour,
 }
@@ -251,4 +253,16 @@ pub struct HealthArgs {
     pub parallel: Option<usize>,
     #[command(flatten)]
     pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct AuthArgs {
+    pub name: String,
+    /// Read the address the browser ended on from standard input (when the browser cannot
+    /// reach Plugboard's loopback listener)
+    #[arg(long)]
+    pub paste: bool,
+    /// Do not try to open a browser; only print the URL
+    #[arg(long)]
+    pub no_browser: bool,
 }

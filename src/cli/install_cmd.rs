@@ -5,14 +5,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::CliError;
-use super::test_cmd::{print_result, progress_printer, runtime};
-use crate::checks;
-use crate::health::now_ms;
-use crate::probe::TestResult;
 use super::args::{AddArgs, InstallArgs, RemoteTransport};
 use super::input::{SecretInput, key_value, prompt_line, secret_env_var};
 use super::output::print_json;
+use super::test_cmd::{print_result, progress_printer, runtime};
 use crate::catalog::Catalog;
+use crate::checks;
 use crate::config::{
     Auth, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_env_key,
     validate_header_name, validate_name,
@@ -20,7 +18,9 @@ use crate::config::{
 use crate::form::{
     FieldTarget, FormInput, InputKind, PreparedServer, build_server, form_for, new_secret_namespace,
 };
+use crate::health::now_ms;
 use crate::manage::{ServerView, Servers, looks_secret};
+use crate::probe::TestResult;
 
 #[derive(Serialize)]
 struct Installed {

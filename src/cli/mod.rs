@@ -2,6 +2,7 @@
 //! the core modules; nothing here decides anything the app would need too.
 
 mod args;
+mod auth_cmd;
 mod catalog_cmd;
 mod input;
 mod install_cmd;
@@ -113,6 +114,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Remove(args) => servers_cmd::remove(&servers, &args.name),
                 Command::Test(args) => test_cmd::test(&servers, args),
                 Command::Health(args) => test_cmd::health(&servers, args),
+                Command::Auth(args) => auth_cmd::auth(&servers, args),
                 Command::Catalog(_) | Command::Tour => unreachable!("handled above"),
             }
         }

@@ -131,7 +131,7 @@ pub fn rename(servers: &Servers, old: &str, new: &str) -> Result<(), CliError> {
 }
 
 pub fn remove(servers: &Servers, name: &str) -> Result<(), CliError> {
-    let outcome = servers.remove(name)?;
+    let outcome = super::test_cmd::runtime()?.block_on(servers.remove_and_revoke(name))?;
     println!(
         "Removed `{name}`{}.",
         match outcome.secrets_deleted {

@@ -6,13 +6,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::CliError;
 use super::args::{HealthArgs, RemoteTransport, TestArgs};
 use super::input::{SecretInput, key_value};
 use super::output::{print_json, print_table, truncate};
-use super::CliError;
 use crate::catalog::Catalog;
 use crate::checks;
-use crate::config::{Auth, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_env_key, validate_header_name};
+use crate::config::{
+    Auth, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_env_key,
+    validate_header_name,
+};
 use crate::form::PreparedServer;
 use crate::health::DEFAULT_PARALLELISM;
 use crate::manage::Servers;
@@ -77,18 +80,29 @@ pub fn print_result(name: &str, result: &TestResult) {
                 .as_deref()
                 .and_then(|d| d.lines().next())
                 .unwrap_or("");
-            println!("    {:<40} {}", tool.adapted_name, truncate(description, 60));
+            println!(
+                "    {:<40} {}",
+                tool.adapted_name,
+                truncate(description, 60)
+            );
         }
         for warning in &result.warnings {
             println!("  note: {warning}");
         }
     } else {
         let kind = result.error_kind.map(|k| k.as_str()).unwrap_or("unknown");
-        println!("✗ `{name}` failed ({kind}): {}", result.error.as_deref().unwrap_or(""));
+        println!(
+            "✗ `{name}` failed ({kind}): {}",
+            result.error.as_deref().unwrap_or("")
+        );
         if let Some(hint) = &result.hint {
             println!("  what to do: {hint}");
         }
-        if let Some(tail) = result.stderr_tail.as_deref().filter(|t| !t.trim().is_empty()) {
+        if let Some(tail) = result
+            .stderr_tail
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+        {
             println!("  last stderr lines:");
             for line in tail.lines() {
                 println!("    | {line}");
@@ -122,14 +136,18 @@ pub fn test(servers: &Servers, args: TestArgs) -> Result<(), CliError> {
         if !args.json.json {
             eprintln!("Testing `{name}`");
         }
-        let result = rt.block_on(checks::test_installed(servers, &catalog, name, timeout, progress))?;
+        let result = rt.block_on(checks::test_installed(
+            servers, &catalog, name, timeout, progress,
+        ))?;
         return finish(name, &result, args.json.json);
     }
     let prepared = ad_hoc(&args)?;
     if !args.json.json {
         eprintln!("Testing {} (not saved)", describe(&prepared.config));
     }
-    let result = rt.block_on(checks::test_prepared(&prepared, &catalog, timeout, progress));
+    let result = rt.block_on(checks::test_prepared(
+        &prepared, &catalog, timeout, progress,
+    ));
     finish(&prepared.name, &result, args.json.json)
 }
 
@@ -170,7 +188,9 @@ fn ad_hoc(args: &TestArgs) -> Result<PreparedServer, CliError> {
     for raw in &args.header {
         let (k, v) = key_value(raw, "--header")?;
         validate_header_name(k).map_err(CliError::usage)?;
-        config.headers.insert(k.into(), ConfigValue::Plain(v.into()));
+        config
+            .headers
+            .insert(k.into(), ConfigValue::Plain(v.into()));
     }
     let mut secrets = std::collections::BTreeMap::new();
     if args.bearer_stdin {
@@ -209,7 +229,12 @@ pub fn health(servers: &Servers, args: HealthArgs) -> Result<(), CliError> {
     if !args.json.json {
         eprintln!("Checking every enabled server ({parallelism} at a time)…");
     }
-    let results = rt.block_on(checks::check_enabled(servers, &catalog, parallelism, timeout))?;
+    let results = rt.block_on(checks::check_enabled(
+        servers,
+        &catalog,
+        parallelism,
+        timeout,
+    ))?;
     let failed = results.iter().filter(|(_, r)| !r.ok).count();
     if args.json.json {
         let rows: Vec<HealthRow> = results
@@ -220,7 +245,11 @@ pub fn health(servers: &Servers, args: HealthArgs) -> Result<(), CliError> {
     } else if results.is_empty() {
         println!("No enabled servers to check.");
     } else {
-        let mut rows = vec![vec!["NAME".to_string(), "STATUS".to_string(), "DETAIL".to_string()]];
+        let mut rows = vec![vec![
+            "NAME".to_string(),
+            "STATUS".to_string(),
+            "DETAIL".to_string(),
+        ]];
         for (name, result) in &results {
             let (status, detail) = if result.ok {
                 let status = match result.verification {
@@ -230,7 +259,10 @@ pub fn health(servers: &Servers, args: HealthArgs) -> Result<(), CliError> {
                 (status.to_string(), format!("{} tools", result.tools.len()))
             } else {
                 (
-                    format!("failed: {}", result.error_kind.map(|k| k.as_str()).unwrap_or("?")),
+                    format!(
+                        "failed: {}",
+                        result.error_kind.map(|k| k.as_str()).unwrap_or("?")
+                    ),
                     truncate(result.hint.as_deref().unwrap_or(""), 80),
                 )
             };
@@ -239,7 +271,10 @@ pub fn health(servers: &Servers, args: HealthArgs) -> Result<(), CliError> {
         print_table(&rows);
     }
     if failed > 0 {
-        return Err(CliError::failed(format!("{failed} of {} servers failed", results.len())));
+        return Err(CliError::failed(format!(
+            "{failed} of {} servers failed",
+            results.len()
+        )));
     }
     Ok(())
 }

@@ -214,16 +214,15 @@ impl ConfigStore {
         })
     }
 
-    /// Remove a server and return what it was (so the caller can delete its secrets).
-    pub fn remove(&self, name: &str) -> Result<ServerConfig, ConfigError> {
+    /// Remove a server and return what it was (so the caller can delete its secrets), or `None`
+    /// when its entry could not be parsed: a broken entry can always be removed.
+    pub fn remove(&self, name: &str) -> Result<Option<ServerConfig>, ConfigError> {
         self.mutate(|doc| {
             let raw = doc
                 .servers
-                .get(name)
+                .shift_remove(name)
                 .ok_or_else(|| ConfigError::NotFound { name: name.into() })?;
-            let server = parse_server(name, raw)?;
-            doc.servers.shift_remove(name);
-            Ok(server)
+            Ok(parse_server(name, &raw).ok())
         })
     }
 
@@ -430,7 +429,7 @@ mod tests {
             store.rename("c", "b"),
             Err(ConfigError::Duplicate { .. })
         ));
-        store.remove("c").unwrap();
+        assert!(store.remove("c").unwrap().is_some());
         assert!(matches!(
             store.remove("c"),
             Err(ConfigError::NotFound { .. })
@@ -461,6 +460,9 @@ mod tests {
             cfg.server("broken"),
             Err(ConfigError::InvalidServer { .. })
         ));
+        // A broken entry can still be removed.
+        assert!(store.remove("broken").unwrap().is_none());
+        assert!(!store.load().unwrap().contains("broken"));
     }
 
     #[test]

@@ -69,3 +69,45 @@ fn every_module_starts_with_a_doc_comment() {
         "modules without a `//!` doc: {missing:?}"
     );
 }
+
+/// The desktop shell (`src-tauri/`) is a workspace of its own, excluded from this one, so
+/// `cargo test` here never builds Tauri even though the shell depends on this crate.
+#[test]
+fn the_desktop_shell_is_not_in_this_workspace() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(repo_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(names.contains(&"plugboard"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("tauri") || *n == "plugboard-app"),
+        "the workspace builds the desktop shell: {names:?}"
+    );
+    let shell = std::fs::read_to_string(repo_root().join("src-tauri/Cargo.toml")).unwrap();
+    assert!(
+        shell.contains("\n[workspace]"),
+        "src-tauri must be its own workspace"
+    );
+}

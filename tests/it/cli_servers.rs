@@ -84,7 +84,10 @@ fn add_list_toggle_rename_remove_without_secrets() {
 #[test]
 fn bad_input_exits_2_and_changes_nothing() {
     let home = Home::new();
-    assert_code(&home.run(&["add", "keep", "--no-test", "--stdio", "--", "cmd"]), 0);
+    assert_code(
+        &home.run(&["add", "keep", "--no-test", "--stdio", "--", "cmd"]),
+        0,
+    );
     let before = std::fs::read(home.config_path()).unwrap();
     let cases: &[(&[&str], &str)] = &[
         (&["install", "no-such-entry"], "no catalog entry"),
@@ -102,12 +105,33 @@ fn bad_input_exits_2_and_changes_nothing() {
             &["install", "github", "--option", "carrier-pigeon"],
             "choose one of",
         ),
-        (&["add", "bad name", "--no-test", "--stdio", "--", "cmd"], "contains ` `"),
-        (&["add", "keep", "--no-test", "--stdio", "--", "cmd"], "already exists"),
-        (&["add", "x", "--no-test", "--url", "ftp://example.com"], "http"),
-        (&["add", "x", "--no-test", "--url", "not a url"], "not a valid URL"),
         (
-            &["add", "x", "--no-test", "--stdio", "--env", "1BAD=v", "--", "cmd"],
+            &["add", "bad name", "--no-test", "--stdio", "--", "cmd"],
+            "contains ` `",
+        ),
+        (
+            &["add", "keep", "--no-test", "--stdio", "--", "cmd"],
+            "already exists",
+        ),
+        (
+            &["add", "x", "--no-test", "--url", "ftp://example.com"],
+            "http",
+        ),
+        (
+            &["add", "x", "--no-test", "--url", "not a url"],
+            "not a valid URL",
+        ),
+        (
+            &[
+                "add",
+                "x",
+                "--no-test",
+                "--stdio",
+                "--env",
+                "1BAD=v",
+                "--",
+                "cmd",
+            ],
             "environment variable",
         ),
         (

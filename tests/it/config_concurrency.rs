@@ -20,8 +20,14 @@ fn env_keys(home: &Home, server: &str) -> Vec<String> {
 #[test]
 fn two_concurrent_writers_lose_no_update() {
     let home = Home::new();
-    assert_code(&home.run(&["add", "a", "--no-test", "--stdio", "--", "cmd-a"]), 0);
-    assert_code(&home.run(&["add", "b", "--no-test", "--stdio", "--", "cmd-b"]), 0);
+    assert_code(
+        &home.run(&["add", "a", "--no-test", "--stdio", "--", "cmd-a"]),
+        0,
+    );
+    assert_code(
+        &home.run(&["add", "b", "--no-test", "--stdio", "--", "cmd-b"]),
+        0,
+    );
     const UPDATES: usize = 500;
     let writers: Vec<_> = ["a", "b"]
         .into_iter()
@@ -53,7 +59,10 @@ fn two_concurrent_writers_lose_no_update() {
 #[test]
 fn writers_killed_at_random_moments_never_corrupt_the_file() {
     let home = Home::new();
-    assert_code(&home.run(&["add", "s", "--no-test", "--stdio", "--", "cmd"]), 0);
+    assert_code(
+        &home.run(&["add", "s", "--no-test", "--stdio", "--", "cmd"]),
+        0,
+    );
     let mut succeeded = vec![];
     let mut killed = 0;
     for i in 0..200 {

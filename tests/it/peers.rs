@@ -25,14 +25,26 @@ fn probe(server: ServerConfig) -> TestResult {
 
 #[track_caller]
 fn assert_full(result: &TestResult, tools: &[&str]) {
-    assert!(result.ok, "{}", serde_json::to_string_pretty(result).unwrap());
+    assert!(
+        result.ok,
+        "{}",
+        serde_json::to_string_pretty(result).unwrap()
+    );
     let names: Vec<&str> = result.tools.iter().map(|t| t.name.as_str()).collect();
     for tool in tools {
         assert!(names.contains(tool), "missing tool {tool} in {names:?}");
     }
     for tool in &result.tools {
-        assert!(tool.adapted_name.starts_with("mcp__peer__"), "{}", tool.adapted_name);
-        assert!(tool.input_schema.is_object(), "{} has no input schema", tool.name);
+        assert!(
+            tool.adapted_name.starts_with("mcp__peer__"),
+            "{}",
+            tool.adapted_name
+        );
+        assert!(
+            tool.input_schema.is_object(),
+            "{} has no input schema",
+            tool.name
+        );
     }
 }
 
@@ -56,17 +68,28 @@ fn everything_http(mode: &str) -> Background {
 fn server_everything_over_stdio() {
     let result = probe(everything_stdio());
     assert_full(&result, EVERYTHING_TOOLS);
-    assert!(result.tools.len() >= 10, "only {} tools", result.tools.len());
+    assert!(
+        result.tools.len() >= 10,
+        "only {} tools",
+        result.tools.len()
+    );
     assert!(!result.resources.is_empty() && !result.prompts.is_empty());
 }
 
 #[test]
 fn server_everything_over_streamable_http() {
     let server = everything_http("streamableHttp");
-    let result = probe(ServerConfig::remote(TransportKind::Shttp, server.url("/mcp")));
+    let result = probe(ServerConfig::remote(
+        TransportKind::Shttp,
+        server.url("/mcp"),
+    ));
     assert_full(&result, EVERYTHING_TOOLS);
     let stdio = probe(everything_stdio());
-    assert_eq!(result.tools.len(), stdio.tools.len(), "same tools over every transport");
+    assert_eq!(
+        result.tools.len(),
+        stdio.tools.len(),
+        "same tools over every transport"
+    );
 }
 
 #[test]
@@ -80,7 +103,10 @@ fn server_everything_over_sse() {
 #[test]
 fn server_everything_sse_found_by_auto() {
     let server = everything_http("sse");
-    let result = probe(ServerConfig::remote(TransportKind::Auto, server.url("/sse")));
+    let result = probe(ServerConfig::remote(
+        TransportKind::Auto,
+        server.url("/sse"),
+    ));
     assert_full(&result, EVERYTHING_TOOLS);
     assert_eq!(result.transport, TransportKind::Sse);
 }
@@ -117,7 +143,10 @@ fn python_sdk_over_stdio() {
 #[test]
 fn python_sdk_over_streamable_http() {
     let server = python("streamable-http");
-    let result = probe(ServerConfig::remote(TransportKind::Shttp, server.url("/mcp")));
+    let result = probe(ServerConfig::remote(
+        TransportKind::Shttp,
+        server.url("/mcp"),
+    ));
     assert_python(&result);
 }
 

@@ -399,10 +399,21 @@ async fn sse_stream_without_an_endpoint_event_times_out_with_a_clear_reason() {
     let port = raw_server(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n: just a comment\n\n",
     );
-    let server = remote_config(TransportKind::Sse, &format!("http://127.0.0.1:{port}/sse"), 2);
+    let server = remote_config(
+        TransportKind::Sse,
+        &format!("http://127.0.0.1:{port}/sse"),
+        2,
+    );
     let probed = probe("noend", &server, &store_with("noend", &[]), None).await;
     probed.assert_kind("timeout");
-    assert!(probed.result.error.as_deref().unwrap().contains("`endpoint` event"));
+    assert!(
+        probed
+            .result
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("`endpoint` event")
+    );
 }
 
 #[tokio::test]
@@ -410,10 +421,21 @@ async fn sse_endpoint_on_another_origin_is_refused() {
     let port = raw_server(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\nevent: endpoint\ndata: http://127.0.0.2:9/messages\n\n",
     );
-    let server = remote_config(TransportKind::Sse, &format!("http://127.0.0.1:{port}/sse"), 5);
+    let server = remote_config(
+        TransportKind::Sse,
+        &format!("http://127.0.0.1:{port}/sse"),
+        5,
+    );
     let probed = probe("xo", &server, &store_with("xo", &[]), None).await;
     probed.assert_kind("protocol");
-    assert!(probed.result.error.as_deref().unwrap().contains("another origin"));
+    assert!(
+        probed
+            .result
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("another origin")
+    );
 }
 
 #[tokio::test]
@@ -421,7 +443,11 @@ async fn a_web_page_is_not_an_mcp_endpoint() {
     let port = raw_server(
         "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\nConnection: close\r\n\r\n<html></html>",
     );
-    let server = remote_config(TransportKind::Shttp, &format!("http://127.0.0.1:{port}/"), 5);
+    let server = remote_config(
+        TransportKind::Shttp,
+        &format!("http://127.0.0.1:{port}/"),
+        5,
+    );
     let probed = probe("web", &server, &store_with("web", &[]), None).await;
     probed.assert_kind("protocol");
     assert!(probed.result.hint.as_deref().unwrap().contains("web page"));
