@@ -144,7 +144,8 @@ fn test_then_save(
         servers.secrets()?;
     }
     let mut test = None;
-    if !no_test {
+    let needs_sign_in = matches!(prepared.config.auth, Auth::Oauth2(_));
+    if !no_test && !needs_sign_in {
         if !json {
             eprintln!("Testing `{}` before saving it", prepared.name);
         }
@@ -200,6 +201,12 @@ fn test_then_save(
             .map(|s| s.describe())
             .unwrap_or_else(|_| "the secret store".into());
         println!("Secrets kept in {store}: {}.", names.join(", "));
+    }
+    if needs_sign_in {
+        println!(
+            "`{}` signs in with OAuth: run `plugboard auth {}` to connect (it ends with a test).",
+            prepared.name, prepared.name
+        );
     }
     Ok(())
 }

@@ -90,3 +90,47 @@ fn without_a_keyring_secret_commands_fail_fast_and_clearly() {
         .unwrap();
     assert_code(&out, 0);
 }
+
+/// A D-Bus session whose Secret Service has no usable login keyring (gnome-keyring started on
+/// demand by D-Bus activation, never unlocked): refused at once with a fix, nothing saved.
+#[test]
+fn a_keyring_that_is_not_set_up_is_refused_clearly() {
+    let home = Home::new();
+    let daemon_home = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = std::process::Command::new("dbus-run-session")
+        .arg("--")
+        .arg(crate::support::plugboard_bin())
+        .args([
+            "install",
+            "tavily",
+            "--secret-stdin",
+            "TAVILY_API_KEY",
+            "--no-test",
+        ])
+        .env("PLUGBOARD_HOME", home.path())
+        .env("HOME", daemon_home.path())
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(b"tvly-never-stored\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_code(&out, 2);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let err = stderr(&out);
+    assert!(
+        err.contains("locked or not set up") || err.contains("no usable OS keyring"),
+        "{err}"
+    );
+    assert!(!home.config_path().exists(), "nothing saved");
+}
