@@ -46,6 +46,105 @@ pub enum Command {
     Auth(AuthArgs),
     /// A short guided tour of Plugboard on the embedded catalog
     Tour,
+    /// Show how a server's tools differ from the approved pin (exit 1 when they differ)
+    Diff(NameArgs),
+    /// Accept the server's last seen tools as its new pin
+    Approve(NameArgs),
+    /// Diagnose why servers do not work here (PATH, runtimes, logs, env, DNS, TLS, endpoint, auth)
+    Doctor(DoctorArgs),
+    /// Serve an installed server on stdio, for other MCP clients (secrets added here)
+    Run(RunArgs),
+    /// Write Plugboard's servers into another MCP client's config as `plugboard run` launchers
+    Export(ExportArgs),
+    /// Import the servers of another MCP client's config (secrets move into Plugboard's store)
+    Import(ImportArgs),
+    /// Which secret store is used (OS keyring or encrypted file), and whether it works
+    #[command(subcommand)]
+    Secrets(SecretsCommand),
+    /// The MCP clients Plugboard knows: their config files and Plugboard's servers in them
+    Clients(JsonFlag),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The installed server to run
+    pub name: String,
+}
+
+/// The other MCP clients whose config files Plugboard reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClientArg {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    Vscode,
+    Windsurf,
+    Generic,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The client to export to
+    #[arg(long, value_enum)]
+    pub client: ClientArg,
+    /// The file to write (the generic format needs one; others default to the client's own)
+    #[arg(long)]
+    pub file: Option<std::path::PathBuf>,
+    /// Write the file (with a timestamped backup); without it, print what would be written
+    #[arg(long)]
+    pub write: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("from").required(true).args(["client", "file"])))]
+pub struct ImportArgs {
+    /// Import from this client's config file
+    #[arg(long, value_enum)]
+    pub client: Option<ClientArg>,
+    /// Import from this file
+    #[arg(long)]
+    pub file: Option<std::path::PathBuf>,
+    /// The format of --file (default: guessed from its content)
+    #[arg(long, value_enum)]
+    pub format: Option<ClientArg>,
+    /// Only show what would be imported
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Import without asking for confirmation
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Also treat this env variable or header as a secret (repeatable)
+    #[arg(long, value_name = "KEY")]
+    pub secret: Vec<String>,
+    /// Rewrite the source file so imported entries become `plugboard run` launchers and their
+    /// plaintext secrets disappear from it (a backup is kept)
+    #[arg(long)]
+    pub rewrite_source: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// Choose the secret store: the OS keyring, or an encrypted file protected by a passphrase
+    Use(SecretsUseArgs),
+    /// Which store is active and whether it works (a real write, read and delete)
+    Status(JsonFlag),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StoreArg {
+    Keyring,
+    File,
+}
+
+#[derive(Debug, Args)]
+pub struct SecretsUseArgs {
+    /// keyring or file
+    #[arg(value_enum)]
+    pub store: StoreArg,
 }
 
 #[derive(Debug, Args)]
@@ -265,4 +364,15 @@ pub struct AuthArgs {
     /// Do not try to open a browser; only print the URL
     #[arg(long)]
     pub no_browser: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// One installed server (default: all)
+    pub name: Option<String>,
+    /// Seconds to allow each server's test run
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    #[command(flatten)]
+    pub json: JsonFlag,
 }

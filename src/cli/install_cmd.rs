@@ -228,7 +228,9 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
             };
             ServerConfig::remote(kind, url.clone())
         }
-        (None, Some((command, rest))) => ServerConfig::stdio(command.clone(), rest.to_vec()),
+        (None, Some((command, rest))) => {
+            ServerConfig::stdio(absolute_if_relative_path(command), rest.to_vec())
+        }
         (None, None) => {
             return Err(CliError::usage(
                 "give the server's command after `--`, e.g. plugboard add NAME --stdio -- npx -y PACKAGE",
@@ -316,4 +318,16 @@ fn warn_if_secret_looking(key: &str, flag: &str) {
              your shell history. Use {flag} {key} to keep it in the keyring instead."
         );
     }
+}
+
+/// `./server` or `bin/server` means a file relative to where `add` ran; keep it working from
+/// anywhere by storing it absolute. Bare names (`npx`) are looked up on PATH at test time.
+fn absolute_if_relative_path(command: &str) -> String {
+    let path = std::path::Path::new(command);
+    if command.contains(std::path::MAIN_SEPARATOR) && path.is_relative() {
+        if let Ok(absolute) = std::path::absolute(path) {
+            return absolute.display().to_string();
+        }
+    }
+    command.to_string()
 }

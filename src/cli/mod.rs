@@ -4,9 +4,14 @@
 mod args;
 mod auth_cmd;
 mod catalog_cmd;
+mod clients_cmd;
+mod doctor_cmd;
 mod input;
 mod install_cmd;
 mod output;
+mod pin_cmd;
+mod run_cmd;
+mod secrets_cmd;
 mod servers_cmd;
 mod test_cmd;
 mod tour;
@@ -87,6 +92,10 @@ impl From<FormErrors> for CliError {
 /// Parse the command line, run the command, print any error, and return the exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Run(args) = cli.command {
+        // `run` passes its server's exit code through and writes nothing but MCP to stdout.
+        return run_cmd::run(args);
+    }
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -100,6 +109,7 @@ fn run(command: Command) -> Result<(), CliError> {
     match command {
         Command::Catalog(args) => catalog_cmd::run(args),
         Command::Tour => tour::run(),
+        Command::Secrets(command) => secrets_cmd::run(command),
         other => {
             let servers = Servers::open_default()?;
             match other {
@@ -115,7 +125,15 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Test(args) => test_cmd::test(&servers, args),
                 Command::Health(args) => test_cmd::health(&servers, args),
                 Command::Auth(args) => auth_cmd::auth(&servers, args),
-                Command::Catalog(_) | Command::Tour => unreachable!("handled above"),
+                Command::Diff(args) => pin_cmd::diff(&servers, &args.name, args.json.json),
+                Command::Approve(args) => pin_cmd::approve(&servers, &args.name, args.json.json),
+                Command::Doctor(args) => doctor_cmd::doctor(&servers, args),
+                Command::Export(args) => clients_cmd::export(&servers, args),
+                Command::Import(args) => clients_cmd::import(&servers, args),
+                Command::Clients(args) => clients_cmd::detect(&servers, args.json),
+                Command::Catalog(_) | Command::Tour | Command::Run(_) | Command::Secrets(_) => {
+                    unreachable!("handled above")
+                }
             }
         }
     }

@@ -5,7 +5,9 @@ use super::args::EditArgs;
 use super::input::{SecretInput, key_value, secret_env_var};
 use super::output::{print_json, print_table, truncate};
 use crate::config::{validate_env_key, validate_header_name, validate_remote_url};
+use crate::health::HealthRecord;
 use crate::manage::{ServerPatch, ServerView, Servers, ValuePatch, ValueView, looks_secret};
+use crate::probe::Verification;
 
 fn target(view: &ServerView) -> String {
     if let Some(url) = &view.url {
@@ -31,10 +33,40 @@ fn value_text(value: &ValueView) -> String {
     }
 }
 
+/// The last check of a server in a few words.
+fn health_label(record: Option<&HealthRecord>) -> String {
+    match record.map(|r| &r.result) {
+        None => "unchecked".into(),
+        Some(r) if r.ok && r.verification == Verification::Verified => "verified".into(),
+        Some(r) if r.ok => "reachable".into(),
+        Some(r) => format!(
+            "failed: {}",
+            r.error_kind.map(|k| k.as_str()).unwrap_or("unknown")
+        ),
+    }
+}
+
 pub fn list(servers: &Servers, json: bool) -> Result<(), CliError> {
     let views = servers.views(false)?;
+    let health = servers.health();
     if json {
-        return print_json(&views);
+        let rows: Vec<serde_json::Value> = views
+            .iter()
+            .map(|view| {
+                let mut row = serde_json::to_value(view).unwrap_or_default();
+                if let Some(record) = health.get(&view.name) {
+                    row["health"] = serde_json::json!({
+                        "status": health_label(Some(&record)),
+                        "ok": record.result.ok,
+                        "verification": record.result.verification,
+                        "error_kind": record.result.error_kind,
+                        "checked_at_ms": record.finished_at_ms,
+                    });
+                }
+                row
+            })
+            .collect();
+        return print_json(&rows);
     }
     if views.is_empty() {
         println!(
@@ -47,6 +79,7 @@ pub fn list(servers: &Servers, json: bool) -> Result<(), CliError> {
         "NAME".to_string(),
         "TYPE".to_string(),
         "ENABLED".to_string(),
+        "HEALTH".to_string(),
         "TARGET".to_string(),
     ]];
     for view in &views {
@@ -60,6 +93,7 @@ pub fn list(servers: &Servers, json: bool) -> Result<(), CliError> {
             } else {
                 "no".into()
             },
+            health_label(health.get(&view.name).as_ref()),
             view.error
                 .clone()
                 .unwrap_or_else(|| truncate(&target(view), 70)),

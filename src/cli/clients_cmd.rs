@@ -1,0 +1,360 @@
+//! `plugboard export`, `plugboard import` and `plugboard clients`: other MCP clients' config
+//! files. Output only; the work is in `crate::clients`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::CliError;
+use super::args::{ClientArg, ExportArgs, ImportArgs};
+use super::output::{print_json, print_table};
+use crate::clients::import::{InputSpec, guess_format, input_env_var};
+use crate::clients::{
+    ClientError, ClientKind, ExportAction, ImportOptions, ImportReport, apply_export, apply_import,
+    detect as detect_clients, jsonc, plan_export, plan_import, plugboard_exe, rewrite_source,
+};
+use crate::manage::Servers;
+use crate::secrets::Sensitive;
+
+impl From<ClientError> for CliError {
+    fn from(err: ClientError) -> Self {
+        match err {
+            ClientError::Manage(e) => e.into(),
+            other => CliError::usage(other.to_string()),
+        }
+    }
+}
+
+fn kind_of(arg: ClientArg) -> ClientKind {
+    match arg {
+        ClientArg::ClaudeDesktop => ClientKind::ClaudeDesktop,
+        ClientArg::ClaudeCode => ClientKind::ClaudeCode,
+        ClientArg::Cursor => ClientKind::Cursor,
+        ClientArg::Vscode => ClientKind::Vscode,
+        ClientArg::Windsurf => ClientKind::Windsurf,
+        ClientArg::Generic => ClientKind::Generic,
+    }
+}
+
+fn file_of(kind: ClientKind, file: Option<PathBuf>) -> Result<PathBuf, CliError> {
+    if let Some(file) = file {
+        return Ok(file);
+    }
+    if kind == ClientKind::Generic {
+        return Err(CliError::usage(
+            "the generic format has no file of its own: give one with --file PATH",
+        ));
+    }
+    kind.default_path().ok_or_else(|| {
+        CliError::usage(format!(
+            "cannot tell where {}'s config file is: HOME (or APPDATA on Windows) is not set",
+            kind.label()
+        ))
+    })
+}
+
+pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
+    let kind = kind_of(args.client);
+    let path = file_of(kind, args.file)?;
+    let config = servers.config().load()?;
+    let plan = plan_export(
+        &config,
+        servers.config().dir(),
+        kind,
+        &path,
+        &plugboard_exe()?,
+    )?;
+    if !args.write {
+        if args.json.json {
+            return print_json(&plan);
+        }
+        println!(
+            "Would write {} ({}); nothing was written. Pass --write to write it (a backup is kept).",
+            path.display(),
+            kind.label()
+        );
+        print_changes(&plan.changes);
+        let mut shown = serde_json::Map::new();
+        shown.insert(
+            kind.format().servers_key.to_string(),
+            serde_json::Value::Object(plan.entries.clone()),
+        );
+        println!("Plugboard's entries in that file:");
+        println!("{}", jsonc::render(&shown).trim_end());
+        return Ok(());
+    }
+    let backup = apply_export(&plan, servers.config().dir())?;
+    if args.json.json {
+        #[derive(Serialize)]
+        struct Written<'a> {
+            #[serde(flatten)]
+            plan: &'a crate::clients::ExportPlan,
+            backup: Option<PathBuf>,
+        }
+        return print_json(&Written {
+            plan: &plan,
+            backup,
+        });
+    }
+    print_changes(&plan.changes);
+    if plan.changes_file {
+        println!("Wrote {} ({}).", path.display(), kind.label());
+    } else {
+        println!("{} is already up to date.", path.display());
+    }
+    if let Some(backup) = backup {
+        println!("The previous version is in {}.", backup.display());
+    }
+    if !plan.disabled.is_empty() {
+        println!("Not exported (disabled): {}.", plan.disabled.join(", "));
+    }
+    Ok(())
+}
+
+fn print_changes(changes: &[crate::clients::ExportChange]) {
+    if changes.is_empty() {
+        println!("  (no Plugboard servers to export)");
+    }
+    for change in changes {
+        let action = match change.action {
+            ExportAction::Add => "add",
+            ExportAction::Update => "update",
+            ExportAction::Unchanged => "unchanged",
+            ExportAction::Remove => "remove",
+            ExportAction::Conflict => "conflict",
+            ExportAction::LeftAlone => "left alone",
+        };
+        match &change.detail {
+            Some(detail) => println!("  {action:<10} {}: {detail}", change.entry),
+            None => println!("  {action:<10} {}", change.entry),
+        }
+    }
+}
+
+/// The value of an input of the source file: `PLUGBOARD_SECRET_<ID>`, else a prompt when there
+/// is a terminal.
+fn input_value(spec: &InputSpec) -> Option<Sensitive<String>> {
+    if let Ok(value) = std::env::var(input_env_var(&spec.id))
+        && !value.is_empty()
+    {
+        return Some(Sensitive::new(value));
+    }
+    if !std::io::stdin().is_terminal() {
+        return None;
+    }
+    let label = spec.description.as_deref().unwrap_or(&spec.id);
+    let prompt = format!("{label} (input `{}`, hidden): ", spec.id);
+    let value = if spec.password {
+        rpassword::prompt_password(prompt).ok()?
+    } else {
+        super::input::prompt_line(&format!("{label} (input `{}`)", spec.id))
+            .ok()
+            .flatten()?
+    };
+    (!value.is_empty()).then(|| Sensitive::new(value))
+}
+
+pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
+    let (kind, path) = match (args.client, &args.file) {
+        (_, Some(file)) => {
+            let kind = match args.format {
+                Some(format) => kind_of(format),
+                None => guess_format(file)?,
+            };
+            (kind, file.clone())
+        }
+        (Some(client), None) => {
+            let kind = kind_of(client);
+            (kind, file_of(kind, None)?)
+        }
+        (None, None) => return Err(CliError::usage("give --client C or --file PATH")),
+    };
+    let config = servers.config().load()?;
+    let options = ImportOptions {
+        extra_secrets: args.secret.clone(),
+        input: &input_value,
+    };
+    let plan = plan_import(kind, &path, &config, &options)?;
+    let json = args.json.json;
+    if !json || args.dry_run {
+        if json {
+            return print_json(&plan);
+        }
+        println!(
+            "In {} ({}): {} server(s) to import, {} skipped.",
+            path.display(),
+            kind.label(),
+            plan.servers.len(),
+            plan.skipped.len()
+        );
+        for server in &plan.servers {
+            let renamed = if server.name != server.entry {
+                format!(" (from `{}`)", server.entry)
+            } else {
+                String::new()
+            };
+            println!(
+                "  + {}{renamed}: {} {}{}",
+                server.name,
+                server.transport.label(),
+                server.target,
+                if server.enabled { "" } else { " [disabled]" }
+            );
+            if !server.secrets.is_empty() {
+                println!("      into the secret store: {}", server.secrets.join(", "));
+            }
+            for note in &server.notes {
+                println!("      note: {note}");
+            }
+        }
+        for skipped in &plan.skipped {
+            println!("  - {}: skipped, {}", skipped.entry, skipped.reason);
+        }
+    }
+    if args.dry_run {
+        println!("Dry run: nothing was changed.");
+        return Ok(());
+    }
+    if plan.servers.is_empty() {
+        if json {
+            return print_json(&ImportReport::default());
+        }
+        println!("Nothing to import.");
+        return Ok(());
+    }
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(CliError::usage(
+                "not importing without confirmation: pass --yes (or --dry-run to only look)",
+            ));
+        }
+        let answer = super::input::prompt_line(&format!(
+            "Import {} server(s){}? [y/N]",
+            plan.servers.len(),
+            if args.rewrite_source {
+                " and rewrite the source file"
+            } else {
+                ""
+            }
+        ))?;
+        if !matches!(answer.as_deref(), Some("y" | "Y" | "yes" | "Yes")) {
+            println!("Nothing was changed.");
+            return Ok(());
+        }
+    }
+    let report = apply_import(servers, &plan);
+    let comments = args.rewrite_source && jsonc::has_comments(&path);
+    let backup = if args.rewrite_source {
+        Some(rewrite_source(
+            servers.config().dir(),
+            &plan,
+            &report,
+            &plugboard_exe()?,
+        )?)
+    } else {
+        None
+    };
+    if json {
+        #[derive(Serialize)]
+        struct Done<'a> {
+            #[serde(flatten)]
+            report: &'a ImportReport,
+            rewritten: bool,
+            backup: Option<PathBuf>,
+        }
+        print_json(&Done {
+            report: &report,
+            rewritten: backup.is_some(),
+            backup: backup.clone().flatten(),
+        })?;
+    } else {
+        for (entry, name) in &report.imported {
+            println!("Imported `{entry}` as `{name}`.");
+        }
+        for (entry, error) in &report.failed {
+            println!("Could not import `{entry}`: {error}");
+        }
+        match &backup {
+            Some(Some(backup)) => {
+                println!(
+                    "Rewrote {}: the imported entries now run `plugboard run NAME` and hold no \
+                     secrets. The previous version is in {} (readable only by you); it still holds \
+                     the old plaintext values, so delete it once you have checked the result.",
+                    path.display(),
+                    backup.display()
+                );
+                if comments {
+                    println!(
+                        "note: the comments of {} were not kept (they are in the backup).",
+                        path.display()
+                    );
+                }
+            }
+            Some(None) => {}
+            None if !report.imported.is_empty() => println!(
+                "The source file still holds the plaintext values; `--rewrite-source` (or \
+                 `plugboard export --client {} --write` after removing those entries) replaces \
+                 them with launchers.",
+                kind.id()
+            ),
+            None => {}
+        }
+    }
+    if !report.failed.is_empty() {
+        return Err(CliError::failed(format!(
+            "{} of {} server(s) could not be imported",
+            report.failed.len(),
+            plan.servers.len()
+        )));
+    }
+    Ok(())
+}
+
+pub fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
+    let statuses = detect_clients(servers.config().dir());
+    if json {
+        return print_json(&statuses);
+    }
+    let mut rows = vec![vec![
+        "CLIENT".to_string(),
+        "FILE".to_string(),
+        "PLUGBOARD SERVERS".to_string(),
+        "OTHER".to_string(),
+        "STATE".to_string(),
+    ]];
+    for s in &statuses {
+        let state = if let Some(e) = &s.error {
+            format!("unreadable: {e}")
+        } else if !s.exists {
+            "no file".into()
+        } else if s.drifted {
+            format!(
+                "drifted: {}",
+                s.drift
+                    .iter()
+                    .map(|d| format!("{} {}", d.entry, d.state))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            "ok".into()
+        };
+        rows.push(vec![
+            s.label.to_string(),
+            s.path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "?".into()),
+            if s.servers.is_empty() {
+                "-".into()
+            } else {
+                s.servers.join(", ")
+            },
+            s.other_entries.to_string(),
+            state,
+        ]);
+    }
+    print_table(&rows);
+    Ok(())
+}
