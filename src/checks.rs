@@ -182,6 +182,8 @@ pub async fn test_installed(
         }
         Err(failure) => failed_before_resolving(&server, failure),
     };
+    let mut result = result;
+    crate::pinning::attach(servers.config().dir(), name, &mut result);
     let _ = HealthStore::in_config_dir(servers.config().dir()).record(&HealthRecord {
         name: name.to_string(),
         started_at_ms: started,
@@ -217,7 +219,10 @@ pub async fn test_prepared(
 }
 
 /// Keep `result` as the health of a server that was just installed (the pre-save test).
+/// Its tools are pinned too (trust on first use).
 pub fn seed_health(servers: &Servers, name: &str, started_at_ms: u64, result: &TestResult) {
+    let mut result = result.clone();
+    crate::pinning::attach(servers.config().dir(), name, &mut result);
     let _ = HealthStore::in_config_dir(servers.config().dir()).record(&HealthRecord {
         name: name.to_string(),
         started_at_ms,

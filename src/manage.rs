@@ -121,6 +121,7 @@ impl Servers {
     pub fn rename(&self, old: &str, new: &str) -> Result<ServerConfig, ManageError> {
         let server = self.config.rename(old, new)?;
         self.health().rename(old, new);
+        crate::pinning::PinStore::in_config_dir(self.config.dir()).rename(old, new);
         Ok(server)
     }
 
@@ -134,6 +135,7 @@ impl Servers {
     pub fn remove(&self, name: &str) -> Result<RemoveOutcome, ManageError> {
         let removed = self.config.remove(name)?;
         self.health().forget(name);
+        crate::pinning::PinStore::in_config_dir(self.config.dir()).forget(name);
         let keys = removed
             .map(|server| server.secret_keys(name))
             .unwrap_or_default();

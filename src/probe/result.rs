@@ -240,6 +240,18 @@ pub struct TestResult {
     /// Things worth knowing that did not fail the test (e.g. no credential probe could run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The `instructions` the server gave in its `initialize` answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// How the tools compare with the approved pin (installed servers only; see `pinning`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin_state: Option<crate::pinning::PinState>,
+    /// What changed since the approved pin, when `pin_state` is `tools_changed` or `unapproved`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_changes: Option<crate::pinning::ToolChanges>,
+    /// Tool descriptions that look like instructions aimed at the model (also in `warnings`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_flags: Vec<crate::pinning::Flag>,
 }
 
 impl TestResult {
@@ -260,6 +272,10 @@ impl TestResult {
             hint: None,
             stderr_tail: None,
             warnings: vec![],
+            instructions: None,
+            pin_state: None,
+            tool_changes: None,
+            tool_flags: vec![],
         }
     }
 

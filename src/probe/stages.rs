@@ -229,6 +229,7 @@ async fn stages<P: FnMut(StageEvent)>(
     }
     let info = conn.server_info().expect("initialized");
     run.result.protocol_version = Some(info.protocol_version.to_string());
+    run.result.instructions = info.instructions.clone();
     if let Some(implementation) = &info.server_info {
         run.result.server = Some(ServerIdentity {
             name: implementation.name.clone(),
