@@ -157,11 +157,11 @@ pub(super) fn save(
                 .into_iter()
                 .filter(|k| !still.contains(k))
                 .collect();
-            if !dropped.is_empty() {
-                if let Ok(store) = servers.secrets() {
-                    for key in &dropped {
-                        let _ = store.delete(key);
-                    }
+            if !dropped.is_empty()
+                && let Ok(store) = servers.secrets()
+            {
+                for key in &dropped {
+                    let _ = store.delete(key);
                 }
             }
             if old != name {
@@ -439,10 +439,10 @@ fn build(
             },
         };
     }
-    if errors.is_empty() {
-        if let Err(m) = config.validate() {
-            errors.push(fe("server", m));
-        }
+    if errors.is_empty()
+        && let Err(m) = config.validate()
+    {
+        errors.push(fe("server", m));
     }
     (config, secrets)
 }

@@ -7,11 +7,13 @@
 mod custom;
 mod dto;
 mod error;
+mod oauth;
 mod testing;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+pub use crate::oauth::{JobState, JobStatus};
 pub use dto::*;
 pub use error::{ApiError, FieldError};
 pub use testing::{
@@ -32,6 +34,7 @@ pub struct Api {
     servers: Servers,
     catalog: Result<Catalog, String>,
     tests: testing::Tests,
+    oauth: oauth::OAuth,
 }
 
 impl Api {
@@ -45,6 +48,7 @@ impl Api {
             servers,
             catalog,
             tests: Default::default(),
+            oauth: Default::default(),
         })
     }
 
@@ -53,6 +57,7 @@ impl Api {
             servers,
             catalog: Ok(catalog),
             tests: Default::default(),
+            oauth: Default::default(),
         }
     }
 
@@ -385,6 +390,11 @@ pub fn open_external(url: &str) -> Result<(), ApiError> {
             "only https links without credentials can be opened",
         ));
     }
+    open_in_browser(parsed.as_str())
+}
+
+/// Hand `url` to the desktop's URL opener (already validated by the caller).
+fn open_in_browser(url: &str) -> Result<(), ApiError> {
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else if cfg!(target_os = "windows") {
@@ -393,7 +403,7 @@ pub fn open_external(url: &str) -> Result<(), ApiError> {
         "xdg-open"
     };
     let mut child = std::process::Command::new(opener)
-        .arg(parsed.as_str())
+        .arg(url)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -703,15 +713,15 @@ fn credential_slots(
             format!("Header {}", e.key),
         );
     }
-    if server.auth.kind != "oauth2" {
-        if let Some(c) = &server.auth.credential {
-            extra(
-                &c.key,
-                FieldTarget::Credential,
-                c.set,
-                server.auth.label.clone(),
-            );
-        }
+    if server.auth.kind != "oauth2"
+        && let Some(c) = &server.auth.credential
+    {
+        extra(
+            &c.key,
+            FieldTarget::Credential,
+            c.set,
+            server.auth.label.clone(),
+        );
     }
     slots
 }

@@ -329,3 +329,128 @@ fn only_https_links_can_be_opened() {
         assert_eq!(open_external(bad).unwrap_err().code, "invalid", "{bad}");
     }
 }
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn custom_stdio(name: &str, command: &str, args: &[&str]) -> CustomServer {
+    CustomServer {
+        name: name.into(),
+        transport: Transport::Stdio,
+        command: command.into(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        cwd: String::new(),
+        url: String::new(),
+        env: vec![],
+        headers: vec![],
+        auth: CustomAuth::None,
+        timeout: Some(20),
+    }
+}
+
+#[test]
+fn a_test_reports_its_stages_and_becomes_the_health() {
+    let (_dir, _store, api) = api();
+    let api = Arc::new(api);
+    api.save_custom_server(
+        None,
+        &custom_stdio("missing", "/no/such/plugboard-command", &[]),
+    )
+    .unwrap();
+    let events = Arc::new(std::sync::Mutex::new(vec![]));
+    let seen = events.clone();
+    let report = runtime()
+        .block_on(
+            api.test_server_task("t1".into(), "missing".into(), move |p| {
+                seen.lock().unwrap().push(p)
+            }),
+        )
+        .unwrap();
+    assert!(!report.ok);
+    assert_eq!(report.error_kind.as_deref(), Some("spawn"), "{report:?}");
+    assert!(report.hint.is_some());
+    assert!(!events.lock().unwrap().is_empty(), "progress was reported");
+    let view = api.list_servers().unwrap().remove(0);
+    let health = view.health.expect("the result is kept as health");
+    assert_eq!(health.error_kind.as_deref(), Some("spawn"));
+    assert_eq!(
+        api.server_detail("missing")
+            .unwrap()
+            .last_test
+            .unwrap()
+            .error_kind,
+        report.error_kind
+    );
+    assert_eq!(
+        runtime()
+            .block_on(api.test_server_task("t2".into(), "ghost".into(), |_| {}))
+            .unwrap_err()
+            .code,
+        "not_found"
+    );
+}
+
+#[test]
+fn a_running_test_can_be_cancelled_and_leaves_no_process() {
+    let (_dir, _store, api) = api();
+    let api = Arc::new(api);
+    // `sleep` never answers the handshake.
+    let marker = format!("{}", 400_000 + std::process::id() % 100_000);
+    api.save_custom_server(None, &custom_stdio("silent", "sleep", &[&marker]))
+        .unwrap();
+    let rt = runtime();
+    let started = std::time::Instant::now();
+    let test = rt.spawn(api.test_server_task("run-1".into(), "silent".into(), |_| {}));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(api.cancel_test("run-1"));
+    let err = rt.block_on(test).unwrap().unwrap_err();
+    assert_eq!(err.code, "cancelled");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(!api.cancel_test("run-1"), "nothing left to cancel");
+    let gone = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        !std::process::Command::new("pgrep")
+            .args(["-f", &format!("sleep {marker}")])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    });
+    assert!(gone, "the cancelled server's process is still running");
+}
+
+#[test]
+fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
+    let (dir, store, api) = api();
+    let api = Arc::new(api);
+    let request = InstallRequest {
+        entry_id: "fixture".into(),
+        option_id: "local".into(),
+        name: "fx".into(),
+        values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
+        store_as_secret: BTreeMap::new(),
+        test_id: None,
+    };
+    // The catalog command (`mcp-fixture`) is not on PATH here: the test fails to spawn.
+    let report = runtime()
+        .block_on(api.test_form_task("pre-1".into(), request.clone(), |_| {}))
+        .unwrap();
+    assert!(!report.ok);
+    assert!(!serde_json::to_string(&report).unwrap().contains(SECRET));
+    assert!(store.keys().is_empty(), "a pre-save test stores nothing");
+    assert!(
+        !dir.path().join("mcp_config.json").exists(),
+        "a pre-save test saves nothing"
+    );
+    let view = api
+        .install(&InstallRequest {
+            test_id: Some("pre-1".into()),
+            ..request
+        })
+        .unwrap();
+    assert_eq!(view.health.unwrap().error_kind, report.error_kind);
+}

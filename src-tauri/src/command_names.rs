@@ -1,0 +1,26 @@
+// Every app command, shared by build.rs (which makes an `allow-<command>` permission for each)
+// and the tests (which check the main window's capability grants exactly these).
+pub const COMMANDS: &[&str] = &[
+    "app_info",
+    "catalog_cards",
+    "categories",
+    "install_form",
+    "install_server",
+    "list_servers",
+    "server_detail",
+    "set_enabled",
+    "rename_server",
+    "remove_server",
+    "update_credentials",
+    "custom_server",
+    "save_custom_server",
+    "open_external",
+    "test_server",
+    "test_form",
+    "cancel_test",
+    "oauth_start",
+    "oauth_status",
+    "oauth_open",
+    "oauth_paste",
+    "oauth_cancel",
+];

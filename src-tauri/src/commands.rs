@@ -1,0 +1,190 @@
+//! The app's Tauri commands. Each is one call into the core's app API (`plugboard::api`): no
+//! logic lives here. Errors reach the UI as `ApiError {code, message, fields}`, already scrubbed.
+//!
+//! Commands run on the async runtime (`async`), never on the UI thread; tests run on a thread
+//! of their own (see `plugboard::api::Api::test_server_task`).
+
+use plugboard::api::{
+    Api, ApiError, AppInfo, CatalogCard, CatalogFilter, CategoryCount, CustomServer, InstallForm,
+    InstallRequest, JobStatus, RemoveResult, ServerDetail, ServerView, StageProgress, TestReport,
+};
+use std::sync::Arc;
+
+use tauri::State;
+use tauri::ipc::Channel;
+
+type Res<T> = Result<T, ApiError>;
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn app_info(api: State<'_, Arc<Api>>) -> AppInfo {
+    api.app_info()
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn catalog_cards(
+    api: State<'_, Arc<Api>>,
+    query: String,
+    category: Option<String>,
+    filter: CatalogFilter,
+) -> Res<Vec<CatalogCard>> {
+    api.catalog_cards(&query, category.as_deref(), filter)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn categories(api: State<'_, Arc<Api>>) -> Res<Vec<CategoryCount>> {
+    api.categories()
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn install_form(
+    api: State<'_, Arc<Api>>,
+    entry_id: String,
+    option_id: Option<String>,
+) -> Res<InstallForm> {
+    api.install_form(&entry_id, option_id.as_deref())
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn install_server(api: State<'_, Arc<Api>>, request: InstallRequest) -> Res<ServerView> {
+    api.install(&request)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn list_servers(api: State<'_, Arc<Api>>) -> Res<Vec<ServerView>> {
+    api.list_servers()
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn server_detail(api: State<'_, Arc<Api>>, name: String) -> Res<ServerDetail> {
+    api.server_detail(&name)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_enabled(api: State<'_, Arc<Api>>, name: String, enabled: bool) -> Res<ServerView> {
+    api.set_enabled(&name, enabled)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn rename_server(api: State<'_, Arc<Api>>, name: String, new_name: String) -> Res<ServerView> {
+    api.rename(&name, &new_name)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn remove_server(api: State<'_, Arc<Api>>, name: String) -> Res<RemoveResult> {
+    api.remove(&name)
+}
+
+/// `value` travels UI → core only; the answer says only that the credential is now set.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn update_credentials(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    key: String,
+    value: String,
+) -> Res<ServerView> {
+    api.update_credentials(&name, &key, &value)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn custom_server(api: State<'_, Arc<Api>>, name: String) -> Res<CustomServer> {
+    api.custom_server(&name)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn save_custom_server(
+    api: State<'_, Arc<Api>>,
+    original: Option<String>,
+    server: CustomServer,
+) -> Res<ServerView> {
+    api.save_custom_server(original.as_deref(), &server)
+}
+
+/// Open an https link (docs, help) in the user's browser.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn open_external(url: String) -> Res<()> {
+    plugboard::api::open_external(&url)
+}
+
+/// Test an installed server; every stage start and end is sent on `on_progress`. The result
+/// becomes the server's health. Cancel it with `cancel_test(test_id)`.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_server(
+    api: State<'_, Arc<Api>>,
+    test_id: String,
+    name: String,
+    on_progress: Channel<StageProgress>,
+) -> Res<TestReport> {
+    api.test_server_task(test_id, name, move |p| drop(on_progress.send(p)))
+        .await
+}
+
+/// Test a filled install form before saving (secrets stay in memory).
+#[tauri::command]
+#[specta::specta]
+pub async fn test_form(
+    api: State<'_, Arc<Api>>,
+    test_id: String,
+    request: InstallRequest,
+    on_progress: Channel<StageProgress>,
+) -> Res<TestReport> {
+    api.test_form_task(test_id, request, move |p| drop(on_progress.send(p)))
+        .await
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn cancel_test(api: State<'_, Arc<Api>>, test_id: String) -> bool {
+    api.cancel_test(&test_id)
+}
+
+/// Start an OAuth sign-in of server `name`; poll it with `oauth_status`.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn oauth_start(api: State<'_, Arc<Api>>, name: String) -> Res<JobStatus> {
+    api.oauth_start(&name)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn oauth_status(api: State<'_, Arc<Api>>, job: String) -> Res<JobStatus> {
+    api.oauth_status(&job)
+}
+
+/// Open the job's (core-validated) authorization URL in the browser.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn oauth_open(api: State<'_, Arc<Api>>, job: String) -> Res<()> {
+    api.oauth_open(&job)
+}
+
+/// Complete a sign-in with the URL the browser was redirected to.
+#[tauri::command]
+#[specta::specta]
+pub async fn oauth_paste(
+    api: State<'_, Arc<Api>>,
+    job: String,
+    redirect_url: String,
+) -> Res<JobStatus> {
+    api.oauth_paste(&job, &redirect_url).await
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn oauth_cancel(api: State<'_, Arc<Api>>, job: String) -> Res<JobStatus> {
+    api.oauth_cancel(&job)
+}

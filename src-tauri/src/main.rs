@@ -1,0 +1,6 @@
+//! The Plugboard desktop app's entry point.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+fn main() {
+    plugboard_app::run();
+}

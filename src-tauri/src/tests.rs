@@ -1,0 +1,236 @@
+//! Tests at the command boundary: the bindings are current, the main window's capability grants
+//! exactly the app's commands, the CSP is strict, and no stored secret ever crosses IPC.
+
+use std::sync::Arc;
+
+use plugboard::api::Api;
+use plugboard::catalog::Catalog;
+use plugboard::secrets::MemoryStore;
+use serde_json::{Value, json};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
+use tauri::webview::InvokeRequest;
+
+use super::*;
+
+/// Regenerates `ui/src/lib/bindings.ts`. CI runs this and then `git diff --exit-code` on the
+/// file, so committed bindings that differ from the Rust types fail the build.
+#[test]
+fn export_typescript_bindings() {
+    export_bindings(BINDINGS).expect("bindings export");
+    let text = std::fs::read_to_string(BINDINGS).unwrap();
+    for command in COMMANDS {
+        assert!(
+            text.contains(&format!("\"{command}\"")),
+            "bindings lack command `{command}`"
+        );
+    }
+}
+
+#[test]
+fn the_main_window_may_call_exactly_the_app_commands() {
+    let cap: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/capabilities/main-window.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cap["windows"], json!(["main"]));
+    let granted: Vec<String> = cap["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    let expected: Vec<String> = COMMANDS
+        .iter()
+        .map(|c| format!("allow-{}", c.replace('_', "-")))
+        .collect();
+    assert_eq!(granted, expected, "capability ≠ command list");
+    let dir = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/capabilities")).unwrap();
+    assert_eq!(dir.count(), 1, "one capability file: the main window's");
+}
+
+#[test]
+fn the_csp_is_strict() {
+    let conf: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tauri.conf.json")).unwrap(),
+    )
+    .unwrap();
+    let csp = &conf["app"]["security"]["csp"];
+    let text = csp.to_string();
+    assert!(!text.contains("unsafe-eval"), "{text}");
+    assert!(!text.contains("unsafe-inline"), "{text}");
+    assert!(
+        !text.contains("https:") && !text.contains("*"),
+        "no remote sources: {text}"
+    );
+    assert_eq!(csp["script-src"], "'self'");
+    assert_eq!(csp["default-src"], "'self'");
+    assert_eq!(csp["object-src"], "'none'");
+    assert_eq!(csp["img-src"], "'self'");
+    assert_eq!(csp["connect-src"], "ipc: http://ipc.localhost");
+    assert_eq!(conf["app"]["withGlobalTauri"], false);
+}
+
+const SECRET: &str = "s3cr3t-Value-That-Must-Stay-Home-91";
+
+fn fixture_catalog() -> Catalog {
+    let entry = serde_json::from_value(json!({
+        "id": "fixture", "name": "Fixture", "description": "Needs a token.",
+        "docs_url": "https://example.com", "categories": ["developer-tools"],
+        "options": [{"id": "local", "label": "Local", "transport": {"type": "stdio", "command": "mcp-fixture", "args": [],
+            "env_fields": [{"key": "TOKEN", "label": "Token", "kind": "password", "required": true, "help": "A token."}]},
+            "auth": {"type": "none"}}]
+    }))
+    .unwrap();
+    Catalog::from_entries(vec![entry])
+}
+
+struct Ipc {
+    _app: tauri::App<MockRuntime>,
+    webview: tauri::WebviewWindow<MockRuntime>,
+}
+
+impl Ipc {
+    fn new(api: Api) -> Ipc {
+        Ipc::with_label(api, "main")
+    }
+
+    /// The app with its real context (capabilities, ACL) on the mock runtime, and one window.
+    fn with_label(api: Api, label: &str) -> Ipc {
+        let app = mock_builder()
+            .manage(Arc::new(api))
+            .invoke_handler(specta_builder_for::<MockRuntime>().invoke_handler())
+            .build(tauri::generate_context!(test = true))
+            .expect("mock app");
+        let webview = tauri::WebviewWindowBuilder::new(&app, label, Default::default())
+            .build()
+            .expect("mock window");
+        Ipc { _app: app, webview }
+    }
+
+    /// Invoke `cmd` through the real IPC path; the raw JSON text of the answer (ok or error).
+    fn call(&self, cmd: &str, args: Value) -> Result<String, String> {
+        let request = InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().unwrap(),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        };
+        match get_ipc_response(&self.webview, request) {
+            Ok(body) => Ok(serde_json::to_string(&body.deserialize::<Value>().unwrap()).unwrap()),
+            Err(err) => Err(err.to_string()),
+        }
+    }
+}
+
+/// Install a server with a known secret, then call every command and check the secret's bytes
+/// appear in no answer, error or the config file.
+#[test]
+fn no_stored_secret_ever_crosses_ipc() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let ipc = Ipc::new(Api::with_store(
+        dir.path(),
+        store.clone(),
+        fixture_catalog(),
+    ));
+    let installed = ipc
+        .call(
+            "install_server",
+            json!({"request": {"entry_id": "fixture", "option_id": "local", "name": "fx",
+                "values": {"TOKEN": SECRET}, "store_as_secret": {}}}),
+        )
+        .expect("install");
+    assert!(installed.contains(r#""set":true"#), "{installed}");
+    assert_eq!(store.keys().len(), 1, "the secret went to the store");
+
+    let mut answers = vec![installed];
+    let calls: Vec<(&str, Value)> = vec![
+        ("app_info", json!({})),
+        (
+            "catalog_cards",
+            json!({"query": "", "category": null, "filter": "all"}),
+        ),
+        (
+            "catalog_cards",
+            json!({"query": "fix", "category": "developer-tools", "filter": "installed"}),
+        ),
+        ("categories", json!({})),
+        (
+            "install_form",
+            json!({"entryId": "fixture", "optionId": null}),
+        ),
+        ("list_servers", json!({})),
+        ("server_detail", json!({"name": "fx"})),
+        ("custom_server", json!({"name": "fx"})),
+        ("set_enabled", json!({"name": "fx", "enabled": false})),
+        ("set_enabled", json!({"name": "fx", "enabled": true})),
+        (
+            "update_credentials",
+            json!({"name": "fx", "key": "TOKEN", "value": SECRET}),
+        ),
+        ("rename_server", json!({"name": "fx", "newName": "fx2"})),
+        ("server_detail", json!({"name": "fx2"})),
+        // Errors: a duplicate install with the secret, a bad custom server carrying it.
+        (
+            "install_server",
+            json!({"request": {"entry_id": "fixture", "option_id": "local", "name": "fx2",
+            "values": {"TOKEN": SECRET}, "store_as_secret": {}}}),
+        ),
+        (
+            "install_server",
+            json!({"request": {"entry_id": "fixture", "option_id": "local", "name": "bad name",
+            "values": {"TOKEN": SECRET, "NOPE": SECRET}, "store_as_secret": {}}}),
+        ),
+        (
+            "save_custom_server",
+            json!({"original": null, "server": {"name": "c", "transport": "shttp",
+            "command": "", "args": [], "cwd": "", "url": format!("https://u:{SECRET}@"), "env": [],
+            "headers": [{"key": "X-Key", "value": SECRET, "secret": true}],
+            "auth": {"type": "bearer", "token": SECRET}, "timeout": null}}),
+        ),
+        ("custom_server", json!({"name": "fx2"})),
+        ("list_servers", json!({})),
+    ];
+    let mut errors = 0;
+    for (cmd, args) in calls {
+        match ipc.call(cmd, args) {
+            Ok(answer) => answers.push(answer),
+            Err(err) => {
+                errors += 1;
+                assert!(err.contains("\"code\""), "{cmd}: not an ApiError: {err}");
+                answers.push(err)
+            }
+        }
+    }
+    assert_eq!(errors, 3, "the three bad calls fail: {answers:#?}");
+    for answer in &answers {
+        assert!(!answer.contains(SECRET), "secret crossed IPC: {answer}");
+    }
+    let removed = ipc.call("remove_server", json!({"name": "fx2"})).unwrap();
+    assert!(removed.contains(r#""secrets_deleted":1"#), "{removed}");
+    assert!(store.keys().is_empty());
+    let missing = ipc
+        .call("server_detail", json!({"name": "fx2"}))
+        .unwrap_err();
+    assert!(missing.contains("not_found"), "{missing}");
+}
+
+/// Another window (say, an OAuth sign-in window) gets no IPC at all.
+#[test]
+fn other_windows_cannot_call_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let ipc = Ipc::with_label(
+        Api::with_store(dir.path(), Arc::new(MemoryStore::new()), fixture_catalog()),
+        "signin",
+    );
+    let denied = ipc.call("list_servers", json!({})).unwrap_err();
+    assert!(denied.contains("not allowed"), "{denied}");
+}

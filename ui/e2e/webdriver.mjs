@@ -1,0 +1,168 @@
+// A small W3C WebDriver client over plain HTTP (Node's fetch), enough to drive the app through
+// tauri-driver: sessions, elements, clicks, keys, scripts and screenshots.
+
+const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
+
+export class WebDriverError extends Error {}
+
+export class Session {
+  constructor(base, id) {
+    this.base = base;
+    this.id = id;
+  }
+
+  static async create(base, capabilities) {
+    const res = await call(base, "POST", "/session", { capabilities: { alwaysMatch: capabilities } });
+    return new Session(base, res.sessionId);
+  }
+
+  cmd(method, path, body) {
+    return call(this.base, method, `/session/${this.id}${path}`, body);
+  }
+
+  async quit() {
+    try {
+      await call(this.base, "DELETE", `/session/${this.id}`);
+    } catch {
+      // The app may already be gone.
+    }
+  }
+
+  async find(css) {
+    const r = await this.cmd("POST", "/element", { using: "css selector", value: css });
+    return new Element(this, r[ELEMENT]);
+  }
+
+  async findAll(css) {
+    const r = await this.cmd("POST", "/elements", { using: "css selector", value: css });
+    return r.map((e) => new Element(this, e[ELEMENT]));
+  }
+
+  /** Wait until `css` matches (and, if given, `pred(element)` holds); return the element. */
+  async waitFor(css, { timeout = 10000, pred, what } = {}) {
+    const end = Date.now() + timeout;
+    let last;
+    for (;;) {
+      try {
+        const els = await this.findAll(css);
+        for (const el of els) {
+          if (!pred || (await pred(el))) return el;
+        }
+      } catch (e) {
+        last = e;
+      }
+      if (Date.now() > end) throw new WebDriverError(`timed out waiting for ${what ?? css}${last ? ` (${last.message})` : ""}`);
+      await sleep(100);
+    }
+  }
+
+  async waitGone(css, timeout = 10000) {
+    const end = Date.now() + timeout;
+    while ((await this.findAll(css)).length) {
+      if (Date.now() > end) throw new WebDriverError(`timed out waiting for ${css} to go away`);
+      await sleep(100);
+    }
+  }
+
+  async waitUntil(fn, { timeout = 10000, what = "condition" } = {}) {
+    const end = Date.now() + timeout;
+    let last;
+    for (;;) {
+      try {
+        if (await fn()) return;
+      } catch (e) {
+        // The page re-rendered under us (stale element): try again.
+        last = e;
+      }
+      if (Date.now() > end) throw new WebDriverError(`timed out waiting for ${what}${last ? ` (${last.message})` : ""}`);
+      await sleep(100);
+    }
+  }
+
+  execute(script, args = []) {
+    return this.cmd("POST", "/execute/sync", { script, args });
+  }
+
+  executeAsync(script, args = []) {
+    return this.cmd("POST", "/execute/async", { script, args });
+  }
+
+  /** Send keys to the focused element (e.g. "\uE00C" for Escape). */
+  async keys(text) {
+    const actions = [...text].flatMap((ch) => [
+      { type: "keyDown", value: ch },
+      { type: "keyUp", value: ch },
+    ]);
+    await this.cmd("POST", "/actions", { actions: [{ type: "key", id: "kbd", actions }] });
+    await this.cmd("DELETE", "/actions");
+  }
+
+  /** A PNG of the window after two animation frames (so it is not a frame stale). */
+  async screenshot() {
+    await this.executeAsync(
+      "const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));",
+    );
+    const b64 = await this.cmd("GET", "/screenshot");
+    return Buffer.from(b64, "base64");
+  }
+}
+
+export class Element {
+  constructor(session, id) {
+    this.s = session;
+    this.id = id;
+  }
+  cmd(method, path, body) {
+    return this.s.cmd(method, `/element/${this.id}${path}`, body);
+  }
+  click() {
+    return this.cmd("POST", "/click", {});
+  }
+  text() {
+    return this.cmd("GET", "/text");
+  }
+  attr(name) {
+    return this.cmd("GET", `/attribute/${name}`);
+  }
+  prop(name) {
+    return this.cmd("GET", `/property/${name}`);
+  }
+  clear() {
+    return this.cmd("POST", "/clear", {});
+  }
+  type(text) {
+    return this.cmd("POST", "/value", { text });
+  }
+  async find(css) {
+    const r = await this.cmd("POST", "/element", { using: "css selector", value: css });
+    return new Element(this.s, r[ELEMENT]);
+  }
+  async findAll(css) {
+    const r = await this.cmd("POST", "/elements", { using: "css selector", value: css });
+    return r.map((e) => new Element(this.s, e[ELEMENT]));
+  }
+}
+
+async function call(base, method, path, body) {
+  const res = await fetch(base + path, {
+    method,
+    headers: body ? { "content-type": "application/json" } : undefined,
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new WebDriverError(`${method} ${path}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+  }
+  if (!res.ok || (json.value && json.value.error)) {
+    const v = json.value ?? {};
+    throw new WebDriverError(`${method} ${path}: ${v.error ?? res.status}: ${v.message ?? text.slice(0, 300)}`);
+  }
+  return json.value;
+}
+
+export function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}

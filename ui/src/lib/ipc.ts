@@ -1,0 +1,168 @@
+// The one module that talks to the Rust side. It wraps the generated bindings (bindings.ts, from
+// specta) so that every call either returns its data or throws an `ApiFailure` carrying the
+// core's `{code, message, fields}`. No other module imports `@tauri-apps/api` or the bindings.
+
+import { Channel } from "@tauri-apps/api/core";
+import { commands } from "./bindings";
+import type {
+  ApiError,
+  AppInfo,
+  CatalogCard,
+  CatalogFilter,
+  CategoryCount,
+  CustomServer,
+  FieldError,
+  InstallForm,
+  InstallRequest,
+  JobStatus,
+  RemoveResult,
+  ServerDetail,
+  ServerView,
+  StageProgress,
+  TestReport,
+} from "./bindings";
+
+export type {
+  JobState,
+  JobStatus,
+  ApiError,
+  AppInfo,
+  AuthView,
+  CatalogCard,
+  CatalogFilter,
+  CategoryCount,
+  CredentialSlot,
+  CustomAuth,
+  CustomServer,
+  FieldError,
+  FormField,
+  FormSpec,
+  InstallForm,
+  InstallRequest,
+  KeyValue,
+  OptionSummary,
+  RemoveResult,
+  ServerDetail,
+  ServerView,
+  StageProgress,
+  TestReport,
+  ToolView,
+  Transport,
+  ValueEntry,
+  HealthView,
+} from "./bindings";
+
+/** A failed call: the core's error, or a framework failure mapped to code `internal`. */
+export class ApiFailure extends Error {
+  readonly code: string;
+  readonly fields: FieldError[];
+  constructor(error: ApiError) {
+    super(error.message);
+    this.name = "ApiFailure";
+    this.code = error.code;
+    this.fields = error.fields ?? [];
+  }
+
+  /** The message for one field, if the core named it. */
+  field(key: string): string | undefined {
+    return this.fields.find((f) => f.field === key)?.message;
+  }
+}
+
+/** Normalise anything thrown into an ApiFailure. */
+export function toFailure(e: unknown): ApiFailure {
+  if (e instanceof ApiFailure) return e;
+  if (e && typeof e === "object" && "code" in e && "message" in e) {
+    const err = e as ApiError;
+    return new ApiFailure({ code: String(err.code), message: String(err.message), fields: err.fields ?? [] });
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  return new ApiFailure({ code: "internal", message, fields: [] });
+}
+
+type Typed<T> = Promise<{ status: "ok"; data: T } | { status: "error"; error: ApiError }>;
+
+async function unwrap<T>(call: () => Typed<T>): Promise<T> {
+  let result;
+  try {
+    result = await call();
+  } catch (e) {
+    throw toFailure(e);
+  }
+  if (result.status === "error") throw toFailure(result.error);
+  return result.data;
+}
+
+export const api = {
+  appInfo: async (): Promise<AppInfo> => {
+    try {
+      return await commands.appInfo();
+    } catch (e) {
+      throw toFailure(e);
+    }
+  },
+  catalogCards: (query: string, category: string | null, filter: CatalogFilter): Promise<CatalogCard[]> =>
+    unwrap(() => commands.catalogCards(query, category, filter)),
+  categories: (): Promise<CategoryCount[]> => unwrap(() => commands.categories()),
+  installForm: (entryId: string, optionId: string | null): Promise<InstallForm> =>
+    unwrap(() => commands.installForm(entryId, optionId)),
+  install: (request: InstallRequest): Promise<ServerView> => unwrap(() => commands.installServer(request)),
+  listServers: (): Promise<ServerView[]> => unwrap(() => commands.listServers()),
+  serverDetail: (name: string): Promise<ServerDetail> => unwrap(() => commands.serverDetail(name)),
+  setEnabled: (name: string, enabled: boolean): Promise<ServerView> =>
+    unwrap(() => commands.setEnabled(name, enabled)),
+  rename: (name: string, newName: string): Promise<ServerView> => unwrap(() => commands.renameServer(name, newName)),
+  remove: (name: string): Promise<RemoveResult> => unwrap(() => commands.removeServer(name)),
+  updateCredentials: (name: string, key: string, value: string): Promise<ServerView> =>
+    unwrap(() => commands.updateCredentials(name, key, value)),
+  customServer: (name: string): Promise<CustomServer> => unwrap(() => commands.customServer(name)),
+  saveCustomServer: (original: string | null, server: CustomServer): Promise<ServerView> =>
+    unwrap(() => commands.saveCustomServer(original, server)),
+  openExternal: (url: string): Promise<null> => unwrap(() => commands.openExternal(url)),
+  oauthStart: (name: string): Promise<JobStatus> => unwrap(() => commands.oauthStart(name)),
+  oauthStatus: (job: string): Promise<JobStatus> => unwrap(() => commands.oauthStatus(job)),
+  oauthOpen: (job: string): Promise<null> => unwrap(() => commands.oauthOpen(job)),
+  oauthPaste: (job: string, redirectUrl: string): Promise<JobStatus> => unwrap(() => commands.oauthPaste(job, redirectUrl)),
+  oauthCancel: (job: string): Promise<JobStatus> => unwrap(() => commands.oauthCancel(job)),
+};
+
+/** A test connection in progress. */
+export interface RunningTest {
+  id: string;
+  result: Promise<TestReport>;
+  cancel: () => Promise<void>;
+}
+
+function newTestId(): string {
+  return `t-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+function running(id: string, result: Promise<TestReport>): RunningTest {
+  return {
+    id,
+    result,
+    cancel: async () => {
+      try {
+        await commands.cancelTest(id);
+      } catch {
+        // Already finished.
+      }
+    },
+  };
+}
+
+/** Test an installed server; `onProgress` hears each stage start and end. */
+export function testServer(name: string, onProgress: (p: StageProgress) => void): RunningTest {
+  const id = newTestId();
+  const channel = new Channel<StageProgress>();
+  channel.onmessage = onProgress;
+  return running(id, unwrap(() => commands.testServer(id, name, channel)));
+}
+
+/** Test a filled install form before saving it. Pass the returned id to `api.install`. */
+export function testForm(request: InstallRequest, onProgress: (p: StageProgress) => void): RunningTest {
+  const id = newTestId();
+  const channel = new Channel<StageProgress>();
+  channel.onmessage = onProgress;
+  return running(id, unwrap(() => commands.testForm(id, request, channel)));
+}

@@ -1,0 +1,40 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { BADGE_COLORS, BRAND_ICONS, contrast, glyphColor, initials, logoFor } from "./logos";
+
+const catalogDir = fileURLToPath(new URL("../../../catalog/", import.meta.url));
+
+describe("logos", () => {
+  it("bundles an icon for every logo the catalog names", () => {
+    const slugs = readdirSync(catalogDir)
+      .filter((f) => f.endsWith(".json") && f !== "catalog.schema.json")
+      .map((f) => JSON.parse(readFileSync(catalogDir + f, "utf8")).logo as string | undefined)
+      .filter((s): s is string => !!s);
+    expect(slugs.length).toBeGreaterThan(10);
+    const missing = slugs.filter((s) => !BRAND_ICONS.has(s));
+    expect(missing).toEqual([]);
+  });
+
+  it("makes initials badges", () => {
+    expect(initials("GitHub")).toBe("GH");
+    expect(initials("Brave Search")).toBe("BS");
+    expect(initials("slack")).toBe("SL");
+    expect(initials("Tavily")).toBe("TA");
+    expect(initials("aws-documentation")).toBe("AD");
+    expect(initials("  ")).toBe("?");
+    expect(initials("Ünïcode Ölé")).toBe("ÜÖ");
+    const spec = logoFor(null, "Slack");
+    expect(spec).toMatchObject({ kind: "initials", text: "SL", color: "#ffffff" });
+    expect(logoFor("no-such-icon", "Slack")).toEqual(spec);
+    expect(logoFor("github", "GitHub").kind).toBe("brand");
+  });
+
+  it("keeps glyphs and badge text at 4.5:1 or better", () => {
+    for (const icon of BRAND_ICONS.values()) {
+      const bg = `#${icon.hex}`;
+      expect(contrast(bg, glyphColor(bg)), icon.title).toBeGreaterThanOrEqual(4.5);
+    }
+    for (const bg of BADGE_COLORS) expect(contrast(bg, "#ffffff"), bg).toBeGreaterThanOrEqual(4.5);
+  });
+});

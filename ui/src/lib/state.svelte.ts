@@ -1,0 +1,115 @@
+// App-wide state: which page is shown, the installed servers, their health.
+import { api, testServer, toFailure, type AppInfo, type RunningTest, type ServerView, type TestReport } from "./ipc";
+import { healthFromView, stageLabelShort, type Health } from "./health";
+import { applyEvent, type StageState } from "./stages";
+import { toast } from "./toasts.svelte";
+
+export type Page = "marketplace" | "installed" | "detail";
+
+class AppState {
+  page = $state<Page>("marketplace");
+  detail = $state<string | null>(null);
+  servers = $state<ServerView[]>([]);
+  loaded = $state(false);
+  loadError = $state<string | null>(null);
+  /** Live health (checks started in this session), by server name. */
+  health = $state<Record<string, Health>>({});
+  info = $state<AppInfo | null>(null);
+  /** The server whose OAuth sign-in dialog is open. */
+  signIn = $state<string | null>(null);
+  /** Bumped whenever installs change, so the marketplace refreshes its badges. */
+  revision = $state(0);
+
+  async refresh() {
+    try {
+      this.servers = await api.listServers();
+      this.loadError = null;
+    } catch (e) {
+      this.loadError = toFailure(e).message;
+    } finally {
+      this.loaded = true;
+      this.revision++;
+    }
+  }
+
+  async loadInfo() {
+    try {
+      this.info = await api.appInfo();
+    } catch (e) {
+      toast.error(toFailure(e).message);
+    }
+  }
+
+  /** Replace one server's view after a change (or add it). */
+  upsert(view: ServerView, previousName?: string) {
+    const at = this.servers.findIndex((s) => s.name === (previousName ?? view.name));
+    if (at >= 0) this.servers[at] = view;
+    else this.servers.push(view);
+    if (previousName && previousName !== view.name && this.health[previousName]) {
+      this.health[view.name] = this.health[previousName];
+      delete this.health[previousName];
+    }
+    this.revision++;
+  }
+
+  drop(name: string) {
+    this.servers = this.servers.filter((s) => s.name !== name);
+    delete this.health[name];
+    this.revision++;
+  }
+
+  /** Tests running now, by server name. */
+  tests = $state<Record<string, RunningTest>>({});
+  /** Live stages of the last test started in this session, by server name. */
+  stages = $state<Record<string, StageState[]>>({});
+
+  healthOf(server: ServerView): Health {
+    return this.health[server.name] ?? healthFromView(server.health);
+  }
+
+  /** Test an installed server, showing progress on its card and in its detail view. */
+  async test(name: string): Promise<TestReport | null> {
+    if (this.tests[name]) return null;
+    this.stages[name] = [];
+    this.health[name] = { state: "checking" };
+    const run = testServer(name, (p) => {
+      this.stages[name] = applyEvent(this.stages[name] ?? [], p);
+      if (p.event === "started") this.health[name] = { state: "checking", stage: stageLabelShort(p.stage) };
+    });
+    this.tests[name] = run;
+    try {
+      const report = await run.result;
+      delete this.health[name];
+      await this.reload(name);
+      return report;
+    } catch (e) {
+      const f = toFailure(e);
+      delete this.health[name];
+      if (f.code !== "cancelled") toast.error(`Test of ${name} could not run: ${f.message}`);
+      return null;
+    } finally {
+      delete this.tests[name];
+    }
+  }
+
+  cancelTest(name: string) {
+    this.tests[name]?.cancel();
+  }
+
+  /** Re-read one server's view (after a test, its health changed). */
+  async reload(name: string) {
+    try {
+      const detail = await api.serverDetail(name);
+      this.upsert(detail.server);
+    } catch {
+      await this.refresh();
+    }
+  }
+
+  go(page: Page, detail: string | null = null) {
+    this.page = page;
+    this.detail = detail;
+  }
+}
+
+export const app = new AppState();
