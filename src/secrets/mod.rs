@@ -4,14 +4,18 @@
 //! A reference is resolved inside the namespace of the server that holds it, so one server can
 //! never receive another server's secret, whatever its config says.
 
+pub mod file_store;
 mod keyring_store;
 mod memory_store;
+pub mod selection;
 mod sensitive;
 
 use std::sync::Arc;
 
+pub use file_store::FileStore;
 pub use keyring_store::KeyringStore;
 pub use memory_store::MemoryStore;
+pub use selection::StoreKind;
 pub use sensitive::Sensitive;
 
 /// The name under which every Plugboard secret is filed in the OS keyring.
@@ -59,6 +63,10 @@ pub enum SecretError {
     /// Any other failure reported by the back end.
     #[error("the OS keyring failed: {0}")]
     Backend(String),
+    /// The encrypted-file store (or the setting that chose it) cannot be used: a wrong
+    /// passphrase, no way to ask for one, a damaged or unreadable file.
+    #[error("the encrypted secret store cannot be used: {detail}. {fix}")]
+    File { detail: String, fix: String },
 }
 
 /// A place to keep secret values. Implementations are synchronous and thread-safe.
@@ -75,9 +83,14 @@ pub trait SecretStore: Send + Sync {
     fn describe(&self) -> String;
 }
 
-/// The store Plugboard uses unless told otherwise: the OS keyring.
+/// The store the user chose (`plugboard secrets use keyring|file`, kept in
+/// `<config dir>/settings.json`): the OS keyring unless the encrypted file was chosen. Never
+/// falls back from one to the other.
 pub fn default_store() -> Result<Arc<dyn SecretStore>, SecretError> {
-    Ok(Arc::new(KeyringStore::open()?))
+    match crate::config::config_dir() {
+        Some(dir) => selection::open_chosen(&dir),
+        None => Ok(Arc::new(KeyringStore::open()?)),
+    }
 }
 
 /// Run `check` on a store and the round trip it implies, shared by the store implementations.

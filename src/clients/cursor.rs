@@ -1,0 +1,28 @@
+//! Cursor, global scope: `~/.cursor/mcp.json`, servers under `mcpServers` as
+//! `{command, args, env}` or `{url, headers}`. Entries expand `${env:NAME}` and `${userHome}`.
+
+use std::path::PathBuf;
+
+use super::{ClientFormat, ClientKind, Dirs, VarSyntax};
+
+pub static FORMAT: ClientFormat = ClientFormat {
+    kind: ClientKind::Cursor,
+    id: "cursor",
+    label: "Cursor",
+    servers_key: "mcpServers",
+    launcher_type: None,
+    url_keys: &["url"],
+    vars: VarSyntax {
+        env_colon: true,
+        bare: false,
+        inputs: false,
+        user_home: true,
+    },
+    path,
+};
+
+fn path(dirs: &Dirs) -> Option<PathBuf> {
+    dirs.home
+        .as_ref()
+        .map(|h| h.join(".cursor").join("mcp.json"))
+}

@@ -1,0 +1,235 @@
+//! Export: Plugboard's enabled servers into a client's file, as launchers
+//! (`{"command": "<plugboard>", "args": ["run", NAME]}`, plus `"type": "stdio"` where the client
+//! wants one). The plan is computed first (what would change) and applied only on request: a
+//! timestamped backup, then an atomic write that keeps every other entry and key.
+//!
+//! Ownership: an entry is Plugboard's when it was recorded in `exports.json` as written by
+//! Plugboard and still is a launcher, or when it is a launcher of the same server under the same
+//! name. Entries of anyone else are never changed or removed; a name clash is reported. Servers
+//! that are disabled (or removed, or renamed) lose their launcher on the next export.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::state::{ExportState, WrittenEntry};
+use super::{ClientError, ClientKind, jsonc, launcher_entry, launcher_target};
+use crate::config::Config;
+
+/// What export does to one entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportAction {
+    Add,
+    Update,
+    Unchanged,
+    Remove,
+    /// The name is taken by an entry Plugboard did not write: left alone.
+    Conflict,
+    /// An entry Plugboard wrote was changed by someone else into something else: left alone.
+    LeftAlone,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ExportChange {
+    /// The entry's key in the client's file.
+    pub entry: String,
+    /// The Plugboard server it launches.
+    pub server: Option<String>,
+    pub action: ExportAction,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// What an export would do.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExportPlan {
+    pub client: ClientKind,
+    pub path: PathBuf,
+    /// Whether the file exists now.
+    pub exists: bool,
+    pub changes: Vec<ExportChange>,
+    /// Plugboard's entries as they will be in the file.
+    pub entries: Map<String, Value>,
+    /// Servers not exported because they are disabled.
+    pub disabled: Vec<String>,
+    /// Whether applying the plan changes the file.
+    pub changes_file: bool,
+    /// The whole new document (not shown: it holds the client's other settings).
+    #[serde(skip)]
+    doc: Map<String, Value>,
+}
+
+/// Work out what exporting `config`'s servers to `path` (a `kind` file) would do.
+pub fn plan_export(
+    config: &Config,
+    config_dir: &Path,
+    kind: ClientKind,
+    path: &Path,
+    plugboard: &Path,
+) -> Result<ExportPlan, ClientError> {
+    let format = kind.format();
+    let mut doc = jsonc::read_object_or_empty(path)?;
+    let state = ExportState::load(config_dir)?;
+    let recorded = state.file(path).cloned().unwrap_or_default();
+
+    let mut wanted: Vec<String> = vec![];
+    let mut disabled = vec![];
+    for (name, server) in config.servers() {
+        match server {
+            Ok(s) if s.enabled => wanted.push(name),
+            Ok(_) => disabled.push(name),
+            Err(_) => {}
+        }
+    }
+    let wanted_set: BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
+
+    let servers = doc
+        .entry(format.servers_key.to_string())
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(servers) = servers else {
+        return Err(ClientError::file(
+            path,
+            format!(
+                "`{}` is not a JSON object; it was left untouched",
+                format.servers_key
+            ),
+        ));
+    };
+    let mut changes = vec![];
+    let mut entries = Map::new();
+    let mut changed = false;
+
+    for name in &wanted {
+        let desired = launcher_entry(format, plugboard, name);
+        let ours = |existing: &Value| {
+            launcher_target(existing) == Some(name.as_str())
+                || (recorded.entries.contains_key(name) && launcher_target(existing).is_some())
+        };
+        let action = match servers.get(name) {
+            None => ExportAction::Add,
+            Some(existing) if existing == &desired => ExportAction::Unchanged,
+            Some(existing) if ours(existing) => ExportAction::Update,
+            Some(_) => ExportAction::Conflict,
+        };
+        match action {
+            ExportAction::Conflict => changes.push(ExportChange {
+                entry: name.clone(),
+                server: Some(name.clone()),
+                action,
+                detail: Some(format!(
+                    "the file already has an entry `{name}` that Plugboard did not write; it was \
+                     left alone (rename the Plugboard server or that entry)"
+                )),
+            }),
+            _ => {
+                if action != ExportAction::Unchanged {
+                    servers.insert(name.clone(), desired.clone());
+                    changed = true;
+                }
+                entries.insert(name.clone(), desired);
+                changes.push(ExportChange {
+                    entry: name.clone(),
+                    server: Some(name.clone()),
+                    action,
+                    detail: None,
+                });
+            }
+        }
+    }
+    for (key, written) in &recorded.entries {
+        if wanted_set.contains(key.as_str()) {
+            continue;
+        }
+        let Some(existing) = servers.get(key) else {
+            continue;
+        };
+        if launcher_target(existing).is_some() {
+            servers.shift_remove(key);
+            changed = true;
+            let why = if disabled.contains(&written.server) {
+                "the server is disabled"
+            } else {
+                "the server is no longer installed under this name"
+            };
+            changes.push(ExportChange {
+                entry: key.clone(),
+                server: Some(written.server.clone()),
+                action: ExportAction::Remove,
+                detail: Some(why.into()),
+            });
+        } else {
+            changes.push(ExportChange {
+                entry: key.clone(),
+                server: Some(written.server.clone()),
+                action: ExportAction::LeftAlone,
+                detail: Some(
+                    "Plugboard wrote this entry but it was changed since; it was left alone".into(),
+                ),
+            });
+        }
+    }
+    Ok(ExportPlan {
+        client: kind,
+        path: path.to_path_buf(),
+        exists: path.exists(),
+        changes,
+        entries,
+        disabled,
+        changes_file: changed || !path.exists(),
+        doc,
+    })
+}
+
+/// Write the plan: backup, atomic write, and the record of what Plugboard now owns in the file.
+/// Returns the backup's path (none when the file did not exist or nothing changed).
+pub fn apply_export(plan: &ExportPlan, config_dir: &Path) -> Result<Option<PathBuf>, ClientError> {
+    let mut state = ExportState::load(config_dir)?;
+    let backup = if plan.changes_file {
+        jsonc::write_with_backup(&plan.path, &plan.doc)?
+    } else {
+        None
+    };
+    let record = state.file_mut(&plan.path, plan.client.id());
+    record.entries = plan
+        .entries
+        .iter()
+        .map(|(key, entry)| {
+            (
+                key.clone(),
+                WrittenEntry {
+                    server: key.clone(),
+                    entry: entry.clone(),
+                },
+            )
+        })
+        .collect();
+    record.updated_at_ms = crate::health::now_ms();
+    state.save(config_dir)?;
+    Ok(backup)
+}
+
+/// Record that Plugboard now owns `entries` (key → server) of `path` (used after an import
+/// rewrote its source into launchers).
+pub(crate) fn record_entries(
+    config_dir: &Path,
+    kind: ClientKind,
+    path: &Path,
+    entries: &[(String, String, Value)],
+) -> Result<(), ClientError> {
+    let mut state = ExportState::load(config_dir)?;
+    let record = state.file_mut(path, kind.id());
+    for (key, server, entry) in entries {
+        record.entries.insert(
+            key.clone(),
+            WrittenEntry {
+                server: server.clone(),
+                entry: entry.clone(),
+            },
+        );
+    }
+    record.updated_at_ms = crate::health::now_ms();
+    state.save(config_dir)
+}

@@ -1,0 +1,241 @@
+//! Reading and writing other clients' JSON files: JSONC tolerated on read (`//` and `/* */`
+//! comments, trailing commas, as VS Code allows), key order kept, writes atomic (temp file,
+//! fsync, rename) with the original's permissions and a timestamped backup of the old bytes.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::{ClientError, timestamp};
+
+/// `text` without comments and trailing commas (strings are left alone).
+pub fn strip(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut in_string = false;
+    let mut start = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            if b == b'\\' {
+                i += 2;
+                continue;
+            }
+            if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                i += 1;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                out.push_str(&text[start..i]);
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                start = i;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                out.push_str(&text[start..i]);
+                i += 2;
+                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i = (i + 2).min(bytes.len());
+                start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&text[start.min(text.len())..]);
+    remove_trailing_commas(&out)
+}
+
+fn remove_trailing_commas(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut i = 0;
+    let mut last = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            if b == b'\\' {
+                i += 2;
+                continue;
+            }
+            if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b == b',' {
+            let mut j = i + 1;
+            while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if j < bytes.len() && (bytes[j] == b'}' || bytes[j] == b']') {
+                out.push_str(&text[last..i]);
+                last = i + 1;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&text[last.min(text.len())..]);
+    out
+}
+
+/// Parse a client's file as a JSON object (JSONC tolerated). An empty file is an empty object.
+pub fn parse_object(path: &Path, text: &str) -> Result<Map<String, Value>, ClientError> {
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(_) => serde_json::from_str(&strip(text)).map_err(|e| {
+            ClientError::file(
+                path,
+                format!("is not valid JSON ({e}); it was left untouched"),
+            )
+        })?,
+    };
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(ClientError::file(
+            path,
+            "the top level is not a JSON object; it was left untouched",
+        )),
+    }
+}
+
+/// Read `path` as a JSON object.
+pub fn read_object(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    let text = fs::read_to_string(path)
+        .map_err(|e| ClientError::file(path, format!("cannot be read ({e})")))?;
+    parse_object(path, &text)
+}
+
+/// Read `path` as a JSON object; a missing file is an empty object.
+pub fn read_object_or_empty(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    if !path.exists() {
+        return Ok(Map::new());
+    }
+    read_object(path)
+}
+
+/// Whether the file has comments or trailing commas that a rewrite will not keep.
+pub fn has_comments(path: &Path) -> bool {
+    fs::read_to_string(path)
+        .map(|text| serde_json::from_str::<Value>(&text).is_err() && !text.trim().is_empty())
+        .unwrap_or(false)
+}
+
+/// The document as written: pretty JSON (two spaces), key order kept, final newline.
+pub fn render(doc: &Map<String, Value>) -> String {
+    let mut text =
+        serde_json::to_string_pretty(&Value::Object(doc.clone())).expect("JSON serializes");
+    text.push('\n');
+    text
+}
+
+/// Replace `path` with `doc`: first copy the current bytes to `<path>.plugboard-backup-<time>`
+/// (returned), then write a temp file with the original's permissions, fsync, rename.
+pub fn write_with_backup(
+    path: &Path,
+    doc: &Map<String, Value>,
+) -> Result<Option<PathBuf>, ClientError> {
+    let text = render(doc);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)
+        .map_err(|e| ClientError::file(dir, format!("cannot be created ({e})")))?;
+    let existing = fs::metadata(path).ok();
+    let backup = match &existing {
+        Some(_) => {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let stamp = timestamp();
+            let mut candidate = dir.join(format!("{name}.plugboard-backup-{stamp}"));
+            let mut n = 2;
+            while candidate.exists() {
+                candidate = dir.join(format!("{name}.plugboard-backup-{stamp}-{n}"));
+                n += 1;
+            }
+            fs::copy(path, &candidate).map_err(|e| {
+                ClientError::file(
+                    path,
+                    format!("cannot be backed up ({e}); nothing was written"),
+                )
+            })?;
+            // The old version may hold plaintext secrets: only the user may read the backup.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = fs::set_permissions(&candidate, fs::Permissions::from_mode(0o600));
+            }
+            Some(candidate)
+        }
+        None => None,
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.plugboard.{}.{:08x}.tmp",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            let mode = existing
+                .as_ref()
+                .map(|m| m.permissions().mode() & 0o777)
+                .unwrap_or(0o600);
+            options.mode(mode);
+        }
+        let mut file = options.open(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(ClientError::file(path, format!("cannot be written ({e})")));
+    }
+    Ok(backup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_and_trailing_commas_are_tolerated() {
+        let text = r#"{
+            // a comment with "quotes"
+            "servers": { /* block */ "a": {"url": "http://x//y", "s": "/* not a comment */",}, },
+            "inputs": [1, 2,],
+        }"#;
+        let map = parse_object(Path::new("x"), text).unwrap();
+        assert_eq!(map["servers"]["a"]["url"], "http://x//y");
+        assert_eq!(map["servers"]["a"]["s"], "/* not a comment */");
+        assert_eq!(map["inputs"], serde_json::json!([1, 2]));
+    }
+}

@@ -1,0 +1,422 @@
+//! Other MCP clients' config files: where each client keeps its servers, what an entry looks
+//! like, and the three things Plugboard does with them:
+//!
+//! - [`export`]: write Plugboard's enabled servers into a client's file as launchers
+//!   (`{"command": "<plugboard>", "args": ["run", NAME]}`), merging with a timestamped backup,
+//!   keeping every other entry and key, and touching only entries Plugboard wrote (recorded in
+//!   `<config dir>/exports.json`);
+//! - [`import`]: read a client's servers into Plugboard, moving every literal secret into the
+//!   secret store, and optionally rewrite the source so its entries become launchers;
+//! - [`detect`]: per known client, its file, whether it exists, which Plugboard servers it has and
+//!   whether those entries drifted from what Plugboard last wrote (for the app's "Use in…" panel).
+//!
+//! One file per format ([`claude_desktop`], [`claude_code`], [`cursor`], [`vscode`],
+//! [`windsurf`], [`generic`]) holds that client's facts: paths per OS, the servers key, entry
+//! shapes and variable syntax. Files may be JSONC (comments, trailing commas) ([`jsonc`]).
+
+pub mod claude_code;
+pub mod claude_desktop;
+pub mod cursor;
+pub mod export;
+pub mod generic;
+pub mod import;
+pub mod jsonc;
+pub mod state;
+pub mod vscode;
+pub mod windsurf;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub use export::{ExportAction, ExportChange, ExportPlan, apply_export, plan_export};
+pub use import::{
+    ImportOptions, ImportPlan, ImportReport, PlannedServer, Skipped, apply_import, plan_import,
+    rewrite_source,
+};
+
+/// The MCP clients Plugboard can export to and import from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClientKind {
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    Vscode,
+    Windsurf,
+    /// A plain `{"mcpServers": {...}}` file anywhere.
+    Generic,
+}
+
+impl ClientKind {
+    /// Every client with a file of its own (not [`ClientKind::Generic`]).
+    pub const KNOWN: [ClientKind; 5] = [
+        ClientKind::ClaudeDesktop,
+        ClientKind::ClaudeCode,
+        ClientKind::Cursor,
+        ClientKind::Vscode,
+        ClientKind::Windsurf,
+    ];
+
+    /// The id used on the command line and in JSON (`claude-desktop`).
+    pub fn id(self) -> &'static str {
+        self.format().id
+    }
+
+    pub fn label(self) -> &'static str {
+        self.format().label
+    }
+
+    pub fn from_id(id: &str) -> Option<ClientKind> {
+        ClientKind::KNOWN
+            .into_iter()
+            .chain([ClientKind::Generic])
+            .find(|k| k.id() == id)
+    }
+
+    /// The facts of this client's file format.
+    pub fn format(self) -> &'static ClientFormat {
+        match self {
+            ClientKind::ClaudeDesktop => &claude_desktop::FORMAT,
+            ClientKind::ClaudeCode => &claude_code::FORMAT,
+            ClientKind::Cursor => &cursor::FORMAT,
+            ClientKind::Vscode => &vscode::FORMAT,
+            ClientKind::Windsurf => &windsurf::FORMAT,
+            ClientKind::Generic => &generic::FORMAT,
+        }
+    }
+
+    /// The client's user-level config file on this OS (from HOME / APPDATA / XDG_CONFIG_HOME),
+    /// `None` for the generic format or when no home directory is known.
+    pub fn default_path(self) -> Option<PathBuf> {
+        (self.format().path)(&Dirs::from_env())
+    }
+}
+
+/// Which `${...}` forms a client expands in its entries.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VarSyntax {
+    /// `${env:NAME}` (VS Code, Cursor, Windsurf).
+    pub env_colon: bool,
+    /// `${NAME}` and `${NAME:-default}` (Claude Code).
+    pub bare: bool,
+    /// `${input:ID}` with the file's `inputs` (VS Code).
+    pub inputs: bool,
+    /// `${userHome}` (VS Code, Cursor).
+    pub user_home: bool,
+}
+
+/// What one client's file looks like.
+#[derive(Debug)]
+pub struct ClientFormat {
+    pub kind: ClientKind,
+    pub id: &'static str,
+    pub label: &'static str,
+    /// The top-level key holding the servers (`mcpServers`, `servers` for VS Code).
+    pub servers_key: &'static str,
+    /// The `type` written on a launcher entry, for clients that want one (`stdio`).
+    pub launcher_type: Option<&'static str>,
+    /// Keys that may hold a remote server's URL, in order of preference.
+    pub url_keys: &'static [&'static str],
+    pub vars: VarSyntax,
+    /// The user-level file, from the directories of this machine.
+    pub path: fn(&Dirs) -> Option<PathBuf>,
+}
+
+/// The directories client paths are built from, read from the environment (so tests can use a
+/// temporary HOME).
+#[derive(Clone, Debug, Default)]
+pub struct Dirs {
+    /// The OS the paths are for (`std::env::consts::OS`: `linux`, `macos`, `windows`, ...).
+    pub os: &'static str,
+    pub home: Option<PathBuf>,
+    /// `%APPDATA%` (Windows).
+    pub appdata: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME`, else `~/.config` (Linux).
+    pub xdg_config: Option<PathBuf>,
+}
+
+impl Dirs {
+    pub fn from_env() -> Dirs {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let home = if cfg!(windows) {
+            var("USERPROFILE").or_else(|| var("HOME"))
+        } else {
+            var("HOME")
+        };
+        let xdg_config =
+            var("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
+        Dirs {
+            os: std::env::consts::OS,
+            home,
+            appdata: var("APPDATA"),
+            xdg_config,
+        }
+    }
+
+    /// The per-user application settings directory of this OS: `~/Library/Application
+    /// Support` (macOS), `%APPDATA%` (Windows), `$XDG_CONFIG_HOME` or `~/.config` (others).
+    pub fn app_config(&self) -> Option<PathBuf> {
+        match self.os {
+            "macos" => self
+                .home
+                .as_ref()
+                .map(|h| h.join("Library").join("Application Support")),
+            "windows" => self.appdata.clone(),
+            _ => self.xdg_config.clone(),
+        }
+    }
+}
+
+/// Why reading or writing a client's file failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    #[error("{path}: {detail}")]
+    File { path: PathBuf, detail: String },
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Manage(#[from] crate::manage::ManageError),
+}
+
+impl ClientError {
+    pub(crate) fn file(path: &Path, detail: impl Into<String>) -> ClientError {
+        ClientError::File {
+            path: path.to_path_buf(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The absolute path of the running `plugboard` binary (what launchers name).
+pub fn plugboard_exe() -> Result<PathBuf, ClientError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| ClientError::Usage(format!("cannot find the plugboard binary: {e}")))?;
+    Ok(exe.canonicalize().unwrap_or(exe))
+}
+
+/// The launcher entry for server `name` in `format`.
+pub fn launcher_entry(format: &ClientFormat, plugboard: &Path, name: &str) -> Value {
+    let mut entry = Map::new();
+    if let Some(kind) = format.launcher_type {
+        entry.insert("type".into(), Value::String(kind.into()));
+    }
+    entry.insert(
+        "command".into(),
+        Value::String(plugboard.to_string_lossy().into_owned()),
+    );
+    entry.insert(
+        "args".into(),
+        Value::Array(vec![
+            Value::String("run".into()),
+            Value::String(name.into()),
+        ]),
+    );
+    Value::Object(entry)
+}
+
+/// If `entry` is a Plugboard launcher (`<…/plugboard> run NAME`), the server it runs.
+pub fn launcher_target(entry: &Value) -> Option<&str> {
+    let command = entry.get("command")?.as_str()?;
+    let base = command.rsplit(['/', '\\']).next()?.trim_end_matches(".exe");
+    if base != "plugboard" {
+        return None;
+    }
+    match entry.get("args")?.as_array()?.as_slice() {
+        [Value::String(run), Value::String(name)] if run == "run" => Some(name),
+        _ => None,
+    }
+}
+
+/// One known client as the app's "Use in…" panel shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClientStatus {
+    pub client: ClientKind,
+    pub label: &'static str,
+    /// The client's user-level config file on this machine (`None` without a home directory).
+    pub path: Option<PathBuf>,
+    pub exists: bool,
+    /// Plugboard servers the file launches (entries of the form `plugboard run NAME`).
+    pub servers: Vec<String>,
+    /// How many other (not Plugboard) entries the file has: candidates for import.
+    pub other_entries: usize,
+    /// Whether Plugboard's entries differ from what it last wrote there (edited or removed by
+    /// someone else).
+    pub drifted: bool,
+    /// The entries that drifted: `missing` or `modified`.
+    pub drift: Vec<Drift>,
+    /// Why the file could not be read, if it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One entry that is not what Plugboard last wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct Drift {
+    pub entry: String,
+    pub state: &'static str,
+}
+
+/// Every known client: its file, whether it exists, Plugboard's servers in it, and drift.
+/// `config_dir` is Plugboard's config directory (where `exports.json` is kept).
+pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
+    let dirs = Dirs::from_env();
+    let recorded = state::ExportState::load(config_dir).unwrap_or_default();
+    ClientKind::KNOWN
+        .iter()
+        .map(|kind| {
+            let format = kind.format();
+            let path = (format.path)(&dirs);
+            let mut status = ClientStatus {
+                client: *kind,
+                label: format.label,
+                path: path.clone(),
+                exists: path.as_ref().is_some_and(|p| p.exists()),
+                servers: vec![],
+                other_entries: 0,
+                drifted: false,
+                drift: vec![],
+                error: None,
+            };
+            let Some(path) = path.filter(|p| p.exists()) else {
+                return status;
+            };
+            let doc = match jsonc::read_object(&path) {
+                Ok(doc) => doc,
+                Err(e) => {
+                    status.error = Some(e.to_string());
+                    return status;
+                }
+            };
+            let empty = Map::new();
+            let entries = doc
+                .get(format.servers_key)
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            for entry in entries.values() {
+                match launcher_target(entry) {
+                    Some(name) => status.servers.push(name.to_string()),
+                    None => status.other_entries += 1,
+                }
+            }
+            if let Some(record) = recorded.file(&path) {
+                for (key, written) in &record.entries {
+                    let state = match entries.get(key) {
+                        None => Some("missing"),
+                        Some(now) if now != &written.entry => Some("modified"),
+                        Some(_) => None,
+                    };
+                    if let Some(state) = state {
+                        status.drift.push(Drift {
+                            entry: key.clone(),
+                            state,
+                        });
+                    }
+                }
+            }
+            status.drifted = !status.drift.is_empty();
+            status
+        })
+        .collect()
+}
+
+/// `YYYYMMDD-HHMMSS` (UTC) of now, for backup file names.
+pub(crate) fn timestamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launchers_are_recognised() {
+        let entry = launcher_entry(&vscode::FORMAT, Path::new("/opt/bin/plugboard"), "gh");
+        assert_eq!(entry["type"], "stdio");
+        assert_eq!(launcher_target(&entry), Some("gh"));
+        let other = serde_json::json!({"command": "npx", "args": ["run", "x"]});
+        assert_eq!(launcher_target(&other), None);
+        let win = serde_json::json!({"command": "C:\\p\\plugboard.exe", "args": ["run", "x"]});
+        assert_eq!(launcher_target(&win), Some("x"));
+    }
+
+    #[test]
+    fn paths_per_os() {
+        let path = |kind: ClientKind, os: &'static str| {
+            let dirs = Dirs {
+                os,
+                home: Some(PathBuf::from("/h")),
+                appdata: Some(PathBuf::from("/appdata")),
+                xdg_config: Some(PathBuf::from("/xdg")),
+            };
+            (kind.format().path)(&dirs).unwrap()
+        };
+        let p = |s: &str| PathBuf::from(s);
+        assert_eq!(
+            path(ClientKind::ClaudeDesktop, "macos"),
+            p("/h/Library/Application Support/Claude/claude_desktop_config.json")
+        );
+        assert_eq!(
+            path(ClientKind::ClaudeDesktop, "windows"),
+            p("/appdata/Claude/claude_desktop_config.json")
+        );
+        assert_eq!(
+            path(ClientKind::ClaudeDesktop, "linux"),
+            p("/xdg/Claude/claude_desktop_config.json")
+        );
+        assert_eq!(
+            path(ClientKind::Vscode, "macos"),
+            p("/h/Library/Application Support/Code/User/mcp.json")
+        );
+        assert_eq!(
+            path(ClientKind::Vscode, "windows"),
+            p("/appdata/Code/User/mcp.json")
+        );
+        assert_eq!(
+            path(ClientKind::Vscode, "linux"),
+            p("/xdg/Code/User/mcp.json")
+        );
+        for os in ["linux", "macos", "windows"] {
+            assert_eq!(path(ClientKind::ClaudeCode, os), p("/h/.claude.json"));
+            assert_eq!(path(ClientKind::Cursor, os), p("/h/.cursor/mcp.json"));
+            assert_eq!(
+                path(ClientKind::Windsurf, os),
+                p("/h/.codeium/windsurf/mcp_config.json")
+            );
+        }
+    }
+
+    #[test]
+    fn timestamps_look_right() {
+        let t = timestamp();
+        assert_eq!(t.len(), 15, "{t}");
+        assert!(t.starts_with("20"), "{t}");
+    }
+}

@@ -1,0 +1,31 @@
+//! VS Code, user profile: `mcp.json` in the user settings directory (`~/.config/Code/User/` on
+//! Linux, `~/Library/Application Support/Code/User/` on macOS, `%APPDATA%\Code\User\` on
+//! Windows). Servers under `servers` with a `type`: `{type: "stdio", command, args, env,
+//! envFile}` or `{type: "http" | "sse", url, headers}`; `inputs` declare prompted values
+//! (`{type: "promptString", id, description, password}`) used as `${input:ID}`. Entries also
+//! expand `${env:NAME}` and `${userHome}`. The file is JSONC.
+
+use std::path::PathBuf;
+
+use super::{ClientFormat, ClientKind, Dirs, VarSyntax};
+
+pub static FORMAT: ClientFormat = ClientFormat {
+    kind: ClientKind::Vscode,
+    id: "vscode",
+    label: "VS Code",
+    servers_key: "servers",
+    launcher_type: Some("stdio"),
+    url_keys: &["url"],
+    vars: VarSyntax {
+        env_colon: true,
+        bare: false,
+        inputs: true,
+        user_home: true,
+    },
+    path,
+};
+
+fn path(dirs: &Dirs) -> Option<PathBuf> {
+    dirs.app_config()
+        .map(|d| d.join("Code").join("User").join("mcp.json"))
+}

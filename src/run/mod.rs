@@ -1,0 +1,210 @@
+//! `plugboard run NAME`: an installed server made available to other MCP clients as a stdio
+//! server. The other client's config names only `plugboard run NAME`; the secrets stay in
+//! Plugboard's store and are added here, at launch, never on a command line and never in the
+//! other client's file.
+//!
+//! - A stdio server is spawned with its secrets in its environment and its stdio relayed byte
+//!   for byte ([`stdio`]): signals are forwarded to its process group, its exit code is passed
+//!   through, and when `plugboard run` ends (its stdin closes, a signal, or it dies) the whole
+//!   group goes too.
+//! - A remote server (streamable HTTP, SSE, auto) is bridged ([`bridge`]): JSON-RPC messages
+//!   read from stdin are sent to the server, and its responses, notifications and requests are
+//!   written to stdout, with the auth headers or OAuth token (refreshed, retried once after a
+//!   401) added here.
+//!
+//! Standard output carries MCP traffic only. Every diagnostic goes to stderr, redacted.
+
+pub mod bridge;
+pub mod stdio;
+
+use std::sync::Arc;
+
+use crate::config::{Auth, ConfigError, ServerConfig};
+use crate::manage::Servers;
+use crate::oauth::{OAuthContext, OAuthError};
+use crate::redact::Redactor;
+use crate::resolve::{OAUTH_ACCESS_TOKEN, ResolveError, Target, resolve};
+use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};
+
+/// Why `plugboard run` could not start (or keep) the server. [`RunError::exit_code`] maps it to
+/// the CLI's exit codes; messages are redacted.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    #[error(
+        "server `{name}` is disabled, so it is not run; enable it with `plugboard enable {name}`"
+    )]
+    Disabled { name: String },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot read the secrets of `{name}`: {source}")]
+    Secrets {
+        name: String,
+        #[source]
+        source: SecretError,
+    },
+    #[error("{message} ({hint})")]
+    Resolve { message: String, hint: String },
+    #[error("server `{name}` needs an OAuth sign-in: {detail}")]
+    OAuth { name: String, detail: String },
+    #[error("could not start `{command}`: {detail}")]
+    Spawn { command: String, detail: String },
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl RunError {
+    /// 2 for configuration problems (nothing could be run), 1 when running failed.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Disabled { .. }
+            | RunError::Config(_)
+            | RunError::Secrets { .. }
+            | RunError::Resolve { .. }
+            | RunError::OAuth { .. } => 2,
+            RunError::Spawn { .. } | RunError::Failed(_) => 1,
+        }
+    }
+}
+
+impl From<ResolveError> for RunError {
+    fn from(err: ResolveError) -> Self {
+        RunError::Resolve {
+            message: err.to_string(),
+            hint: err.hint(),
+        }
+    }
+}
+
+/// An exit code for a process that ended with `status` (128 + signal for a signal).
+pub fn exit_code(status: std::process::ExitStatus) -> i32 {
+    if let Some(code) = status.code() {
+        return code;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return 128 + signal;
+        }
+    }
+    1
+}
+
+/// A store that answers the server's OAuth access token from memory and everything else from
+/// the real store (so `resolve` builds the `Authorization` header from a fresh token).
+struct WithToken {
+    token: MemoryStore,
+    base: Arc<dyn SecretStore>,
+}
+
+impl SecretStore for WithToken {
+    fn get(&self, key: &SecretKey) -> Result<Option<Sensitive<String>>, SecretError> {
+        match self.token.get(key)? {
+            Some(v) => Ok(Some(v)),
+            None => self.base.get(key),
+        }
+    }
+    fn set(&self, key: &SecretKey, value: &Sensitive<String>) -> Result<(), SecretError> {
+        self.base.set(key, value)
+    }
+    fn delete(&self, key: &SecretKey) -> Result<(), SecretError> {
+        self.base.delete(key)
+    }
+    fn check(&self) -> Result<(), SecretError> {
+        self.base.check()
+    }
+    fn describe(&self) -> String {
+        self.base.describe()
+    }
+}
+
+/// The OAuth state of a bridged server: the context to refresh with and the current token.
+pub struct OAuthSession {
+    pub context: OAuthContext,
+    pub name: String,
+    pub server: ServerConfig,
+    pub token: Sensitive<String>,
+}
+
+/// Write one diagnostic line to stderr, redacted.
+pub(crate) fn diag(redactor: &Redactor, name: &str, text: &str) {
+    eprintln!("plugboard run {name}: {}", redactor.redact(text));
+}
+
+/// Run installed server `name` on this process's stdin/stdout until either side ends. Returns
+/// the exit code to end with (the server's own, for a stdio server).
+///
+/// For a stdio server the caller should run this on a current-thread runtime on the main thread:
+/// the child is then tied to that thread's life (Linux `PR_SET_PDEATHSIG`).
+pub async fn run(servers: &Servers, name: &str) -> Result<i32, RunError> {
+    let server = servers.config().load()?.server(name)?;
+    if !server.enabled {
+        return Err(RunError::Disabled { name: name.into() });
+    }
+    let oauth = matches!(server.auth, Auth::Oauth2(_));
+    let store: Arc<dyn SecretStore> = if server.secret_keys(name).is_empty() && !oauth {
+        Arc::new(MemoryStore::new())
+    } else {
+        servers
+            .secrets()
+            .cloned()
+            .map_err(|source| RunError::Secrets {
+                name: name.into(),
+                source,
+            })?
+    };
+    let mut session = None;
+    let resolve_store: Arc<dyn SecretStore> = if oauth {
+        let context = OAuthContext::new(store.clone(), servers.config().dir()).map_err(|e| {
+            RunError::OAuth {
+                name: name.into(),
+                detail: e.to_string(),
+            }
+        })?;
+        let token = match context.fresh_access_token(name, &server).await {
+            Ok(Some(token)) => token,
+            Ok(None) => {
+                return Err(RunError::OAuth {
+                    name: name.into(),
+                    detail: format!("it has not been authorized yet; run `plugboard auth {name}`"),
+                });
+            }
+            Err(OAuthError::LoginRequired(detail)) => {
+                return Err(RunError::OAuth {
+                    name: name.into(),
+                    detail,
+                });
+            }
+            Err(other) => return Err(RunError::Failed(other.to_string())),
+        };
+        let overlay = MemoryStore::new();
+        let _ = overlay.set(
+            &SecretKey::new(server.secret_namespace(name), OAUTH_ACCESS_TOKEN),
+            &token,
+        );
+        session = Some(OAuthSession {
+            context,
+            name: name.into(),
+            server: server.clone(),
+            token,
+        });
+        Arc::new(WithToken {
+            token: overlay,
+            base: store.clone(),
+        })
+    } else {
+        store.clone()
+    };
+    let resolved = resolve(name, &server, resolve_store.as_ref(), None)?;
+    let mut redactor = resolved.redactor().clone();
+    if let Some(s) = &session {
+        redactor = redactor.with_values([s.token.expose().as_str()]);
+    }
+    match resolved.target() {
+        Target::Stdio(target) => stdio::relay(name, target, redactor).await,
+        Target::Remote(target) => {
+            bridge::bridge(name, resolved.transport(), target, session, redactor).await
+        }
+    }
+}

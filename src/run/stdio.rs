@@ -1,0 +1,350 @@
+//! The stdio relay of `plugboard run`: spawn the server in its own process group with its
+//! resolved environment (secrets included), copy stdin → child and child → stdout byte for
+//! byte, pass its stderr on line by line (redacted), forward SIGINT/SIGTERM/SIGHUP to its
+//! group, and make sure nothing of the group outlives the relay.
+//!
+//! Ending: when our stdin closes, the child's stdin is closed and it gets [`STDIN_GRACE`] to
+//! exit on its own, then SIGTERM, then SIGKILL (each to the whole group). A forwarded signal
+//! gets [`SIGNAL_GRACE`] before SIGKILL. When the child has exited, whatever is left of its
+//! group (grandchildren) is terminated too. On Linux the child also gets `PR_SET_PDEATHSIG`,
+//! so it is killed even when `plugboard run` itself is killed with SIGKILL; and on Unix a tiny
+//! watchdog (`/bin/sh`, in a group of its own, reading a pipe only we hold) terminates the rest
+//! of the group when that pipe closes because `plugboard run` died without cleaning up.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::{RunError, diag, exit_code};
+use crate::redact::Redactor;
+use crate::resolve::StdioTarget;
+
+/// After our stdin closed, how long the server gets to exit before SIGTERM.
+pub const STDIN_GRACE: Duration = Duration::from_secs(2);
+/// After SIGTERM (ours or a forwarded signal), how long before SIGKILL.
+pub const SIGNAL_GRACE: Duration = Duration::from_secs(3);
+/// The longest stderr line passed on whole; longer ones are cut into pieces.
+const MAX_STDERR_LINE: usize = 16 * 1024;
+
+#[cfg(unix)]
+fn signal_group(pgid: u32, signal: i32) {
+    // SAFETY: a plain syscall on the process group created for the child.
+    unsafe {
+        libc::killpg(pgid as libc::pid_t, signal);
+    }
+}
+
+#[cfg(unix)]
+fn group_alive(pgid: u32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    let rc = unsafe { libc::killpg(pgid as libc::pid_t, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn signal_group(_pgid: u32, _signal: i32) {}
+
+#[cfg(not(unix))]
+fn group_alive(_pgid: u32) -> bool {
+    false
+}
+
+#[cfg(unix)]
+const SIGTERM: i32 = libc::SIGTERM;
+#[cfg(unix)]
+const SIGKILL: i32 = libc::SIGKILL;
+#[cfg(not(unix))]
+const SIGTERM: i32 = 15;
+#[cfg(not(unix))]
+const SIGKILL: i32 = 9;
+
+/// What happened that the main loop reacts to.
+enum Event {
+    StdinClosed,
+    StdoutBroken,
+    Signal(i32),
+}
+
+/// Relay `target` on this process's stdio until it exits; returns its exit code.
+pub async fn relay(name: &str, target: &StdioTarget, redactor: Redactor) -> Result<i32, RunError> {
+    let mut cmd = Command::new(&target.program);
+    cmd.args(&target.args)
+        .env_clear()
+        .envs(target.child_env())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(cwd) = &target.cwd {
+        cmd.current_dir(cwd);
+    }
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: only async-signal-safe calls (prctl, getppid) between fork and exec.
+    unsafe {
+        let parent = libc::getpid();
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died between fork and prctl.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| RunError::Spawn {
+        command: target.command.clone(),
+        detail: redactor.redact(&e.to_string()),
+    })?;
+    let pgid = child.id().unwrap_or(0);
+    let mut watchdog = start_watchdog(pgid);
+    let mut child_stdin = child.stdin.take();
+    let mut child_stdout = child.stdout.take().expect("stdout is piped");
+    let mut child_stderr = child.stderr.take().expect("stderr is piped");
+
+    let (events_tx, mut events) = mpsc::channel::<Event>(8);
+
+    // stdin → child. On EOF (or a write error: the child closed its stdin) report it.
+    let (stdin_data_tx, mut stdin_data) = mpsc::channel::<Vec<u8>>(16);
+    {
+        let events_tx = events_tx.clone();
+        tokio::spawn(async move {
+            let mut stdin = tokio::io::stdin();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match stdin.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if stdin_data_tx.send(buf[..n].to_vec()).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+            drop(stdin_data_tx);
+            let _ = events_tx.send(Event::StdinClosed).await;
+        });
+    }
+    let stdin_writer = tokio::spawn(async move {
+        while let Some(chunk) = stdin_data.recv().await {
+            let Some(pipe) = child_stdin.as_mut() else {
+                continue;
+            };
+            if pipe.write_all(&chunk).await.is_err() || pipe.flush().await.is_err() {
+                // The server closed its stdin; keep draining ours.
+                child_stdin = None;
+            }
+        }
+        // Our stdin ended: close the server's.
+        drop(child_stdin);
+    });
+
+    // child → stdout, byte for byte, flushed as it comes.
+    let stdout_task = {
+        let events_tx = events_tx.clone();
+        tokio::spawn(async move {
+            let mut out = tokio::io::stdout();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match child_stdout.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if out.write_all(&buf[..n]).await.is_err() || out.flush().await.is_err() {
+                            let _ = events_tx.send(Event::StdoutBroken).await;
+                            break;
+                        }
+                    }
+                }
+            }
+            let _ = out.flush().await;
+        })
+    };
+
+    // child stderr → our stderr, line by line, redacted.
+    let stderr_task = {
+        let redactor = redactor.clone();
+        tokio::spawn(async move {
+            let mut err = tokio::io::stderr();
+            let mut pending: Vec<u8> = vec![];
+            let mut buf = vec![0u8; 8192];
+            loop {
+                let n = match child_stderr.read(&mut buf).await {
+                    Ok(0) | Err(_) => 0,
+                    Ok(n) => n,
+                };
+                if n == 0 {
+                    if !pending.is_empty() {
+                        let text = redactor.redact(&String::from_utf8_lossy(&pending));
+                        let _ = err.write_all(format!("{text}\n").as_bytes()).await;
+                    }
+                    break;
+                }
+                pending.extend_from_slice(&buf[..n]);
+                while let Some(pos) = pending.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=pos).collect();
+                    let text = redactor.redact(&String::from_utf8_lossy(&line));
+                    let _ = err.write_all(text.as_bytes()).await;
+                }
+                if pending.len() > MAX_STDERR_LINE {
+                    let text = redactor.redact(&String::from_utf8_lossy(&pending));
+                    pending.clear();
+                    let _ = err.write_all(format!("{text}\n").as_bytes()).await;
+                }
+            }
+            let _ = err.flush().await;
+        })
+    };
+
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        for kind in [
+            SignalKind::interrupt(),
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+        ] {
+            let Ok(mut stream) = signal(kind) else {
+                continue;
+            };
+            let events_tx = events_tx.clone();
+            let raw = kind.as_raw_value();
+            tokio::spawn(async move {
+                while stream.recv().await.is_some() {
+                    if events_tx.send(Event::Signal(raw)).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    }
+    drop(events_tx);
+
+    // The escalation plan: at `term_at` SIGTERM the group, at `kill_at` SIGKILL it.
+    let mut term_at: Option<Instant> = None;
+    let mut kill_at: Option<Instant> = None;
+    let far = || Instant::now() + Duration::from_secs(3600 * 24);
+    let status = loop {
+        let term_deadline = term_at.unwrap_or_else(far);
+        let kill_deadline = kill_at.unwrap_or_else(far);
+        tokio::select! {
+            status = child.wait() => break status,
+            Some(event) = events.recv() => match event {
+                Event::StdinClosed => {
+                    if term_at.is_none() && kill_at.is_none() {
+                        term_at = Some(Instant::now() + STDIN_GRACE);
+                    }
+                }
+                Event::StdoutBroken => {
+                    diag(&redactor, name, "the client closed standard output; stopping the server");
+                    signal_group(pgid, SIGTERM);
+                    term_at = None;
+                    kill_at.get_or_insert(Instant::now() + SIGNAL_GRACE);
+                }
+                Event::Signal(sig) => {
+                    signal_group(pgid, sig);
+                    term_at = None;
+                    kill_at.get_or_insert(Instant::now() + SIGNAL_GRACE);
+                }
+            },
+            _ = tokio::time::sleep_until(term_deadline), if term_at.is_some() => {
+                signal_group(pgid, SIGTERM);
+                term_at = None;
+                kill_at = Some(Instant::now() + SIGNAL_GRACE);
+            }
+            _ = tokio::time::sleep_until(kill_deadline), if kill_at.is_some() => {
+                signal_group(pgid, SIGKILL);
+                kill_at = None;
+            }
+        }
+    };
+    let code = match status {
+        Ok(status) => exit_code(status),
+        Err(e) => {
+            diag(
+                &redactor,
+                name,
+                &format!("could not wait for the server: {e}"),
+            );
+            1
+        }
+    };
+
+    // The server is gone. Let its last output through, then end whatever it left behind
+    // (grandchildren holding the pipes open), then finish the copies.
+    let mut stdout_task = stdout_task;
+    if tokio::time::timeout(Duration::from_millis(200), &mut stdout_task)
+        .await
+        .is_err()
+    {
+        end_group(pgid).await;
+        let _ = tokio::time::timeout(Duration::from_secs(1), &mut stdout_task).await;
+    } else {
+        end_group(pgid).await;
+    }
+    stdout_task.abort();
+    let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
+    stdin_writer.abort();
+    let _ = tokio::io::stdout().flush().await;
+    // We cleaned up ourselves: the watchdog must not signal a group id that may be reused.
+    if let Some(dog) = watchdog.as_mut() {
+        let _ = dog.kill().await;
+    }
+    Ok(code)
+}
+
+/// A watchdog for the group `pgid`: `/bin/sh` in its own process group, blocked reading a pipe
+/// whose other end only this process holds. When this process dies, the pipe closes and the
+/// watchdog sends the group SIGTERM, then SIGKILL. `None` when it cannot be started (the
+/// parent-death signal still covers the server itself).
+#[cfg(unix)]
+fn start_watchdog(pgid: u32) -> Option<tokio::process::Child> {
+    if pgid == 0 {
+        return None;
+    }
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg("read _ignored; kill -TERM -$1 2>/dev/null; sleep 1; kill -KILL -$1 2>/dev/null")
+        .arg("plugboard-run-watchdog")
+        .arg(pgid.to_string())
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(false);
+    cmd.spawn().ok()
+}
+
+#[cfg(not(unix))]
+fn start_watchdog(_pgid: u32) -> Option<tokio::process::Child> {
+    None
+}
+
+/// SIGTERM what is left of the group, then SIGKILL it after a short wait.
+async fn end_group(pgid: u32) {
+    if pgid == 0 || !group_alive(pgid) {
+        return;
+    }
+    signal_group(pgid, SIGTERM);
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while group_alive(pgid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if group_alive(pgid) {
+        signal_group(pgid, SIGKILL);
+    }
+}
