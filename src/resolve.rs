@@ -187,10 +187,12 @@ impl ResolveError {
                  `plugboard edit {server} --secret-env {secret}` or reinstall the server"
             ),
             ResolveError::SecretStore { source, .. } => match source {
-                SecretError::Unavailable { fix, .. } | SecretError::Locked { fix, .. } => {
-                    fix.clone()
-                }
-                other => format!("{other}; check that the OS keyring works"),
+                SecretError::Unavailable { fix, .. }
+                | SecretError::Locked { fix, .. }
+                | SecretError::File { fix, .. } => fix.clone(),
+                other => format!(
+                    "{other}; check that the secret store works (`plugboard secrets status`)"
+                ),
             },
             ResolveError::NeedsOAuth { server } => {
                 format!("the server requires OAuth sign-in: run `plugboard auth {server}`")
