@@ -23,4 +23,9 @@ pub const COMMANDS: &[&str] = &[
     "oauth_open",
     "oauth_paste",
     "oauth_cancel",
+    "tool_diff",
+    "approve_tools",
+    "clients_overview",
+    "use_in",
+    "export_to_client",
 ];

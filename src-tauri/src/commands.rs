@@ -5,8 +5,9 @@
 //! of their own (see `plugboard::api::Api::test_server_task`).
 
 use plugboard::api::{
-    Api, ApiError, AppInfo, CatalogCard, CatalogFilter, CategoryCount, CustomServer, InstallForm,
-    InstallRequest, JobStatus, RemoveResult, ServerDetail, ServerView, StageProgress, TestReport,
+    Api, ApiError, AppInfo, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
+    CustomServer, ExportResult, InstallForm, InstallRequest, JobStatus, RemoveResult, ServerDetail,
+    ServerView, StageProgress, TestReport, ToolDiff, UseIn,
 };
 use std::sync::Arc;
 
@@ -187,4 +188,39 @@ pub async fn oauth_paste(
 #[specta::specta]
 pub fn oauth_cancel(api: State<'_, Arc<Api>>, job: String) -> Res<JobStatus> {
     api.oauth_cancel(&job)
+}
+
+/// How the last seen tools of `name` differ from the approved ones.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn tool_diff(api: State<'_, Arc<Api>>, name: String) -> Res<ToolDiff> {
+    api.tool_diff(&name)
+}
+
+/// Approve the last seen tools of `name` (what `tool_diff` showed).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn approve_tools(api: State<'_, Arc<Api>>, name: String) -> Res<ToolDiff> {
+    api.approve_tools(&name)
+}
+
+/// The MCP clients on this machine and the Plugboard servers each launches.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn clients_overview(api: State<'_, Arc<Api>>) -> ClientsOverview {
+    api.clients_overview()
+}
+
+/// Which clients launch server `name`.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn use_in(api: State<'_, Arc<Api>>, name: String) -> Res<UseIn> {
+    api.use_in(&name)
+}
+
+/// Write launchers for the enabled servers into client `client`'s file (with a backup).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn export_to_client(api: State<'_, Arc<Api>>, client: String) -> Res<ExportResult> {
+    api.export_to_client(&client)
 }

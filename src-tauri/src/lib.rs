@@ -46,6 +46,11 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::oauth_open,
             commands::oauth_paste,
             commands::oauth_cancel,
+            commands::tool_diff,
+            commands::approve_tools,
+            commands::clients_overview,
+            commands::use_in,
+            commands::export_to_client,
         ])
 }
 

@@ -150,6 +150,18 @@ fn no_stored_secret_ever_crosses_ipc() {
         .expect("install");
     assert!(installed.contains(r#""set":true"#), "{installed}");
     assert_eq!(store.keys().len(), 1, "the secret went to the store");
+    // Tools seen by two tests, the second with a changed description: a review is due.
+    let pins = plugboard::pinning::PinStore::in_config_dir(dir.path());
+    let tool = |description: &str| plugboard::probe::ToolInfo {
+        name: "echo".into(),
+        description: Some(description.into()),
+        input_schema: json!({"type": "object"}),
+        annotations: None,
+        adapted_name: "mcp__fx__echo".into(),
+    };
+    pins.observe("fx", &[tool("Echoes.")], None).unwrap();
+    pins.observe("fx", &[tool("Echoes.\nUses TOKEN.")], None)
+        .unwrap();
 
     let mut answers = vec![installed];
     let calls: Vec<(&str, Value)> = vec![
@@ -198,6 +210,14 @@ fn no_stored_secret_ever_crosses_ipc() {
         ),
         ("custom_server", json!({"name": "fx2"})),
         ("list_servers", json!({})),
+        // Pinning: the diff of a server with tools seen (its description carries the secret's
+        // name only), approving them; "Use in…": the overview, one server, a refused export.
+        ("tool_diff", json!({"name": "fx2"})),
+        ("approve_tools", json!({"name": "fx2"})),
+        ("tool_diff", json!({"name": "fx2"})),
+        ("clients_overview", json!({})),
+        ("use_in", json!({"name": "fx2"})),
+        ("export_to_client", json!({"client": "no-such-client"})),
     ];
     let mut errors = 0;
     for (cmd, args) in calls {
@@ -210,7 +230,13 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 3, "the three bad calls fail: {answers:#?}");
+    assert_eq!(errors, 4, "the four bad calls fail: {answers:#?}");
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains(r#""state":"tools_changed""#)),
+        "the review shows the changed tools: {answers:#?}"
+    );
     for answer in &answers {
         assert!(!answer.contains(SECRET), "secret crossed IPC: {answer}");
     }

@@ -288,6 +288,9 @@ pub struct ServerView {
     pub missing_secrets: Vec<String>,
     /// Its last test, if it was ever tested.
     pub health: Option<super::HealthView>,
+    /// How its last seen tools compare with the approved ones (`None` when its pin file cannot
+    /// be read). `tools_changed` / `unapproved` call for a review (`tool_diff`).
+    pub pin_state: Option<super::PinStateView>,
     /// Why the entry could not be read, for a broken entry.
     pub error: Option<String>,
 }

@@ -4,18 +4,26 @@
 //! Everything the app does is here, in the core, so the CLI and the core tests reach it too. No
 //! function returns a stored secret value: secrets travel only from the UI into the core.
 
+mod clients;
 mod custom;
 mod dto;
 mod error;
 mod oauth;
+mod pins;
 mod testing;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 pub use crate::oauth::{JobState, JobStatus};
+pub use clients::{
+    ClientView, ClientsOverview, DriftView, ExportChangeView, ExportResult, UseIn, UseInClient,
+};
 pub use dto::*;
 pub use error::{ApiError, FieldError};
+pub use pins::{
+    DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,
+};
 pub use testing::{
     HealthView, PromptView, ResourceView, ServerIdentity, StageProgress, StageTiming, TestReport,
     ToolView,
@@ -35,6 +43,8 @@ pub struct Api {
     catalog: Result<Catalog, String>,
     tests: testing::Tests,
     oauth: oauth::OAuth,
+    /// The `plugboard` CLI that exported launchers name, when set explicitly.
+    cli: Option<std::path::PathBuf>,
 }
 
 impl Api {
@@ -49,6 +59,7 @@ impl Api {
             catalog,
             tests: Default::default(),
             oauth: Default::default(),
+            cli: None,
         })
     }
 
@@ -58,6 +69,7 @@ impl Api {
             catalog: Ok(catalog),
             tests: Default::default(),
             oauth: Default::default(),
+            cli: None,
         }
     }
 
@@ -245,6 +257,9 @@ impl Api {
         out.health = self
             .last_test(&view.name)
             .map(|r| HealthView::from_report(&r));
+        if view.error.is_none() {
+            out.pin_state = self.pin_state(&view.name);
+        }
         out
     }
 
@@ -626,6 +641,7 @@ fn server_view(view: &manage::ServerView, catalog: Option<&Catalog>) -> ServerVi
         source,
         missing_secrets,
         health: None,
+        pin_state: None,
         error: view.error.clone(),
     }
 }

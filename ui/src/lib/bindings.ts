@@ -38,6 +38,16 @@ export const commands = {
 	/**  Complete a sign-in with the URL the browser was redirected to. */
 	oauthPaste: (job: string, redirectUrl: string) => typedError<JobStatus, ApiError>(__TAURI_INVOKE("oauth_paste", { job, redirectUrl })),
 	oauthCancel: (job: string) => typedError<JobStatus, ApiError>(__TAURI_INVOKE("oauth_cancel", { job })),
+	/**  How the last seen tools of `name` differ from the approved ones. */
+	toolDiff: (name: string) => typedError<ToolDiff, ApiError>(__TAURI_INVOKE("tool_diff", { name })),
+	/**  Approve the last seen tools of `name` (what `tool_diff` showed). */
+	approveTools: (name: string) => typedError<ToolDiff, ApiError>(__TAURI_INVOKE("approve_tools", { name })),
+	/**  The MCP clients on this machine and the Plugboard servers each launches. */
+	clientsOverview: () => __TAURI_INVOKE<ClientsOverview>("clients_overview"),
+	/**  Which clients launch server `name`. */
+	useIn: (name: string) => typedError<UseIn, ApiError>(__TAURI_INVOKE("use_in", { name })),
+	/**  Write launchers for the enabled servers into client `client`'s file (with a backup). */
+	exportToClient: (client: string) => typedError<ExportResult, ApiError>(__TAURI_INVOKE("export_to_client", { client })),
 };
 
 /* Types */
@@ -113,6 +123,33 @@ export type CategoryCount = {
 	count: number,
 };
 
+/**  One known MCP client on this machine. */
+export type ClientView = {
+	/**  `claude-desktop`, `claude-code`, `cursor`, `vscode`, `windsurf`. */
+	id: string,
+	label: string,
+	/**  Its user-level config file (`None` without a home directory). */
+	path: string | null,
+	exists: boolean,
+	/**  Plugboard servers the file launches. */
+	servers: string[],
+	/**  Entries that are not Plugboard launchers. */
+	other_entries: number,
+	drifted: boolean,
+	drift: DriftView[],
+	/**  Why the file could not be read. */
+	error: string | null,
+};
+
+/**  The global "Use in other apps" panel. */
+export type ClientsOverview = {
+	clients: ClientView[],
+	/**  The `plugboard` command-line tool the launchers will name. */
+	cli_path: string | null,
+	/**  Why exporting is not possible (no `plugboard` CLI found), when it is not. */
+	cli_missing: string | null,
+};
+
 /**  A credential of an installed server that "update credentials" can replace. */
 export type CredentialSlot = {
 	/**  The key to pass to `update_credentials`. */
@@ -144,6 +181,42 @@ export type CustomServer = {
 	auth: CustomAuth,
 	/**  Seconds; `None` is the default. */
 	timeout: number | null,
+};
+
+/**  One line of a text diff. */
+export type DiffLineView = {
+	/**  `context`, `removed` or `added`. */
+	op: string,
+	text: string,
+};
+
+/**  One entry of a client's file that is not what Plugboard last wrote there. */
+export type DriftView = {
+	entry: string,
+	/**  `missing` or `modified`. */
+	state: string,
+};
+
+/**  What exporting did to one entry of the client's file. */
+export type ExportChangeView = {
+	entry: string,
+	server: string | null,
+	/**  `add`, `update`, `unchanged`, `remove`, `conflict`, `left_alone`. */
+	action: string,
+	detail: string | null,
+};
+
+/**  The outcome of `export_to_client`. */
+export type ExportResult = {
+	client: string,
+	label: string,
+	path: string,
+	/**  The copy of the file as it was before, when it existed and changed. */
+	backup: string | null,
+	changed_file: boolean,
+	changes: ExportChangeView[],
+	/**  Servers not exported because they are switched off. */
+	disabled: string[],
 };
 
 /**  A problem with one form field: `field` is the field's key (or a path such as `env.2.key`). */
@@ -273,6 +346,27 @@ export type OptionSummary = {
 	transport_label: string,
 };
 
+/**  One changed path of a JSON value (an input schema, annotations). Values as compact JSON. */
+export type PathChangeView = {
+	/**  `$.properties.query.description`. */
+	path: string,
+	/**  `added`, `removed` or `changed`. */
+	change: string,
+	before: string | null,
+	after: string | null,
+};
+
+/**  How the last seen tools of a server compare with the ones the user approved. */
+export type PinStateView = 
+/**  Never tested successfully: nothing pinned yet. */
+"unpinned" | 
+/**  The tools are the approved ones. */
+"approved" | 
+/**  Tools were added, removed or changed since the approval. */
+"tools_changed" | 
+/**  Nothing approved yet: the first sight had flagged tools. */
+"unapproved";
+
 export type PromptView = {
 	name: string,
 	description: string | null,
@@ -334,6 +428,11 @@ export type ServerView = {
 	missing_secrets: string[],
 	/**  Its last test, if it was ever tested. */
 	health: HealthView | null,
+	/**
+	 *  How its last seen tools compare with the approved ones (`None` when its pin file cannot
+	 *  be read). `tools_changed` / `unapproved` call for a review (`tool_diff`).
+	 */
+	pin_state: PinStateView | null,
 	/**  Why the entry could not be read, for a broken entry. */
 	error: string | null,
 };
@@ -380,6 +479,39 @@ export type TestReport = {
 	checked_at: number | null,
 };
 
+/**  One tool whose definition changed. */
+export type ToolChangeView = {
+	name: string,
+	/**  Which parts changed (`description`, `input_schema`, `annotations`, …). */
+	fields: string[],
+	description_diff: DiffLineView[],
+	schema_diff: PathChangeView[],
+	annotations_diff: PathChangeView[],
+};
+
+/**  How the last seen tools of a server differ from the approved ones (the review dialog). */
+export type ToolDiff = {
+	name: string,
+	state: PinStateView,
+	/**  Unix milliseconds. */
+	approved_at: number | null,
+	observed_at: number | null,
+	added: string[],
+	removed: string[],
+	changed: ToolChangeView[],
+	instructions_diff: DiffLineView[],
+	flags: ToolFlagView[],
+};
+
+/**  Something in a tool a person should look at before trusting it. */
+export type ToolFlagView = {
+	/**  The tool's name, or `(server instructions)`. */
+	tool: string,
+	/**  `hidden_instruction`, `sensitive_path`, `invisible_unicode` or `long_description`. */
+	code: string,
+	detail: string,
+};
+
 /**  A tool, with the name an agent sees (`mcp__<server>__<tool>`). */
 export type ToolView = {
 	name: string,
@@ -391,6 +523,29 @@ export type ToolView = {
 
 /**  How a server is reached. */
 export type Transport = "stdio" | "sse" | "shttp" | "auto";
+
+/**  The "Use in…" section of a server's detail view. */
+export type UseIn = {
+	name: string,
+	/**  Only enabled servers are exported. */
+	enabled: boolean,
+	clients: UseInClient[],
+	cli_path: string | null,
+	cli_missing: string | null,
+};
+
+/**  One client, seen from one server. */
+export type UseInClient = {
+	id: string,
+	label: string,
+	path: string | null,
+	exists: boolean,
+	/**  Whether the client's file launches this server. */
+	has_server: boolean,
+	/**  Whether this server's entry there differs from what Plugboard wrote. */
+	drifted: boolean,
+	error: string | null,
+};
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 

@@ -10,7 +10,9 @@ import type {
   CatalogCard,
   CatalogFilter,
   CategoryCount,
+  ClientsOverview,
   CustomServer,
+  ExportResult,
   FieldError,
   InstallForm,
   InstallRequest,
@@ -20,9 +22,22 @@ import type {
   ServerView,
   StageProgress,
   TestReport,
+  ToolDiff,
+  UseIn,
 } from "./bindings";
 
 export type {
+  ClientView,
+  ClientsOverview,
+  DiffLineView,
+  ExportResult,
+  PathChangeView,
+  PinStateView,
+  ToolChangeView,
+  ToolDiff,
+  ToolFlagView,
+  UseIn,
+  UseInClient,
   JobState,
   JobStatus,
   ApiError,
@@ -124,6 +139,17 @@ export const api = {
   oauthOpen: (job: string): Promise<null> => unwrap(() => commands.oauthOpen(job)),
   oauthPaste: (job: string, redirectUrl: string): Promise<JobStatus> => unwrap(() => commands.oauthPaste(job, redirectUrl)),
   oauthCancel: (job: string): Promise<JobStatus> => unwrap(() => commands.oauthCancel(job)),
+  toolDiff: (name: string): Promise<ToolDiff> => unwrap(() => commands.toolDiff(name)),
+  approveTools: (name: string): Promise<ToolDiff> => unwrap(() => commands.approveTools(name)),
+  clientsOverview: async (): Promise<ClientsOverview> => {
+    try {
+      return await commands.clientsOverview();
+    } catch (e) {
+      throw toFailure(e);
+    }
+  },
+  useIn: (name: string): Promise<UseIn> => unwrap(() => commands.useIn(name)),
+  exportToClient: (client: string): Promise<ExportResult> => unwrap(() => commands.exportToClient(client)),
 };
 
 /** A test connection in progress. */

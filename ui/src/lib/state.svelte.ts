@@ -4,7 +4,7 @@ import { healthFromView, stageLabelShort, type Health } from "./health";
 import { applyEvent, type StageState } from "./stages";
 import { toast } from "./toasts.svelte";
 
-export type Page = "marketplace" | "installed" | "detail";
+export type Page = "marketplace" | "installed" | "detail" | "clients";
 
 class AppState {
   page = $state<Page>("marketplace");
@@ -17,6 +17,8 @@ class AppState {
   info = $state<AppInfo | null>(null);
   /** The server whose OAuth sign-in dialog is open. */
   signIn = $state<string | null>(null);
+  /** The server whose tool review dialog is open. */
+  review = $state<string | null>(null);
   /** Bumped whenever installs change, so the marketplace refreshes its badges. */
   revision = $state(0);
 

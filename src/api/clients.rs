@@ -1,0 +1,262 @@
+//! "Use in other apps" for the app: which MCP clients (Claude Desktop, Cursor, …) are on this
+//! machine, which Plugboard servers each one launches, drift from what Plugboard wrote, and
+//! exporting the enabled servers into one client's file (with the core's backup). All logic is
+//! in [`crate::clients`]; launchers name the `plugboard` command-line tool, never the app.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{Api, ApiError};
+use crate::clients::{self, ClientError, ClientKind, ClientStatus};
+
+/// One entry of a client's file that is not what Plugboard last wrote there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct DriftView {
+    pub entry: String,
+    /// `missing` or `modified`.
+    pub state: String,
+}
+
+/// One known MCP client on this machine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ClientView {
+    /// `claude-desktop`, `claude-code`, `cursor`, `vscode`, `windsurf`.
+    pub id: String,
+    pub label: String,
+    /// Its user-level config file (`None` without a home directory).
+    pub path: Option<String>,
+    pub exists: bool,
+    /// Plugboard servers the file launches.
+    pub servers: Vec<String>,
+    /// Entries that are not Plugboard launchers.
+    pub other_entries: u32,
+    pub drifted: bool,
+    pub drift: Vec<DriftView>,
+    /// Why the file could not be read.
+    pub error: Option<String>,
+}
+
+/// The global "Use in other apps" panel.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ClientsOverview {
+    pub clients: Vec<ClientView>,
+    /// The `plugboard` command-line tool the launchers will name.
+    pub cli_path: Option<String>,
+    /// Why exporting is not possible (no `plugboard` CLI found), when it is not.
+    pub cli_missing: Option<String>,
+}
+
+/// One client, seen from one server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct UseInClient {
+    pub id: String,
+    pub label: String,
+    pub path: Option<String>,
+    pub exists: bool,
+    /// Whether the client's file launches this server.
+    pub has_server: bool,
+    /// Whether this server's entry there differs from what Plugboard wrote.
+    pub drifted: bool,
+    pub error: Option<String>,
+}
+
+/// The "Use in…" section of a server's detail view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct UseIn {
+    pub name: String,
+    /// Only enabled servers are exported.
+    pub enabled: bool,
+    pub clients: Vec<UseInClient>,
+    pub cli_path: Option<String>,
+    pub cli_missing: Option<String>,
+}
+
+/// What exporting did to one entry of the client's file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ExportChangeView {
+    pub entry: String,
+    pub server: Option<String>,
+    /// `add`, `update`, `unchanged`, `remove`, `conflict`, `left_alone`.
+    pub action: String,
+    pub detail: Option<String>,
+}
+
+/// The outcome of `export_to_client`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ExportResult {
+    pub client: String,
+    pub label: String,
+    pub path: String,
+    /// The copy of the file as it was before, when it existed and changed.
+    pub backup: Option<String>,
+    pub changed_file: bool,
+    pub changes: Vec<ExportChangeView>,
+    /// Servers not exported because they are switched off.
+    pub disabled: Vec<String>,
+}
+
+fn text(path: &Path) -> String {
+    path.display().to_string()
+}
+
+fn client_view(s: &ClientStatus) -> ClientView {
+    ClientView {
+        id: s.client.id().into(),
+        label: s.label.into(),
+        path: s.path.as_deref().map(text),
+        exists: s.exists,
+        servers: s.servers.clone(),
+        other_entries: s.other_entries.min(u32::MAX as usize) as u32,
+        drifted: s.drifted,
+        drift: s
+            .drift
+            .iter()
+            .map(|d| DriftView {
+                entry: d.entry.clone(),
+                state: d.state.into(),
+            })
+            .collect(),
+        error: s.error.clone(),
+    }
+}
+
+fn client_error(err: ClientError) -> ApiError {
+    match err {
+        ClientError::Manage(e) => e.into(),
+        other => ApiError::new("client", other.to_string()),
+    }
+}
+
+/// The `plugboard` CLI next to `exe` or in one of `path_dirs`, never `exe` itself.
+pub(super) fn locate_cli(
+    exe: Option<&Path>,
+    path_dirs: impl IntoIterator<Item = PathBuf>,
+) -> Option<PathBuf> {
+    let file = if cfg!(windows) {
+        "plugboard.exe"
+    } else {
+        "plugboard"
+    };
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let me = exe.map(canon);
+    let beside = me.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+    beside
+        .into_iter()
+        .chain(path_dirs)
+        .map(|dir| dir.join(file))
+        .find(|c| c.is_file() && Some(canon(c)) != me)
+        .map(|c| canon(&c))
+}
+
+impl Api {
+    /// The `plugboard` CLI the launchers name: set with [`Api::with_cli`], else next to the
+    /// running executable, else on PATH. An error message when there is none.
+    fn cli(&self) -> Result<PathBuf, String> {
+        if let Some(path) = &self.cli {
+            return Ok(path.clone());
+        }
+        let exe = std::env::current_exe().ok();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        locate_cli(exe.as_deref(), std::env::split_paths(&path)).ok_or_else(|| {
+            "the `plugboard` command-line tool was not found next to the app or on PATH; \
+             other apps start your servers through it, so install it first"
+                .to_string()
+        })
+    }
+
+    /// Use `cli` as the `plugboard` command-line tool launchers name (tests, packaging).
+    pub fn with_cli(mut self, cli: impl Into<PathBuf>) -> Api {
+        self.cli = Some(cli.into());
+        self
+    }
+
+    /// Every known MCP client on this machine, its file, the Plugboard servers it launches and
+    /// drift; and the CLI exports would name.
+    pub fn clients_overview(&self) -> ClientsOverview {
+        let cli = self.cli();
+        ClientsOverview {
+            clients: clients::detect(self.servers.config().dir())
+                .iter()
+                .map(client_view)
+                .collect(),
+            cli_path: cli.as_deref().ok().map(text),
+            cli_missing: cli.err(),
+        }
+    }
+
+    /// Which clients launch server `name`.
+    pub fn use_in(&self, name: &str) -> Result<UseIn, ApiError> {
+        let server = self.servers.config().load()?.server(name)?;
+        let overview = self.clients_overview();
+        Ok(UseIn {
+            name: name.into(),
+            enabled: server.enabled,
+            clients: overview
+                .clients
+                .into_iter()
+                .map(|c| UseInClient {
+                    has_server: c.servers.iter().any(|s| s == name),
+                    drifted: c.drift.iter().any(|d| d.entry == name),
+                    id: c.id,
+                    label: c.label,
+                    path: c.path,
+                    exists: c.exists,
+                    error: c.error,
+                })
+                .collect(),
+            cli_path: overview.cli_path,
+            cli_missing: overview.cli_missing,
+        })
+    }
+
+    /// Write launchers for every enabled server into client `client`'s file (merged, other
+    /// entries kept, a backup of the old file made by the core).
+    pub fn export_to_client(&self, client: &str) -> Result<ExportResult, ApiError> {
+        let kind = ClientKind::from_id(client)
+            .filter(|k| *k != ClientKind::Generic)
+            .ok_or_else(|| ApiError::new("not_found", format!("no known client `{client}`")))?;
+        let cli = self.cli().map_err(|m| ApiError::new("no_cli", m))?;
+        let path = kind.default_path().ok_or_else(|| {
+            ApiError::new(
+                "client",
+                format!(
+                    "no home directory: where {} keeps its servers is unknown",
+                    kind.label()
+                ),
+            )
+        })?;
+        let dir = self.servers.config().dir();
+        let config = self.servers.config().load()?;
+        let plan = clients::plan_export(&config, dir, kind, &path, &cli).map_err(client_error)?;
+        let backup = clients::apply_export(&plan, dir).map_err(client_error)?;
+        Ok(ExportResult {
+            client: kind.id().into(),
+            label: kind.label().into(),
+            path: text(&plan.path),
+            backup: backup.as_deref().map(text),
+            changed_file: plan.changes_file,
+            changes: plan
+                .changes
+                .iter()
+                .map(|c| ExportChangeView {
+                    entry: c.entry.clone(),
+                    server: c.server.clone(),
+                    action: serde_json::to_value(c.action)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default(),
+                    detail: c.detail.clone(),
+                })
+                .collect(),
+            disabled: plan.disabled.clone(),
+        })
+    }
+}
