@@ -69,6 +69,9 @@ pub enum Command {
 pub struct RunArgs {
     /// The installed server to run
     pub name: String,
+    /// Run even if its tools changed since they were approved (`plugboard diff NAME` shows how)
+    #[arg(long)]
+    pub allow_unapproved: bool,
 }
 
 /// The other MCP clients whose config files Plugboard reads and writes.

@@ -26,7 +26,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(1, format!("could not start the async runtime: {e}")),
     };
-    let result = runtime.block_on(crate::run::run(&servers, &args.name));
+    let result = runtime.block_on(crate::run::run(&servers, &args.name, args.allow_unapproved));
     // Reading stdin happens on a blocking thread that cannot be interrupted: don't wait for it.
     runtime.shutdown_background();
     match result {

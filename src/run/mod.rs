@@ -49,6 +49,12 @@ pub enum RunError {
     OAuth { name: String, detail: String },
     #[error("could not start `{command}`: {detail}")]
     Spawn { command: String, detail: String },
+    #[error(
+        "the tools of `{name}` changed since you approved them ({summary}); they are not exposed \
+         until you review them with `plugboard diff {name}` and `plugboard approve {name}` \
+         (or run with --allow-unapproved)"
+    )]
+    ToolsChanged { name: String, summary: String },
     #[error("{0}")]
     Failed(String),
 }
@@ -61,7 +67,8 @@ impl RunError {
             | RunError::Config(_)
             | RunError::Secrets { .. }
             | RunError::Resolve { .. }
-            | RunError::OAuth { .. } => 2,
+            | RunError::OAuth { .. }
+            | RunError::ToolsChanged { .. } => 2,
             RunError::Spawn { .. } | RunError::Failed(_) => 1,
         }
     }
@@ -137,10 +144,13 @@ pub(crate) fn diag(redactor: &Redactor, name: &str, text: &str) {
 ///
 /// For a stdio server the caller should run this on a current-thread runtime on the main thread:
 /// the child is then tied to that thread's life (Linux `PR_SET_PDEATHSIG`).
-pub async fn run(servers: &Servers, name: &str) -> Result<i32, RunError> {
+pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Result<i32, RunError> {
     let server = servers.config().load()?.server(name)?;
     if !server.enabled {
         return Err(RunError::Disabled { name: name.into() });
+    }
+    if !allow_unapproved {
+        refuse_changed_tools(servers, name)?;
     }
     let oauth = matches!(server.auth, Auth::Oauth2(_));
     let store: Arc<dyn SecretStore> = if server.secret_keys(name).is_empty() && !oauth {
@@ -206,5 +216,25 @@ pub async fn run(servers: &Servers, name: &str) -> Result<i32, RunError> {
         Target::Remote(target) => {
             bridge::bridge(name, resolved.transport(), target, session, redactor).await
         }
+    }
+}
+
+/// The tool-pinning gate: a server whose last test saw tools that differ from the approved ones
+/// is not exposed to other clients until the user reviews and approves them. A server that was
+/// never tested has nothing pinned and runs.
+fn refuse_changed_tools(servers: &Servers, name: &str) -> Result<(), RunError> {
+    match crate::pinning::status(servers.config().dir(), name) {
+        Ok(crate::pinning::PinStatus::Changed(diff)) => Err(RunError::ToolsChanged {
+            name: name.into(),
+            summary: if diff.first_seen {
+                "they were never approved".to_string()
+            } else {
+                diff.changes.summary()
+            },
+        }),
+        Ok(_) => Ok(()),
+        Err(err) => Err(RunError::Failed(format!(
+            "the tool pin of `{name}` cannot be read: {err}"
+        ))),
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::support::fixture::{fixture_bin, marker};
-use crate::support::{Home, assert_code, stdout};
+use crate::support::{Home, assert_code, stderr, stdout};
 
 /// A wrapper that runs the fixture with the suffix currently in `suffix_file`.
 fn wrapper(dir: &Path, suffix_file: &Path) -> PathBuf {
@@ -121,8 +121,25 @@ fn a_changed_description_is_diffed_and_stays_unapproved_until_approved() {
     assert!(text.contains(&format!("      - {before}")), "{text}");
     assert!(text.contains(&format!("      + {after}")), "{text}");
 
+    // `plugboard run` does not expose the changed tools to other clients until approved.
+    let out = home.run(&["run", "fx"]);
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("plugboard approve fx"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "nothing but MCP on stdout");
+
     assert_code(&home.run(&["approve", "fx"]), 0);
     assert_code(&home.run(&["diff", "fx"]), 0);
+    // Approved: `run` serves it again (stdin is empty, so the server ends at once).
+    let out = home.run(&["run", "fx"]);
+    assert!(
+        !stderr(&out).contains("changed since you approved"),
+        "{}",
+        stderr(&out)
+    );
     let out = home.run(&["test", "fx", "--json"]);
     assert_code(&out, 0);
     assert_eq!(json(&out)["pin_state"], "approved");
