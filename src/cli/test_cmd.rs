@@ -30,6 +30,16 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError::failed(format!("could not start the async runtime: {e}")))
 }
 
+/// The runtime for testing one server: a single thread. One test is a handful of messages
+/// in sequence; on one thread each of them needs no wake-up of another thread, and there
+/// are no workers to start and join.
+fn single_runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failed(format!("could not start the async runtime: {e}")))
+}
+
 /// Prints each stage as it finishes (and, on a terminal, the one running now).
 pub fn progress_printer(enabled: bool) -> impl FnMut(StageEvent) {
     let tty = std::io::stderr().is_terminal();
@@ -129,26 +139,48 @@ fn finish(name: &str, result: &TestResult, json: bool) -> Result<(), CliError> {
 
 pub fn test(servers: &Servers, args: TestArgs) -> Result<(), CliError> {
     let timeout = args.timeout.map(Duration::from_secs);
-    let catalog = Catalog::load_default()?;
-    let rt = runtime()?;
     let progress = progress_printer(!args.json.json);
     if let Some(name) = &args.name {
+        let catalog = catalog_for(
+            servers
+                .config()
+                .load()
+                .ok()
+                .and_then(|c| c.server(name).ok()),
+        )?;
+        let rt = single_runtime()?;
         if !args.json.json {
             eprintln!("Testing `{name}`");
         }
         let result = rt.block_on(checks::test_installed(
             servers, &catalog, name, timeout, progress,
-        ))?;
-        return finish(name, &result, args.json.json);
+        ));
+        // The server is stopped and reaped by now: nothing left to wait for.
+        rt.shutdown_background();
+        return finish(name, &result?, args.json.json);
     }
     let prepared = ad_hoc(&args)?;
+    let catalog = catalog_for(Some(prepared.config.clone()))?;
+    let rt = single_runtime()?;
     if !args.json.json {
         eprintln!("Testing {} (not saved)", describe(&prepared.config));
     }
     let result = rt.block_on(checks::test_prepared(
         &prepared, &catalog, timeout, progress,
     ));
+    rt.shutdown_background();
     finish(&prepared.name, &result, args.json.json)
+}
+
+/// The catalog a test of `server` needs: the catalog is read only for the credential probe of
+/// a server installed from it, so a server without a catalog source (every ad hoc test, every
+/// `plugboard add`) gets an empty one and skips parsing it (about a millisecond of start-up).
+/// When the server cannot be read here, the full catalog is loaded and the test reports why.
+fn catalog_for(server: Option<ServerConfig>) -> Result<Catalog, CliError> {
+    match server {
+        Some(server) if server.source.is_none() => Ok(Catalog::default()),
+        _ => Ok(Catalog::load_default()?),
+    }
 }
 
 fn describe(server: &ServerConfig) -> String {
@@ -234,7 +266,9 @@ pub fn health(servers: &Servers, args: HealthArgs) -> Result<(), CliError> {
         &catalog,
         parallelism,
         timeout,
-    ))?;
+    ));
+    rt.shutdown_background();
+    let results = results?;
     let failed = results.iter().filter(|(_, r)| !r.ok).count();
     if args.json.json {
         let rows: Vec<HealthRow> = results

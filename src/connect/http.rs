@@ -37,6 +37,42 @@ pub fn build_client(
     headers: &[(String, Sensitive<String>)],
     monitor: Arc<Monitor>,
 ) -> Result<reqwest::Client, ConnectError> {
+    build_client_with(headers, monitor, false)
+}
+
+/// [`build_client`] for requests to `url` only. For a plain `http://` URL that no TLS proxy
+/// sits in front of, the client gets an empty root store instead of the platform's: loading
+/// the system certificates costs milliseconds, and redirects never leave the origin (so
+/// never switch to `https`). Should TLS happen anyway, verification fails; it never passes.
+pub fn build_client_for(
+    url: &Url,
+    headers: &[(String, Sensitive<String>)],
+    monitor: Arc<Monitor>,
+) -> Result<reqwest::Client, ConnectError> {
+    build_client_with(headers, monitor, needs_no_tls(url))
+}
+
+/// Whether requests to `url` can never need TLS: a plain `http://` URL, and no proxy set that
+/// would be reached over `https://`.
+fn needs_no_tls(url: &Url) -> bool {
+    let tls_proxy = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"]
+        .iter()
+        .any(|name| {
+            [name.to_string(), name.to_lowercase()].iter().any(|n| {
+                std::env::var(n).is_ok_and(|v| {
+                    let v = v.trim().to_ascii_lowercase();
+                    v.contains("://") && !v.starts_with("http://")
+                }) || std::env::var_os(n).is_some_and(|v| v.to_str().is_none())
+            })
+        });
+    url.scheme() == "http" && !tls_proxy
+}
+
+fn build_client_with(
+    headers: &[(String, Sensitive<String>)],
+    monitor: Arc<Monitor>,
+    no_tls: bool,
+) -> Result<reqwest::Client, ConnectError> {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
@@ -80,18 +116,20 @@ pub fn build_client(
             attempt.follow()
         }
     });
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .default_headers(map)
         .redirect(policy)
         // Idle pooled connections cause ~40 ms delayed-ACK stalls; a test is short anyway.
         .pool_max_idle_per_host(0)
-        .user_agent(concat!("plugboard/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| {
-            ConnectError::Http(HttpFault::Other {
-                detail: format!("cannot build the HTTP client: {e}"),
-            })
+        .user_agent(concat!("plugboard/", env!("CARGO_PKG_VERSION")));
+    if no_tls {
+        builder = builder.tls_certs_only(std::iter::empty());
+    }
+    builder.build().map_err(|e| {
+        ConnectError::Http(HttpFault::Other {
+            detail: format!("cannot build the HTTP client: {e}"),
         })
+    })
 }
 
 /// `host:port` of a URL, for messages.
@@ -503,5 +541,17 @@ mod tests {
             Some((500, String::new()))
         );
         assert_eq!(parse_status_text("something else"), None);
+    }
+
+    #[test]
+    fn only_plain_http_skips_the_root_certificates() {
+        let https = Url::parse("https://example.com/mcp").unwrap();
+        assert!(!needs_no_tls(&https));
+        let proxy_set = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some() || std::env::var_os(v.to_lowercase()).is_some());
+        if !proxy_set {
+            assert!(needs_no_tls(&Url::parse("http://127.0.0.1:9/mcp").unwrap()));
+        }
     }
 }

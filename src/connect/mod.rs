@@ -357,7 +357,7 @@ impl Connection {
                 conn.transport = TransportKind::Stdio;
             }
             Target::Remote(target) => {
-                let client = http::build_client(&target.headers, monitor.clone())?;
+                let client = http::build_client_for(&target.url, &target.headers, monitor.clone())?;
                 conn.client = Some(client.clone());
                 conn.url = Some(target.url.clone());
                 match resolved.transport() {

@@ -1,0 +1,519 @@
+//! `floor`: the smallest MCP client that does the requests `plugboard test` does, used as the
+//! floor that every client in `bench/run` is compared with.
+//!
+//!   floor stdio -- CMD [ARG...]   spawn, initialize, notifications/initialized, tools/list
+//!                                 (all pages), resources/list and prompts/list when declared,
+//!                                 close stdin, wait up to 300 ms for the exit, else SIGKILL;
+//!                                 the server gets the small environment Plugboard gives one
+//!   floor http URL                the same over streamable HTTP (raw HTTP/1.1 on one
+//!                                 keep-alive connection), then DELETE the session
+//!
+//! It prints the tool names as a JSON array and exits 0, or prints an error and exits 1.
+//! No async runtime, no TLS, no MCP SDK: std, a pipe or a socket, and serde_json.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const PROTOCOL: &str = "2025-11-25";
+const GRACE_AFTER_STDIN: Duration = Duration::from_millis(300);
+/// Passed to the server from this environment (as Plugboard does on Unix), plus PATH.
+const BASE_VARS: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TERM",
+    "XDG_RUNTIME_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = match args.first().map(String::as_str) {
+        Some("stdio") => {
+            let rest = match args.get(1).map(String::as_str) {
+                Some("--") => &args[2..],
+                _ => &args[1..],
+            };
+            stdio(rest)
+        }
+        Some("http") if args.len() == 2 => http(&args[1]),
+        _ => Err("usage: floor stdio -- CMD [ARG...] | floor http URL".to_owned()),
+    };
+    match outcome {
+        Ok(tools) => {
+            println!("{}", Value::from(tools));
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("floor: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn initialize_params() -> Value {
+    json!({
+        "protocolVersion": PROTOCOL,
+        "capabilities": {},
+        "clientInfo": {"name": "floor", "version": "0"}
+    })
+}
+
+/// One JSON-RPC round trip: `send` delivers a request, the answer's `result` comes back.
+trait Rpc {
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Result<Value, String>;
+    fn notify(&mut self, method: &str) -> Result<(), String>;
+}
+
+/// The whole session after connecting: the same requests as `plugboard test`.
+fn session(rpc: &mut impl Rpc) -> Result<Vec<String>, String> {
+    let init = rpc.call(1, "initialize", initialize_params())?;
+    rpc.notify("notifications/initialized")?;
+    let mut id = 2;
+    let tools = list_all(rpc, &mut id, "tools/list", "tools")?;
+    let caps = &init["capabilities"];
+    if caps.get("resources").is_some_and(|c| !c.is_null()) {
+        list_all(rpc, &mut id, "resources/list", "resources")?;
+    }
+    if caps.get("prompts").is_some_and(|c| !c.is_null()) {
+        list_all(rpc, &mut id, "prompts/list", "prompts")?;
+    }
+    Ok(tools
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect())
+}
+
+fn list_all(
+    rpc: &mut impl Rpc,
+    id: &mut u64,
+    method: &str,
+    key: &str,
+) -> Result<Vec<Value>, String> {
+    let mut items = vec![];
+    let mut cursor: Option<String> = None;
+    for _ in 0..100 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let result = rpc.call(*id, method, params)?;
+        *id += 1;
+        if let Some(page) = result[key].as_array() {
+            items.extend(page.iter().cloned());
+        }
+        match result["nextCursor"].as_str().filter(|c| !c.is_empty()) {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    Ok(items)
+}
+
+fn answer(message: Value, id: u64) -> Option<Result<Value, String>> {
+    if message["id"].as_u64() != Some(id) {
+        return None;
+    }
+    Some(match message.get("result") {
+        Some(result) => Ok(result.clone()),
+        None => Err(format!("error answer: {}", message["error"])),
+    })
+}
+
+// ---------------------------------------------------------------- stdio
+
+struct Pipes {
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    line: String,
+}
+
+impl Pipes {
+    fn send(&mut self, message: &Value) -> Result<(), String> {
+        let mut bytes = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+        bytes.push(b'\n');
+        self.stdin
+            .write_all(&bytes)
+            .map_err(|e| format!("write: {e}"))
+    }
+}
+
+impl Rpc for Pipes {
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Result<Value, String> {
+        self.send(&request(id, method, params))?;
+        loop {
+            self.line.clear();
+            let n = self
+                .stdout
+                .read_line(&mut self.line)
+                .map_err(|e| format!("read: {e}"))?;
+            if n == 0 {
+                return Err(format!(
+                    "the server closed stdout before answering {method}"
+                ));
+            }
+            if let Ok(message) = serde_json::from_str::<Value>(&self.line)
+                && let Some(result) = answer(message, id)
+            {
+                return result;
+            }
+        }
+    }
+
+    fn notify(&mut self, method: &str) -> Result<(), String> {
+        self.send(&json!({"jsonrpc": "2.0", "method": method}))
+    }
+}
+
+unsafe extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+fn stdio(command: &[String]) -> Result<Vec<String>, String> {
+    let (program, args) = command.split_first().ok_or("no command given")?;
+    // The same small environment `plugboard test` gives a server (its connect::env base
+    // variables), so that both start the same server: a runtime reading, say,
+    // NODE_EXTRA_CA_CERTS from a full environment would otherwise start slower for one of them.
+    let mut child = Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(
+            BASE_VARS
+                .iter()
+                .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("spawn {program}: {e}"))?;
+    let mut io = Pipes {
+        stdin: child.stdin.take().expect("piped"),
+        stdout: BufReader::new(child.stdout.take().expect("piped")),
+        line: String::new(),
+    };
+    let outcome = session(&mut io);
+    // Close: EOF on stdin, a short wait for the exit, then SIGKILL.
+    drop(io);
+    let pid = child.id() as i32;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    if rx.recv_timeout(GRACE_AFTER_STDIN).is_err() {
+        // SAFETY: plain syscall on our own child, which has not been reaped yet.
+        unsafe {
+            kill(pid, 9);
+        }
+        let _ = rx.recv();
+    }
+    outcome
+}
+
+// ---------------------------------------------------------------- streamable HTTP
+
+struct Http {
+    addr: String,
+    path: String,
+    conn: Option<BufReader<TcpStream>>,
+    session: Option<String>,
+    protocol: Option<String>,
+}
+
+/// How a response body is delimited.
+enum Framing {
+    Length(usize),
+    Chunked { left: usize, done: bool },
+    Close,
+}
+
+/// A response body read straight from the connection.
+struct Body<'a> {
+    conn: &'a mut BufReader<TcpStream>,
+    framing: Framing,
+}
+
+impl Read for Body<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match &mut self.framing {
+            Framing::Length(left) => {
+                let max = buf.len().min(*left);
+                if max == 0 {
+                    return Ok(0);
+                }
+                let n = self.conn.read(&mut buf[..max])?;
+                *left -= n;
+                Ok(n)
+            }
+            Framing::Close => self.conn.read(buf),
+            Framing::Chunked { left, done } => {
+                if *done {
+                    return Ok(0);
+                }
+                if *left == 0 {
+                    let mut line = String::new();
+                    self.conn.read_line(&mut line)?;
+                    let size = line.trim().split(';').next().unwrap_or("");
+                    let size = usize::from_str_radix(size, 16).map_err(std::io::Error::other)?;
+                    if size == 0 {
+                        // trailers, then the empty line
+                        loop {
+                            line.clear();
+                            if self.conn.read_line(&mut line)? == 0 || line.trim().is_empty() {
+                                break;
+                            }
+                        }
+                        *done = true;
+                        return Ok(0);
+                    }
+                    *left = size;
+                }
+                let max = buf.len().min(*left);
+                let n = self.conn.read(&mut buf[..max])?;
+                if n == 0 {
+                    return Err(std::io::ErrorKind::UnexpectedEof.into());
+                }
+                *left -= n;
+                if *left == 0 {
+                    let mut crlf = [0u8; 2];
+                    self.conn.read_exact(&mut crlf)?;
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
+impl Body<'_> {
+    fn finished(&self) -> bool {
+        match self.framing {
+            Framing::Length(left) => left == 0,
+            Framing::Chunked { done, .. } => done,
+            Framing::Close => false,
+        }
+    }
+}
+
+impl Http {
+    fn connection(&mut self) -> Result<&mut BufReader<TcpStream>, String> {
+        if self.conn.is_none() {
+            let stream = TcpStream::connect(&self.addr)
+                .map_err(|e| format!("connect {}: {e}", self.addr))?;
+            stream.set_nodelay(true).ok();
+            self.conn = Some(BufReader::new(stream));
+        }
+        Ok(self.conn.as_mut().expect("just set"))
+    }
+
+    /// Send one request; the answer with `id` (if any) comes back.
+    fn exchange(
+        &mut self,
+        method: &str,
+        body: Option<&Value>,
+        id: Option<u64>,
+    ) -> Result<Option<Value>, String> {
+        let payload = match body {
+            Some(b) => serde_json::to_vec(b).map_err(|e| e.to_string())?,
+            None => vec![],
+        };
+        let mut head = format!(
+            "{method} {} HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n",
+            self.path, self.addr
+        );
+        if body.is_some() {
+            head.push_str(&format!(
+                "Content-Type: application/json\r\nContent-Length: {}\r\n",
+                payload.len()
+            ));
+        }
+        if let Some(session) = &self.session {
+            head.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+        }
+        if let Some(protocol) = &self.protocol {
+            head.push_str(&format!("MCP-Protocol-Version: {protocol}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(&payload);
+        let mut session = None;
+        let conn = self.connection()?;
+        conn.get_mut()
+            .write_all(&bytes)
+            .map_err(|e| format!("send: {e}"))?;
+
+        // status line and headers
+        let mut line = String::new();
+        conn.read_line(&mut line)
+            .map_err(|e| format!("read: {e}"))?;
+        let status: u16 = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("not an HTTP answer: {line:?}"))?;
+        let mut length = None;
+        let mut chunked = false;
+        let mut close = false;
+        let mut event_stream = false;
+        loop {
+            line.clear();
+            conn.read_line(&mut line)
+                .map_err(|e| format!("read: {e}"))?;
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let Some((name, value)) = header.split_once(':') else {
+                continue;
+            };
+            let value = value.trim();
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.parse().ok(),
+                "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
+                "connection" => close = value.eq_ignore_ascii_case("close"),
+                "content-type" => event_stream = value.starts_with("text/event-stream"),
+                "mcp-session-id" => session = Some(value.to_owned()),
+                _ => {}
+            }
+        }
+        if session.is_some() {
+            self.session = session;
+        }
+        let framing = if chunked {
+            Framing::Chunked {
+                left: 0,
+                done: false,
+            }
+        } else if let Some(n) = length {
+            Framing::Length(n)
+        } else if status == 202 || status == 204 || method == "DELETE" && status < 300 {
+            Framing::Length(0)
+        } else {
+            Framing::Close
+        };
+        let conn = self.conn.as_mut().expect("connected");
+        let mut body = Body { conn, framing };
+        if !(200..300).contains(&status) {
+            let mut text = String::new();
+            let _ = body.read_to_string(&mut text);
+            self.conn = None;
+            return Err(format!("HTTP {status} to {method}: {text}"));
+        }
+        let mut found = None;
+        let mut reusable = true;
+        if event_stream {
+            // Server-sent events: stop at the answer; the rest of the stream is not waited for.
+            let mut events = BufReader::new(&mut body);
+            let mut data = String::new();
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if events
+                    .read_line(&mut line)
+                    .map_err(|e| format!("read: {e}"))?
+                    == 0
+                {
+                    break;
+                }
+                let l = line.trim_end_matches(['\r', '\n']);
+                if l.is_empty() {
+                    if let (Ok(message), Some(id)) = (serde_json::from_str::<Value>(&data), id)
+                        && let Some(result) = answer(message, id)
+                    {
+                        found = Some(result?);
+                        break;
+                    }
+                    data.clear();
+                } else if let Some(d) = l.strip_prefix("data:") {
+                    if !data.is_empty() {
+                        data.push('\n');
+                    }
+                    data.push_str(d.strip_prefix(' ').unwrap_or(d));
+                }
+            }
+            reusable = events.buffer().is_empty() && body.finished();
+        } else {
+            let mut text = Vec::new();
+            body.read_to_end(&mut text)
+                .map_err(|e| format!("read: {e}"))?;
+            if let (Some(id), false) = (id, text.is_empty()) {
+                let message: Value =
+                    serde_json::from_slice(&text).map_err(|e| format!("bad JSON: {e}"))?;
+                found = answer(message, id).transpose()?;
+            }
+            reusable &= body.finished();
+        }
+        if close || !reusable {
+            self.conn = None;
+        }
+        if id.is_some() && found.is_none() {
+            return Err(format!("no answer to request {}", id.unwrap_or(0)));
+        }
+        Ok(found)
+    }
+}
+
+impl Rpc for Http {
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Result<Value, String> {
+        let result = self
+            .exchange("POST", Some(&request(id, method, params)), Some(id))?
+            .expect("checked");
+        if method == "initialize" {
+            self.protocol = result["protocolVersion"].as_str().map(str::to_owned);
+        }
+        Ok(result)
+    }
+
+    fn notify(&mut self, method: &str) -> Result<(), String> {
+        self.exchange(
+            "POST",
+            Some(&json!({"jsonrpc": "2.0", "method": method})),
+            None,
+        )
+        .map(|_| ())
+    }
+}
+
+fn http(url: &str) -> Result<Vec<String>, String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or("only http:// URLs (the floor speaks no TLS)")?;
+    let (addr, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let mut client = Http {
+        addr: addr.to_owned(),
+        path: path.to_owned(),
+        conn: None,
+        session: None,
+        protocol: None,
+    };
+    let tools = session(&mut client)?;
+    if client.session.is_some() {
+        // End the session, as a polite client does; its answer does not matter.
+        let _ = client.exchange("DELETE", None, None);
+    }
+    Ok(tools)
+}

@@ -1,0 +1,1470 @@
+//! `harness`: the timing harness behind `bench/run`. Everything that is compared runs in this
+//! one invocation, interleaved round by round (the order rotates each round), so machine noise
+//! hits every client alike. Prints one table (median, min, max, ratios) and writes the same as
+//! JSON.
+//!
+//!   harness [--root DIR] [--runs N] [--warmup N] [--only stdio,http,health,catalog,app,size]
+//!           [--out FILE] [--variant NAME=PATH]... [--clients floor,plugboard,...]
+//!           [--servers mcp-fixture,server-everything]
+//!
+//! `--variant` adds another plugboard binary (say, the build before a change) as client
+//! `plugboard@NAME`, interleaved with the others: how before/after numbers are measured.
+//!
+//! It expects what bench/run builds and installs: target/release/{plugboard,mcp-fixture},
+//! target/bench-tools/release/floor, bench/node_modules (MCP Inspector), tests/peers
+//! (server-everything) and .tools/peers-venv (the Python SDK).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+unsafe extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+    fn wait4(pid: i32, status: *mut i32, options: i32, rusage: *mut Rusage) -> i32;
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct Timeval {
+    sec: i64,
+    usec: i64,
+}
+
+/// `struct rusage` of Linux on 64-bit targets.
+#[repr(C)]
+#[derive(Default)]
+struct Rusage {
+    utime: Timeval,
+    stime: Timeval,
+    rest: [i64; 14],
+}
+
+/// Reap `child`: its exit code (-1 for a signal) and the CPU time (user + system) it and the
+/// children it reaped used.
+fn reap(child: &Child) -> std::io::Result<(i32, Duration)> {
+    let mut status = 0;
+    let mut usage = Rusage::default();
+    loop {
+        // SAFETY: our own child, reaped exactly once here (std's `wait` is never called).
+        let rc = unsafe { wait4(child.id() as i32, &mut status, 0, &mut usage) };
+        if rc >= 0 {
+            break;
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+    let code = if status & 0x7f == 0 {
+        (status >> 8) & 0xff
+    } else {
+        -1
+    };
+    let cpu = Duration::from_micros(
+        (usage.utime.sec * 1_000_000
+            + usage.utime.usec
+            + usage.stime.sec * 1_000_000
+            + usage.stime.usec) as u64,
+    );
+    Ok((code, cpu))
+}
+
+/// Timed rounds that started while the machine was still busy after waiting.
+static NOISY_ROUNDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Longest any single measured command may run before it is killed (and the run fails).
+const COMMAND_LIMIT: Duration = Duration::from_secs(120);
+
+struct Options {
+    root: PathBuf,
+    runs: usize,
+    warmup: usize,
+    only: Option<Vec<String>>,
+    out: PathBuf,
+    /// Extra plugboard binaries (`NAME=PATH`), measured as client `plugboard@NAME`.
+    variants: Vec<(String, PathBuf)>,
+    clients: Option<Vec<String>>,
+    servers: Option<Vec<String>>,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options {
+        root: std::env::current_dir().map_err(|e| e.to_string())?,
+        runs: 10,
+        warmup: 2,
+        only: None,
+        out: PathBuf::new(),
+        variants: vec![],
+        clients: None,
+        servers: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--root" => options.root = PathBuf::from(value()?),
+            "--runs" => options.runs = value()?.parse().map_err(|_| "--runs: a number")?,
+            "--warmup" => options.warmup = value()?.parse().map_err(|_| "--warmup: a number")?,
+            "--only" => options.only = Some(value()?.split(',').map(str::to_owned).collect()),
+            "--out" => options.out = PathBuf::from(value()?),
+            "--variant" => {
+                let v = value()?;
+                let (name, path) = v.split_once('=').ok_or("--variant NAME=PATH")?;
+                options
+                    .variants
+                    .push((name.to_owned(), PathBuf::from(path)));
+            }
+            "--clients" => options.clients = Some(value()?.split(',').map(str::to_owned).collect()),
+            "--servers" => options.servers = Some(value()?.split(',').map(str::to_owned).collect()),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if options.out.as_os_str().is_empty() {
+        options.out = options.root.join("target/bench/results.json");
+    }
+    Ok(options)
+}
+
+impl Options {
+    fn wants(&self, section: &str) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|s| s == section))
+    }
+}
+
+// ------------------------------------------------------------------ measuring commands
+
+/// A command line to time, and a word its standard output must contain on success.
+#[derive(Clone)]
+struct Cmd {
+    program: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    expect: &'static str,
+    /// Exit codes counted as success (`plugboard health` exits 1 when some servers fail).
+    ok_codes: Vec<i32>,
+}
+
+impl Cmd {
+    fn new(program: impl Into<PathBuf>, args: &[&str], expect: &'static str) -> Cmd {
+        Cmd {
+            program: program.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: vec![],
+            expect,
+            ok_codes: vec![0],
+        }
+    }
+
+    fn env(mut self, key: &str, value: impl AsRef<Path>) -> Cmd {
+        self.env
+            .push((key.to_owned(), value.as_ref().display().to_string()));
+        self
+    }
+
+    fn display(&self) -> String {
+        std::iter::once(self.program.display().to_string())
+            .chain(self.args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Run once; the wall time from spawn to reaped exit. With `check`, stdout is captured and
+    /// must contain `expect`; otherwise it goes to /dev/null.
+    fn time(&self, check: bool) -> Result<(Duration, String), String> {
+        self.measure(check).map(|(wall, _, out)| (wall, out))
+    }
+
+    /// Like [`Cmd::time`], plus the CPU time of the process and its reaped children.
+    fn measure(&self, check: bool) -> Result<(Duration, Duration, String), String> {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(if check { Stdio::piped() } else { Stdio::null() })
+            .stderr(if check { Stdio::piped() } else { Stdio::null() });
+        let started = Instant::now();
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("{}: {e}", self.display()))?;
+        let watchdog = Watchdog::arm(child.id(), COMMAND_LIMIT);
+        let mut stdout = String::new();
+        let mut stderr = String::new();
+        if check {
+            let mut err_pipe = child.stderr.take().expect("piped");
+            let reader = std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = err_pipe.read_to_string(&mut text);
+                text
+            });
+            let _ = child
+                .stdout
+                .take()
+                .expect("piped")
+                .read_to_string(&mut stdout);
+            stderr = reader.join().unwrap_or_default();
+        }
+        let (code, cpu) = reap(&child).map_err(|e| e.to_string())?;
+        let elapsed = started.elapsed();
+        let killed = watchdog.disarm();
+        if killed {
+            return Err(format!(
+                "{} ran longer than {COMMAND_LIMIT:?}",
+                self.display()
+            ));
+        }
+        if !self.ok_codes.contains(&code) {
+            return Err(format!(
+                "{} exited with code {code}\nstdout: {}\nstderr: {}",
+                self.display(),
+                tail(&stdout, 800),
+                tail(&stderr, 800)
+            ));
+        }
+        if check && !stdout.contains(self.expect) {
+            return Err(format!(
+                "{}: stdout lacks `{}`\nstdout: {}\nstderr: {}",
+                self.display(),
+                self.expect,
+                tail(&stdout, 800),
+                tail(&stderr, 800)
+            ));
+        }
+        Ok((elapsed, cpu, stdout))
+    }
+}
+
+fn tail(text: &str, max: usize) -> &str {
+    let start = text.len().saturating_sub(max);
+    let start = (start..=text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(text.len());
+    &text[start..]
+}
+
+/// Kills a process that runs past its limit.
+struct Watchdog {
+    cancel: mpsc::Sender<()>,
+    fired: mpsc::Receiver<bool>,
+}
+
+impl Watchdog {
+    fn arm(pid: u32, limit: Duration) -> Watchdog {
+        let (cancel, cancelled) = mpsc::channel::<()>();
+        let (fire, fired) = mpsc::channel();
+        std::thread::spawn(move || {
+            let timed_out = matches!(
+                cancelled.recv_timeout(limit),
+                Err(mpsc::RecvTimeoutError::Timeout)
+            );
+            if timed_out {
+                // SAFETY: the harness's own, not yet reaped child.
+                unsafe {
+                    kill(pid as i32, 9);
+                }
+            }
+            let _ = fire.send(timed_out);
+        });
+        Watchdog { cancel, fired }
+    }
+
+    fn disarm(self) -> bool {
+        let _ = self.cancel.send(());
+        self.fired.recv().unwrap_or(false)
+    }
+}
+
+/// One measured thing with its samples.
+struct Row {
+    section: &'static str,
+    subject: String,
+    client: String,
+    samples: Vec<Duration>,
+    /// CPU time (user + system) of each sample, where measured.
+    cpu: Vec<Duration>,
+    /// Rows that are not times: sizes in MiB.
+    mib: Vec<f64>,
+    note: String,
+}
+
+impl Row {
+    fn cpu_median_ms(&self) -> Option<f64> {
+        let mut ms: Vec<f64> = self.cpu.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        match ms.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(ms[n / 2]),
+            n => Some((ms[n / 2 - 1] + ms[n / 2]) / 2.0),
+        }
+    }
+
+    fn sorted_ms(&self) -> Vec<f64> {
+        let mut ms: Vec<f64> = self.samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        ms
+    }
+
+    fn median_ms(&self) -> Option<f64> {
+        let ms = self.sorted_ms();
+        match ms.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(ms[n / 2]),
+            n => Some((ms[n / 2 - 1] + ms[n / 2]) / 2.0),
+        }
+    }
+}
+
+/// Run every command of `cmds` `warmup + runs` times, interleaved: each round runs each
+/// command once, starting one further along the list each round. Warm-up rounds check the
+/// output and are not counted.
+type Samples = (Vec<Duration>, Vec<Duration>);
+
+/// Share of CPU time (0..1) that was busy over `window`, from /proc/stat.
+fn cpu_busy(window: Duration) -> f64 {
+    fn read() -> Option<(u64, u64)> {
+        let text = std::fs::read_to_string("/proc/stat").ok()?;
+        let line = text.lines().next()?;
+        let v: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
+        Some((v.iter().sum(), idle))
+    }
+    let (Some((t0, i0)), _) = (read(), std::thread::sleep(window)) else {
+        return 0.0;
+    };
+    let Some((t1, i1)) = read() else { return 0.0 };
+    let total = t1.saturating_sub(t0).max(1);
+    1.0 - i1.saturating_sub(i0) as f64 / total as f64
+}
+
+/// Before a round: wait (up to 2 minutes) until the machine is quiet, so other people's
+/// builds do not land in the samples. Returns false when it never got quiet.
+fn wait_for_quiet() -> bool {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut warned = false;
+    while Instant::now() < deadline {
+        let busy = cpu_busy(Duration::from_millis(150));
+        if busy < QUIET_BUSY {
+            return true;
+        }
+        if !warned {
+            eprint!(" [waiting for a quiet machine: {:.0}% busy]", busy * 100.0);
+            warned = true;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    false
+}
+
+/// CPU share (over both cores) above which the machine counts as busy.
+const QUIET_BUSY: f64 = 0.15;
+
+fn interleave(cmds: &[(String, Cmd)], warmup: usize, runs: usize) -> Result<Vec<Samples>, String> {
+    let mut samples: Vec<Samples> = vec![(vec![], vec![]); cmds.len()];
+    for round in 0..warmup + runs {
+        let check = round < warmup.max(1);
+        if round >= warmup && !wait_for_quiet() {
+            NOISY_ROUNDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        for k in 0..cmds.len() {
+            let i = (round + k) % cmds.len();
+            let (label, cmd) = &cmds[i];
+            let (elapsed, cpu, _) = cmd.measure(check).map_err(|e| format!("{label}: {e}"))?;
+            if round >= warmup {
+                samples[i].0.push(elapsed);
+                samples[i].1.push(cpu);
+            }
+        }
+        eprint!("\r  round {}/{}", round + 1, warmup + runs);
+    }
+    eprintln!();
+    Ok(samples)
+}
+
+// ------------------------------------------------------------------ servers
+
+struct Paths {
+    root: PathBuf,
+    plugboard: PathBuf,
+    fixture: PathBuf,
+    floor: PathBuf,
+    inspector: PathBuf,
+    python: PathBuf,
+    python_client: PathBuf,
+    everything: PathBuf,
+    scratch: PathBuf,
+}
+
+impl Paths {
+    fn new(root: &Path) -> Result<Paths, String> {
+        let paths = Paths {
+            root: root.to_path_buf(),
+            plugboard: root.join("target/release/plugboard"),
+            fixture: root.join("target/release/mcp-fixture"),
+            floor: root.join("target/bench-tools/release/floor"),
+            inspector: root.join("bench/node_modules/.bin/mcp-inspector"),
+            python: root.join(".tools/peers-venv/bin/python"),
+            python_client: root.join("bench/python_client.py"),
+            everything: root.join(
+                "tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+            ),
+            scratch: root.join("target/bench/scratch"),
+        };
+        for p in [
+            &paths.plugboard,
+            &paths.fixture,
+            &paths.floor,
+            &paths.inspector,
+            &paths.python,
+            &paths.everything,
+        ] {
+            if !p.exists() {
+                return Err(format!("{} is missing: run bench/run", p.display()));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&paths.scratch);
+        std::fs::create_dir_all(&paths.scratch).map_err(|e| e.to_string())?;
+        Ok(paths)
+    }
+
+    fn s(p: &Path) -> String {
+        p.display().to_string()
+    }
+
+    /// A fresh, empty Plugboard home (nothing of the user's is read or written).
+    fn home(&self, name: &str) -> PathBuf {
+        let dir = self.scratch.join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        dir
+    }
+}
+
+/// The four clients against one server, given as a stdio command or an HTTP URL.
+fn clients(
+    paths: &Paths,
+    options: &Options,
+    target: &Target,
+    expect: &'static str,
+) -> Vec<(String, Cmd)> {
+    let home = paths.home("plugboard-home");
+    let catalog = paths.scratch.join("inspector-catalog.json");
+    let (floor, plugboard, inspector, python) = match target {
+        Target::Stdio(command) => {
+            let c: Vec<&str> = command.iter().map(String::as_str).collect();
+            let mut floor = vec!["stdio", "--"];
+            floor.extend(&c);
+            let mut plugboard = vec!["test", "--json", "--stdio", "--"];
+            plugboard.extend(&c);
+            let mut inspector = vec!["--cli"];
+            inspector.extend(&c);
+            inspector.extend(["--method", "tools/list"]);
+            let client = Paths::s(&paths.python_client);
+            let mut python = vec![client.as_str(), "stdio"];
+            python.extend(&c);
+            (
+                Cmd::new(&paths.floor, &floor, expect),
+                Cmd::new(&paths.plugboard, &plugboard, expect),
+                Cmd::new(&paths.inspector, &inspector, expect),
+                Cmd::new(&paths.python, &python, expect),
+            )
+        }
+        Target::Url(url) => {
+            let client = Paths::s(&paths.python_client);
+            (
+                Cmd::new(&paths.floor, &["http", url], expect),
+                Cmd::new(&paths.plugboard, &["test", "--json", "--url", url], expect),
+                Cmd::new(
+                    &paths.inspector,
+                    &[
+                        "--cli",
+                        url,
+                        "--transport",
+                        "http",
+                        "--method",
+                        "tools/list",
+                    ],
+                    expect,
+                ),
+                Cmd::new(&paths.python, &[client.as_str(), "http", url], expect),
+            )
+        }
+    };
+    let plugboard = plugboard.env("PLUGBOARD_HOME", &home);
+    let mut all = vec![
+        ("floor".to_owned(), floor),
+        ("plugboard".to_owned(), plugboard.clone()),
+    ];
+    for (name, path) in &options.variants {
+        let mut variant = plugboard.clone();
+        variant.program = path.clone();
+        all.push((format!("plugboard@{name}"), variant));
+    }
+    all.push((
+        "inspector".into(),
+        inspector.env("MCP_CATALOG_PATH", &catalog),
+    ));
+    all.push(("python-sdk".into(), python));
+    all.retain(|(name, _)| {
+        options.clients.as_ref().is_none_or(|keep| {
+            keep.iter()
+                .any(|k| k == name || (k == "plugboard" && name.starts_with("plugboard@")))
+        })
+    });
+    all
+}
+
+enum Target {
+    Stdio(Vec<String>),
+    Url(String),
+}
+
+/// A server the harness started, killed (by its pid) when dropped.
+struct Background(Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+fn wait_for_port(port: u16, limit: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(format!("nothing listens on port {port} after {limit:?}"))
+}
+
+fn start_fixture_http(paths: &Paths) -> Result<(Background, String), String> {
+    let mut child = Command::new(&paths.fixture)
+        .args(["--transport", "http", "--port", "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("mcp-fixture: {e}"))?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("piped"))
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    let bg = Background(child);
+    let port = line
+        .trim()
+        .strip_prefix("PORT=")
+        .ok_or(format!("mcp-fixture printed {line:?}"))?
+        .to_owned();
+    Ok((bg, format!("http://127.0.0.1:{port}/mcp")))
+}
+
+fn start_everything_http(paths: &Paths) -> Result<(Background, String), String> {
+    let port = free_port();
+    let child = Command::new("node")
+        .arg(&paths.everything)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("server-everything: {e}"))?;
+    let bg = Background(child);
+    wait_for_port(port, Duration::from_secs(30))?;
+    Ok((bg, format!("http://127.0.0.1:{port}/mcp")))
+}
+
+// ------------------------------------------------------------------ sections
+
+fn connection_section(
+    section: &'static str,
+    subjects: Vec<(String, Target, &'static str)>,
+    paths: &Paths,
+    options: &Options,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let mut cmds = vec![];
+    let mut labels = vec![];
+    let subjects: Vec<_> = subjects
+        .into_iter()
+        .filter(|(s, _, _)| options.servers.as_ref().is_none_or(|keep| keep.contains(s)))
+        .collect();
+    for (subject, target, expect) in &subjects {
+        for (client, cmd) in clients(paths, options, target, expect) {
+            labels.push((subject.clone(), client.clone()));
+            cmds.push((format!("{section} {subject} {client}"), cmd));
+        }
+    }
+    eprintln!(
+        "[bench] {section}: {} commands ({} servers), {} warm-up + {} timed rounds",
+        cmds.len(),
+        subjects.len(),
+        options.warmup,
+        options.runs
+    );
+    let samples = interleave(&cmds, options.warmup, options.runs)?;
+    for ((subject, client), (samples, cpu)) in labels.into_iter().zip(samples) {
+        rows.push(Row {
+            section,
+            subject,
+            client,
+            samples,
+            cpu,
+            mib: vec![],
+            note: String::new(),
+        });
+    }
+    Ok(())
+}
+
+fn stdio_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let subjects = vec![
+        (
+            "mcp-fixture".to_owned(),
+            Target::Stdio(vec![Paths::s(&paths.fixture)]),
+            "check_credentials",
+        ),
+        (
+            "server-everything".to_owned(),
+            Target::Stdio(vec![
+                "node".into(),
+                Paths::s(&paths.everything),
+                "stdio".into(),
+            ]),
+            "get-sum",
+        ),
+    ];
+    connection_section("stdio", subjects, paths, options, rows)
+}
+
+fn http_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let (_fixture, fixture_url) = start_fixture_http(paths)?;
+    let (_everything, everything_url) = start_everything_http(paths)?;
+    let subjects = vec![
+        (
+            "mcp-fixture".to_owned(),
+            Target::Url(fixture_url),
+            "check_credentials",
+        ),
+        (
+            "server-everything".to_owned(),
+            Target::Url(everything_url),
+            "get-sum",
+        ),
+    ];
+    connection_section("http", subjects, paths, options, rows)
+}
+
+/// 100 configured fixture servers: fast, slow-starting and hanging (each with its own timeout).
+fn health_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    const FAST: usize = 70;
+    const SLOW: usize = 20;
+    const HANGING: usize = 10;
+    const HANG_TIMEOUT_S: u64 = 2;
+    let home = paths.home("health-home");
+    let fixture = Paths::s(&paths.fixture);
+    let mut names = vec![];
+    for i in 0..FAST + SLOW + HANGING {
+        let (name, extra, timeout): (String, Vec<String>, u64) = if i < FAST {
+            (format!("fast-{i:02}"), vec![], 30)
+        } else if i < FAST + SLOW {
+            // slow starts spread over 100..1050 ms
+            let ms = 100 + 50 * (i - FAST);
+            (
+                format!("slow-{ms:04}ms"),
+                vec!["--misbehave".into(), format!("slow-start={ms}")],
+                30,
+            )
+        } else {
+            (
+                format!("hang-{:02}", i - FAST - SLOW),
+                vec!["--misbehave".into(), "never-answer".into()],
+                HANG_TIMEOUT_S,
+            )
+        };
+        let timeout = timeout.to_string();
+        let mut args = vec![
+            "add",
+            name.as_str(),
+            "--stdio",
+            "--no-test",
+            "--timeout",
+            timeout.as_str(),
+            "--",
+            fixture.as_str(),
+        ];
+        args.extend(extra.iter().map(String::as_str));
+        let out = Command::new(&paths.plugboard)
+            .args(&args)
+            .env("PLUGBOARD_HOME", &home)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "plugboard add {name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        names.push(name);
+    }
+    let health = |parallel: Option<&str>| {
+        let mut args = vec!["health", "--json"];
+        if let Some(p) = parallel {
+            args.extend(["--parallel", p]);
+        }
+        let mut cmd = Cmd::new(&paths.plugboard, &args, "\"hang-09\"").env("PLUGBOARD_HOME", &home);
+        cmd.ok_codes = vec![1]; // the hanging servers fail, as they should
+        cmd
+    };
+    let cmds = vec![
+        ("health default".to_owned(), health(None)),
+        ("health --parallel 100".to_owned(), health(Some("100"))),
+    ];
+    eprintln!(
+        "[bench] health: {} servers ({FAST} fast, {SLOW} slow-start 100–1050 ms, {HANGING} never \
+         answering with a {HANG_TIMEOUT_S} s timeout)",
+        names.len()
+    );
+    // Check the verdicts once: every fast and slow server ok, every hanging one a timeout.
+    let (_, out) = cmds[0].1.time(true).map_err(|e| format!("health: {e}"))?;
+    let verdicts: Value = serde_json::from_str(&out).map_err(|e| format!("health JSON: {e}"))?;
+    let verdicts = verdicts.as_array().cloned().unwrap_or_default();
+    let ok = verdicts.iter().filter(|r| r["ok"] == true).count();
+    let timeouts = verdicts
+        .iter()
+        .filter(|r| r["error_kind"] == "timeout")
+        .count();
+    if ok != FAST + SLOW || timeouts != HANGING {
+        return Err(format!(
+            "health: expected {} ok and {HANGING} timeouts, got {ok} ok and {timeouts} timeouts",
+            FAST + SLOW
+        ));
+    }
+    let runs = options.runs;
+    let samples = interleave(&cmds, options.warmup.min(1), runs)?;
+    let default_parallelism = "16";
+    for ((label, _), (samples, cpu)) in cmds.iter().zip(samples) {
+        rows.push(Row {
+            section: "health",
+            subject: "100 servers".into(),
+            client: format!("plugboard {label}"),
+            samples,
+            cpu,
+            mib: vec![],
+            note: if label == "health default" {
+                format!("parallelism {default_parallelism}")
+            } else {
+                String::new()
+            },
+        });
+    }
+    // Every server alone, one after the other: the slowest single probe, and the sum.
+    eprintln!("[bench] health: each server alone, sequentially (the sum)");
+    let mut singles = vec![];
+    for name in &names {
+        let mut cmd = Cmd::new(&paths.plugboard, &["test", name, "--json"], "\"ok\"")
+            .env("PLUGBOARD_HOME", &home);
+        cmd.ok_codes = vec![0, 1];
+        let (elapsed, _) = cmd.time(false)?;
+        singles.push((name.clone(), elapsed));
+    }
+    let (slowest_name, slowest) = singles
+        .iter()
+        .max_by_key(|(_, d)| *d)
+        .cloned()
+        .expect("100 servers");
+    let sum: Duration = singles.iter().map(|(_, d)| *d).sum();
+    rows.push(Row {
+        section: "health",
+        subject: "100 servers".into(),
+        client: "slowest single probe".into(),
+        samples: vec![slowest],
+        cpu: vec![],
+        mib: vec![],
+        note: format!("`plugboard test {slowest_name}`, once"),
+    });
+    rows.push(Row {
+        section: "health",
+        subject: "100 servers".into(),
+        client: "sum of single probes".into(),
+        samples: vec![sum],
+        cpu: vec![],
+        mib: vec![],
+        note: "each `plugboard test NAME` once, sequentially".into(),
+    });
+    Ok(())
+}
+
+/// The divan benchmark of catalog load and search (benches/catalog.rs), run through cargo.
+fn catalog_section(paths: &Paths, rows: &mut Vec<Row>) -> Result<(), String> {
+    eprintln!("[bench] catalog: cargo bench --bench catalog");
+    let out = Command::new("cargo")
+        .args(["bench", "--quiet", "--bench", "catalog"])
+        .current_dir(&paths.root)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cargo bench: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        return Err(format!(
+            "cargo bench --bench catalog failed:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let parsed = parse_divan(&text);
+    if parsed.is_empty() {
+        return Err(format!("no results in the divan output:\n{text}"));
+    }
+    for (name, fastest, slowest, median, samples) in parsed {
+        rows.push(Row {
+            section: "catalog",
+            subject: name,
+            client: "Catalog (divan)".into(),
+            samples: vec![],
+            cpu: vec![],
+            mib: vec![],
+            note: format!("{samples} samples"),
+        });
+        let row = rows.last_mut().expect("pushed");
+        row.samples = vec![fastest, median, slowest];
+    }
+    Ok(())
+}
+
+/// Rows of divan's table: (path, fastest, slowest, median, samples). Group rows without
+/// numbers give their name as a prefix to the rows below them.
+fn parse_divan(text: &str) -> Vec<(String, Duration, Duration, Duration, u64)> {
+    let mut out = vec![];
+    let mut stack: Vec<(usize, String)> = vec![];
+    for line in text.lines() {
+        let cols: Vec<&str> = line.split('│').collect();
+        let first = cols[0];
+        // depth from the position of the name (tree characters and spaces before it)
+        let name_start = first
+            .char_indices()
+            .find(|(_, c)| !matches!(c, ' ' | '├' | '╰' | '─' | '│'))
+            .map(|(i, _)| first[..i].chars().count());
+        let Some(depth) = name_start else { continue };
+        if line.contains("fastest") {
+            stack.clear();
+            continue;
+        }
+        let words: Vec<&str> = first.split_whitespace().collect();
+        let numeric = cols.len() >= 6 && words.len() >= 3;
+        let name_words = if numeric {
+            &words[..words.len() - 2]
+        } else {
+            &words[..]
+        };
+        let name = name_words
+            .iter()
+            .filter(|w| !matches!(**w, "├─" | "╰─" | "│"))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if name.is_empty() {
+            continue;
+        }
+        while stack.last().is_some_and(|(d, _)| *d >= depth) {
+            stack.pop();
+        }
+        if numeric {
+            let value = |s: &str| parse_duration(s.split_whitespace().collect::<Vec<_>>());
+            let fastest = parse_duration(words[words.len() - 2..].to_vec());
+            let (Some(fastest), Some(slowest), Some(median)) =
+                (fastest, value(cols[1]), value(cols[2]))
+            else {
+                continue;
+            };
+            let samples = cols[4].trim().parse().unwrap_or(0);
+            let path = stack
+                .iter()
+                .map(|(_, n)| n.as_str())
+                .chain(std::iter::once(name.as_str()))
+                .collect::<Vec<_>>()
+                .join(" / ");
+            out.push((path, fastest, slowest, median, samples));
+        } else {
+            stack.push((depth, name));
+        }
+    }
+    out
+}
+
+fn parse_duration(words: Vec<&str>) -> Option<Duration> {
+    let [value, unit] = words[..] else {
+        return None;
+    };
+    let value: f64 = value.parse().ok()?;
+    let ns = match unit {
+        "ns" => value,
+        "µs" | "us" => value * 1e3,
+        "ms" => value * 1e6,
+        "s" => value * 1e9,
+        _ => return None,
+    };
+    Some(Duration::from_nanos(ns.round() as u64))
+}
+
+fn size_section(paths: &Paths, rows: &mut Vec<Row>) {
+    let bytes = std::fs::metadata(&paths.plugboard)
+        .map(|m| m.len())
+        .unwrap_or(0);
+    rows.push(Row {
+        section: "size",
+        subject: "plugboard binary".into(),
+        client: "release build".into(),
+        samples: vec![],
+        cpu: vec![],
+        mib: vec![bytes as f64 / 1024.0 / 1024.0],
+        note: format!("{bytes} bytes, target/release/plugboard"),
+    });
+}
+
+/// The desktop app: window mapped and memory through bench/app-probe (under Xvfb). Cold start
+/// to an *interactive* marketplace needs a mark the UI sets after its first render; without
+/// one that row stays pending.
+fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let pending = |rows: &mut Vec<Row>, subject: &str, why: &str| {
+        rows.push(Row {
+            section: "app",
+            subject: subject.into(),
+            client: "pending".into(),
+            samples: vec![],
+            cpu: vec![],
+            mib: vec![],
+            note: why.into(),
+        })
+    };
+    const INTERACTIVE: &str = "cold start → interactive marketplace";
+    if !ui_sets_a_mark(&paths.root) {
+        pending(
+            rows,
+            INTERACTIVE,
+            "pending: the UI sets no first-render mark (e.g. performance.mark(\"marketplace-ready\")) to measure up to",
+        );
+    } else {
+        pending(
+            rows,
+            INTERACTIVE,
+            "pending: the UI has a mark now; reading it is not wired into the harness yet",
+        );
+    }
+    let (bin, build) = ["release", "debug"]
+        .iter()
+        .map(|b| (paths.root.join(format!("src-tauri/target/{b}/plugboard-app")), *b))
+        .find(|(p, _)| p.exists())
+        .ok_or("no app binary (src-tauri/target/{release,debug}/plugboard-app): build it with `cd src-tauri && cargo build --release`")?;
+    for tool in ["xvfb-run", "xwininfo"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            return Err(format!(
+                "{tool} is missing (apt-get install xvfb x11-utils, or scripts/app-setup)"
+            ));
+        }
+    }
+    let runs = options.runs;
+    eprintln!("[bench] app: {runs} cold starts of the {build} build under Xvfb");
+    let mut window = vec![];
+    let mut rss = vec![];
+    let mut pss = vec![];
+    let mut processes = String::new();
+    for i in 0..runs + 1 {
+        wait_for_quiet();
+        let out = Command::new(paths.root.join("bench/app-probe"))
+            .arg(&bin)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|e| format!("bench/app-probe: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or("");
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| format!("bench/app-probe printed {text:?}: {e}"))?;
+        if v["ok"] != true {
+            return Err(format!("bench/app-probe: {}", v["error"]));
+        }
+        if i == 0 {
+            continue; // the first start warms the page cache
+        }
+        window.push(Duration::from_secs_f64(
+            v["window_ms"].as_f64().unwrap_or(0.0) / 1e3,
+        ));
+        rss.push(v["rss_kib"].as_f64().unwrap_or(0.0) / 1024.0);
+        pss.push(v["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0);
+        processes = format!(
+            "{} processes: {}",
+            v["processes"],
+            v["names"].as_str().unwrap_or("")
+        );
+    }
+    rows.push(Row {
+        section: "app",
+        subject: format!("cold start → window mapped ({build})"),
+        client: "plugboard-app".into(),
+        samples: window,
+        cpu: vec![],
+        mib: vec![],
+        note: "xwininfo sees the window; not a UI mark".into(),
+    });
+    let settle = "3 s after the window appeared";
+    rows.push(Row {
+        section: "app",
+        subject: format!("memory, PSS sum ({build})"),
+        client: "plugboard-app".into(),
+        samples: vec![],
+        cpu: vec![],
+        mib: pss,
+        note: format!("{settle}; {processes}"),
+    });
+    rows.push(Row {
+        section: "app",
+        subject: format!("memory, RSS sum ({build})"),
+        client: "plugboard-app".into(),
+        samples: vec![],
+        cpu: vec![],
+        mib: rss,
+        note: "shared pages counted once per process".into(),
+    });
+    Ok(())
+}
+
+/// Whether ui/src sets a mark after the marketplace's first render.
+fn ui_sets_a_mark(root: &Path) -> bool {
+    std::process::Command::new("grep")
+        .args([
+            "-rlE",
+            "performance\\.mark\\(|__PLUGBOARD_READY|data-ready",
+            "ui/src",
+        ])
+        .current_dir(root)
+        .output()
+        .map(|o| !o.stdout.is_empty())
+        .unwrap_or(false)
+}
+
+// ------------------------------------------------------------------ report
+
+/// The median of sorted values.
+fn median_of(sorted: &[f64]) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+fn fmt_ms(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else if ms >= 10.0 {
+        format!("{ms:.1} ms")
+    } else if ms >= 0.1 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{:.2} µs", ms * 1000.0)
+    }
+}
+
+struct Ratio {
+    section: &'static str,
+    subject: String,
+    name: String,
+    value: f64,
+}
+
+fn ratios(rows: &[Row]) -> Vec<Ratio> {
+    let mut medians: BTreeMap<(&str, &str, &str), f64> = BTreeMap::new();
+    let mut cpus: BTreeMap<(&str, &str, &str), f64> = BTreeMap::new();
+    for row in rows {
+        if let Some(m) = row.median_ms() {
+            medians.insert((row.section, &row.subject, &row.client), m);
+        }
+        if let Some(m) = row.cpu_median_ms() {
+            cpus.insert((row.section, &row.subject, &row.client), m);
+        }
+    }
+    let mut out = vec![];
+    for row in rows {
+        if !matches!(row.section, "stdio" | "http") || !row.client.starts_with("plugboard") {
+            continue;
+        }
+        let Some(mine) = row.median_ms() else {
+            continue;
+        };
+        if let (Some(cpu), Some(floor)) = (
+            row.cpu_median_ms(),
+            cpus.get(&(row.section, row.subject.as_str(), "floor")),
+        ) {
+            out.push(Ratio {
+                section: row.section,
+                subject: row.subject.clone(),
+                name: format!("{} / floor (CPU time)", row.client),
+                value: cpu / floor,
+            });
+        }
+        for other in ["floor", "inspector", "python-sdk"] {
+            if let Some(theirs) = medians.get(&(row.section, row.subject.as_str(), other)) {
+                out.push(Ratio {
+                    section: row.section,
+                    subject: row.subject.clone(),
+                    name: format!("{} / {other}", row.client),
+                    value: mine / theirs,
+                });
+            }
+        }
+    }
+    let health = |client: &str| medians.get(&("health", "100 servers", client)).copied();
+    if let Some(h) = health("plugboard health default") {
+        for (name, other) in [
+            ("health / slowest single probe", "slowest single probe"),
+            ("health / sum of single probes", "sum of single probes"),
+        ] {
+            if let Some(o) = health(other) {
+                out.push(Ratio {
+                    section: "health",
+                    subject: "100 servers".into(),
+                    name: name.into(),
+                    value: h / o,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn print_table(rows: &[Row], ratios: &[Ratio]) {
+    let mut lines = vec![[
+        "section".to_owned(),
+        "subject".to_owned(),
+        "client / case".to_owned(),
+        "median".to_owned(),
+        "min".to_owned(),
+        "max".to_owned(),
+        "cpu".to_owned(),
+        "n".to_owned(),
+        "note".to_owned(),
+    ]];
+    for row in rows {
+        let ms = row.sorted_ms();
+        let mut mib = row.mib.clone();
+        mib.sort_by(f64::total_cmp);
+        let (median, min, max) = match (row.section, row.median_ms()) {
+            _ if !mib.is_empty() => (
+                format!("{:.1} MiB", median_of(&mib)),
+                format!("{:.1} MiB", mib[0]),
+                format!("{:.1} MiB", mib[mib.len() - 1]),
+            ),
+            // divan rows hold fastest, median, slowest
+            ("catalog", _) if ms.len() == 3 => (fmt_ms(ms[1]), fmt_ms(ms[0]), fmt_ms(ms[2])),
+            (_, Some(m)) => (fmt_ms(m), fmt_ms(ms[0]), fmt_ms(ms[ms.len() - 1])),
+            (_, None) => ("—".into(), "—".into(), "—".into()),
+        };
+        let n = if row.section == "catalog" || ms.len() + mib.len() <= 1 {
+            String::new()
+        } else {
+            (ms.len() + mib.len()).to_string()
+        };
+        lines.push([
+            row.section.to_owned(),
+            row.subject.clone(),
+            row.client.clone(),
+            median,
+            min,
+            max,
+            row.cpu_median_ms().map(fmt_ms).unwrap_or_default(),
+            n,
+            row.note.clone(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..9)
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (i, line) in lines.iter().enumerate() {
+        let mut out = String::new();
+        for (c, cell) in line.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            if (3..8).contains(&c) {
+                out.push_str(&" ".repeat(pad));
+                out.push_str(cell);
+            } else {
+                out.push_str(cell);
+                if c < 8 {
+                    out.push_str(&" ".repeat(pad));
+                }
+            }
+            if c < 8 {
+                out.push_str("  ");
+            }
+        }
+        println!("{}", out.trim_end());
+        if i == 0 {
+            println!("{}", "-".repeat(widths.iter().sum::<usize>() + 16));
+        }
+    }
+    let noisy = NOISY_ROUNDS.load(std::sync::atomic::Ordering::Relaxed);
+    if noisy > 0 {
+        println!("\nnote: {noisy} timed round(s) started while other processes kept the CPU busy");
+    }
+    if ratios.is_empty() {
+        return;
+    }
+    // One line per plugboard build and server: its ratios to each other client.
+    println!();
+    println!("ratios of medians (wall time; \"CPU\": user + system time, the server's included)");
+    let columns = [
+        "/ floor",
+        "/ floor (CPU time)",
+        "/ inspector",
+        "/ python-sdk",
+    ];
+    let mut keyed: Vec<(String, String, String)> = vec![];
+    for r in ratios {
+        if !columns.iter().any(|c| r.name.ends_with(&format!(" {c}"))) {
+            continue;
+        }
+        if let Some((client, _)) = r.name.split_once(" / ") {
+            let key = (r.section.to_owned(), r.subject.clone(), client.to_owned());
+            if !keyed.contains(&key) {
+                keyed.push(key);
+            }
+        }
+    }
+    let width = keyed.iter().map(|k| k.2.len()).max().unwrap_or(9).max(9);
+    println!(
+        "  {:<7} {:<18} {:<width$}  {:>8}  {:>8}  {:>11}  {:>11}",
+        "section", "subject", "client", "/ floor", "CPU", "/ inspector", "/ python-sdk"
+    );
+    for (section, subject, client) in &keyed {
+        let cell = |column: &str| {
+            ratios
+                .iter()
+                .find(|r| {
+                    r.section == section
+                        && &r.subject == subject
+                        && r.name == format!("{client} {column}")
+                })
+                .map(|r| format!("{:.2}×", r.value))
+                .unwrap_or_default()
+        };
+        println!(
+            "  {:<7} {:<18} {:<width$}  {:>8}  {:>8}  {:>11}  {:>11}",
+            section,
+            subject,
+            client,
+            cell(columns[0]),
+            cell(columns[1]),
+            cell(columns[2]),
+            cell(columns[3])
+        );
+    }
+    for r in ratios.iter().filter(|r| {
+        !r.name.contains(" / floor")
+            && !r.name.contains(" / inspector")
+            && !r.name.contains(" / python-sdk")
+    }) {
+        println!(
+            "  {:<7} {:<18} {} {:.2}×",
+            r.section, r.subject, r.name, r.value
+        );
+    }
+}
+
+fn machine() -> Value {
+    let run = |cmd: &str, args: &[&str]| {
+        Command::new(cmd)
+            .args(args)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_owned())
+        })
+        .unwrap_or_default();
+    json!({
+        "nproc": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        "cpu": cpu,
+        "free_h": run("free", &["-h"]),
+        "kernel": run("uname", &["-r"]),
+        "os": run("sh", &["-c", ". /etc/os-release && echo \"$PRETTY_NAME\""]),
+        "loadavg": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
+        "node": run("node", &["--version"]),
+        "rustc": run("rustc", &["--version"]),
+    })
+}
+
+fn to_json(rows: &[Row], ratios: &[Ratio], options: &Options, started: Value) -> Value {
+    json!({
+        "machine": started,
+        "loadavg_after": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
+        "noisy_rounds": NOISY_ROUNDS.load(std::sync::atomic::Ordering::Relaxed),
+        "runs": options.runs,
+        "warmup": options.warmup,
+        "rows": rows.iter().map(|r| {
+            let ms = r.sorted_ms();
+            let catalog = r.section == "catalog" && ms.len() == 3;
+            json!({
+                "section": r.section,
+                "subject": r.subject,
+                "client": r.client,
+                "median_ms": if catalog { Some(ms[1]) } else { r.median_ms() },
+                "min_ms": ms.first(),
+                "max_ms": ms.last(),
+                "mib": if r.mib.is_empty() { Value::Null } else {
+                    let mut m = r.mib.clone();
+                    m.sort_by(f64::total_cmp);
+                    json!({"median": median_of(&m), "min": m[0], "max": m[m.len() - 1], "samples": r.mib})
+                },
+                "cpu_median_ms": r.cpu_median_ms(),
+                "cpu_samples_ms": r.cpu.iter().map(|d| d.as_secs_f64() * 1e3).collect::<Vec<_>>(),
+                "samples_ms": if catalog { vec![] } else { r.samples.iter().map(|d| d.as_secs_f64() * 1e3).collect::<Vec<_>>() },
+                "note": r.note,
+            })
+        }).collect::<Vec<_>>(),
+        "ratios": ratios.iter().map(|r| json!({
+            "section": r.section, "subject": r.subject, "name": r.name, "value": r.value,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("harness: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let machine = machine();
+    let paths = match Paths::new(&options.root) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("harness: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut rows = vec![];
+    let mut failed = false;
+    let mut section =
+        |name: &str, rows: &mut Vec<Row>, f: &dyn Fn(&mut Vec<Row>) -> Result<(), String>| {
+            if options.wants(name)
+                && let Err(e) = f(rows)
+            {
+                eprintln!("[bench] {name} FAILED: {e}");
+                failed = true;
+            }
+        };
+    section("stdio", &mut rows, &|rows| {
+        stdio_section(&paths, &options, rows)
+    });
+    section("http", &mut rows, &|rows| {
+        http_section(&paths, &options, rows)
+    });
+    section("health", &mut rows, &|rows| {
+        health_section(&paths, &options, rows)
+    });
+    section("catalog", &mut rows, &|rows| catalog_section(&paths, rows));
+    section("app", &mut rows, &|rows| {
+        app_section(&paths, &options, rows)
+    });
+    section("size", &mut rows, &|rows| {
+        size_section(&paths, rows);
+        Ok(())
+    });
+    let ratios = ratios(&rows);
+    println!();
+    print_table(&rows, &ratios);
+    let json = to_json(&rows, &ratios, &options, machine);
+    if let Some(dir) = options.out.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    match std::fs::write(
+        &options.out,
+        serde_json::to_string_pretty(&json).unwrap_or_default(),
+    ) {
+        Ok(()) => eprintln!("[bench] wrote {}", options.out.display()),
+        Err(e) => {
+            eprintln!("[bench] cannot write {}: {e}", options.out.display());
+            failed = true;
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn divan_tables_are_parsed_with_group_paths() {
+        let text = "\
+Timer precision: 20 ns
+catalog              fastest       │ slowest       │ median        │ mean          │ samples │ iters
+├─ index_10k         3.365 ms      │ 5.514 ms      │ 3.79 ms       │ 3.828 ms      │ 100     │ 100
+├─ load_embedded     247.1 µs      │ 7.977 ms      │ 251 µs        │ 332.6 µs      │ 100     │ 100
+╰─ search_10k                      │               │               │               │         │
+   ├─ data           787.7 µs      │ 1.002 ms      │ 825.2 µs      │ 832.6 µs      │ 100     │ 100
+   ╰─ google sheets  667.9 µs      │ 1.239 ms      │ 676.2 µs      │ 689.6 µs      │ 100     │ 100
+";
+        let rows = parse_divan(text);
+        let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "index_10k",
+                "load_embedded",
+                "search_10k / data",
+                "search_10k / google sheets"
+            ]
+        );
+        assert_eq!(rows[1].1, Duration::from_nanos(247_100));
+        assert_eq!(rows[1].3, Duration::from_nanos(251_000));
+        assert_eq!(rows[3].2, Duration::from_nanos(1_239_000));
+        assert_eq!(rows[3].4, 100);
+    }
+}
