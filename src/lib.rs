@@ -18,6 +18,7 @@ pub mod oauth;
 pub mod pinning;
 pub mod probe;
 pub mod redact;
+pub mod regex_rules;
 pub mod resolve;
 pub mod run;
 pub mod secrets;

@@ -34,8 +34,10 @@ use base64::alphabet;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-use regex::{Match, Regex};
+use regex::Match;
 use serde_json::Value;
+
+use crate::regex_rules::{self, LazyRegex, Triggers};
 
 /// The text that replaces every redacted secret.
 pub const REDACTED: &str = "***";
@@ -256,8 +258,12 @@ impl Redactor {
     /// Collects the byte ranges of `text` to redact: known values, then the pattern rules.
     fn find_spans(&self, text: &str, pass: Pass, spans: &mut Vec<Range<usize>>) {
         self.inner.literals.find(text, pass, spans);
-        for rule in RULES.iter() {
-            rule.find(text, spans);
+        userinfo_spans(text, spans);
+        let candidates = triggers().in_text(text);
+        for (index, rule) in RULES.iter().enumerate() {
+            if regex_rules::has(candidates, index) {
+                rule.find(text, spans);
+            }
         }
     }
 
@@ -412,22 +418,30 @@ fn automaton(patterns: &[String]) -> Option<AhoCorasick> {
     Some(automaton)
 }
 
-/// A secret-finding regex, and a function that tells which part of a match is the secret,
+/// A secret-finding regex (compiled only once a text has one of its triggers: see
+/// [`crate::regex_rules`]), and a function that tells which part of a match is the secret,
 /// if it is one; the rest of the match is context that stays.
 struct Rule {
-    regex: Regex,
+    regex: LazyRegex,
     secret: fn(&str, Match<'_>) -> Option<Range<usize>>,
 }
 
 impl Rule {
-    fn new(pattern: &str, secret: fn(&str, Match<'_>) -> Option<Range<usize>>) -> Self {
-        let regex = Regex::new(pattern).expect("redaction rule patterns are valid");
-        Self { regex, secret }
+    const fn new(
+        pattern: &'static str,
+        triggers: &'static [&'static str],
+        secret: fn(&str, Match<'_>) -> Option<Range<usize>>,
+    ) -> Self {
+        Self {
+            regex: LazyRegex::new(pattern, triggers),
+            secret,
+        }
     }
 
     fn find(&self, text: &str, spans: &mut Vec<Range<usize>>) {
         spans.extend(
             self.regex
+                .get()
                 .find_iter(text)
                 .filter_map(|found| (self.secret)(text, found)),
         );
@@ -435,63 +449,142 @@ impl Rule {
 }
 
 /// The pattern rules, which need no known value. They use no capture groups, which would
-/// make matching several times slower.
-static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    vec![
-        // PEM private key blocks (never across a `"`, which would break JSON), also when a
-        // stderr tail cuts one off at the end: then the base64 lines after the header go,
-        // but not ordinary text…
-        Rule::new(
-            concat!(
-                r#"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"#,
-                r"|(?:(?:\s|\\[rn])*[A-Za-z0-9+/=]{16,})*(?:(?:\s|\\[rn])*[A-Za-z0-9+/=]+\z)?)",
-            ),
-            whole,
+/// make matching several times slower. Every match of a rule contains one of its triggers.
+static RULES: [Rule; 8] = [
+    // PEM private key blocks (never across a `"`, which would break JSON), also when a
+    // stderr tail cuts one off at the end: then the base64 lines after the header go,
+    // but not ordinary text…
+    Rule::new(
+        concat!(
+            r#"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"#,
+            r"|(?:(?:\s|\\[rn])*[A-Za-z0-9+/=]{16,})*(?:(?:\s|\\[rn])*[A-Za-z0-9+/=]+\z)?)",
         ),
-        // … or at the start.
-        Rule::new(
-            r"(?m:(?:^[A-Za-z0-9+/=]{16,}\r?\n)*)-----END [A-Z0-9 ]*PRIVATE KEY-----",
-            whole,
+        &["PRIVATE KEY-----"],
+        whole,
+    ),
+    // … or at the start.
+    Rule::new(
+        r"(?m:(?:^[A-Za-z0-9+/=]{16,}\r?\n)*)-----END [A-Z0-9 ]*PRIVATE KEY-----",
+        &["PRIVATE KEY-----"],
+        whole,
+    ),
+    // Secret-looking parameters, keeping the name: `token=***`. In a query or fragment
+    // any of the names; elsewhere (env dumps, logs) only the unmistakable ones.
+    Rule::new(
+        r#"(?i)(?:[?&#;](?:(?:[a-z0-9]+[_.\-])*(?:token|secret|key|apikey|password|passwd|signature)|pass|pwd|auth|sig|code)|(?-u:\b)(?:(?:[a-z0-9]+[_\-])*(?:token|secret|apikey|password|passwd)|(?:[a-z0-9]+[_\-])+key))=[^&#\s"'<>\\]+"#,
+        &[
+            "token=",
+            "secret=",
+            "key=",
+            "password=",
+            "passwd=",
+            "signature=",
+            "pass=",
+            "pwd=",
+            "auth=",
+            "sig=",
+            "code=",
+        ],
+        |_, found| Some(found.start() + found.as_str().find('=')? + 1..found.end()),
+    ),
+    // `Authorization:` headers, keeping the scheme: `Authorization: Basic ***`.
+    Rule::new(
+        r#"(?i:authorization)(?:"[ \t]*:[ \t]*"|'[ \t]*:[ \t]*'|[ \t]*[:=][ \t]*)[^\s"'\\][^\r\n"'\\]*"#,
+        &["authorization"],
+        header_credentials,
+    ),
+    // `Bearer <token>` anywhere, keeping the scheme.
+    Rule::new(
+        r"(?i)(?-u:\b)bearer[ \t]+[a-z0-9\-._~+/=]+",
+        &["bearer"],
+        bearer_token,
+    ),
+    // `Basic <base64 of user:password>` anywhere, keeping the scheme.
+    Rule::new(
+        r"(?i)(?-u:\b)basic[ \t]+[a-z0-9+/_\-=]+",
+        &["basic"],
+        basic_credentials,
+    ),
+    // JSON members named like secrets: `"client_secret": "***"`. The match starts at
+    // the end of the key, which is much quicker to find than its start.
+    Rule::new(
+        r#"(?i:token|secret|key|password|passwd|authorization|cookie)"[ \t]*:[ \t]*"(?:[^"\\\r\n]|\\.)+""#,
+        &[
+            "token\"",
+            "secret\"",
+            "key\"",
+            "password\"",
+            "passwd\"",
+            "authorization\"",
+            "cookie\"",
+        ],
+        json_secret_member,
+    ),
+    // Well-known token shapes.
+    Rule::new(
+        concat!(
+            r"gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}",
+            r"|xox[abprs]-[A-Za-z0-9\-]{10,}|xapp-[A-Za-z0-9\-]{10,}",
+            r"|(?-u:\b)(?:sk-(?:ant-)?[A-Za-z0-9_\-]{20,}|[rs]k_(?:live|test)_[A-Za-z0-9]{10,})",
+            r"|lin_api_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}",
+            r"|eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*",
+            r"|phx_[A-Za-z0-9]{16,}|tvly-[A-Za-z0-9\-]{16,}|AIza[0-9A-Za-z_\-]{35}",
         ),
-        // URL userinfo, up to the last `@` of the authority: `https://***@host`.
-        Rule::new(r#"://[^\s/?#"'<>\\]+@"#, |_, found| {
-            Some(found.start() + "://".len()..found.end() - "@".len())
-        }),
-        // Secret-looking parameters, keeping the name: `token=***`. In a query or fragment
-        // any of the names; elsewhere (env dumps, logs) only the unmistakable ones.
-        Rule::new(
-            r#"(?i)(?:[?&#;](?:(?:[a-z0-9]+[_.\-])*(?:token|secret|key|apikey|password|passwd|signature)|pass|pwd|auth|sig|code)|(?-u:\b)(?:(?:[a-z0-9]+[_\-])*(?:token|secret|apikey|password|passwd)|(?:[a-z0-9]+[_\-])+key))=[^&#\s"'<>\\]+"#,
-            |_, found| Some(found.start() + found.as_str().find('=')? + 1..found.end()),
-        ),
-        // `Authorization:` headers, keeping the scheme: `Authorization: Basic ***`.
-        Rule::new(
-            r#"(?i:authorization)(?:"[ \t]*:[ \t]*"|'[ \t]*:[ \t]*'|[ \t]*[:=][ \t]*)[^\s"'\\][^\r\n"'\\]*"#,
-            header_credentials,
-        ),
-        // `Bearer <token>` anywhere, keeping the scheme.
-        Rule::new(r"(?i)(?-u:\b)bearer[ \t]+[a-z0-9\-._~+/=]+", bearer_token),
-        // `Basic <base64 of user:password>` anywhere, keeping the scheme.
-        Rule::new(r"(?i)(?-u:\b)basic[ \t]+[a-z0-9+/_\-=]+", basic_credentials),
-        // JSON members named like secrets: `"client_secret": "***"`. The match starts at
-        // the end of the key, which is much quicker to find than its start.
-        Rule::new(
-            r#"(?i:token|secret|key|password|passwd|authorization|cookie)"[ \t]*:[ \t]*"(?:[^"\\\r\n]|\\.)+""#,
-            json_secret_member,
-        ),
-        // Well-known token shapes.
-        Rule::new(
-            concat!(
-                r"gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}",
-                r"|xox[abprs]-[A-Za-z0-9\-]{10,}|xapp-[A-Za-z0-9\-]{10,}",
-                r"|(?-u:\b)(?:sk-(?:ant-)?[A-Za-z0-9_\-]{20,}|[rs]k_(?:live|test)_[A-Za-z0-9]{10,})",
-                r"|lin_api_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}",
-                r"|eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*",
-                r"|phx_[A-Za-z0-9]{16,}|tvly-[A-Za-z0-9\-]{16,}|AIza[0-9A-Za-z_\-]{35}",
-            ),
-            whole,
-        ),
-    ]
-});
+        &[
+            "ghp_",
+            "gho_",
+            "ghu_",
+            "ghs_",
+            "ghr_",
+            "github_pat_",
+            "xoxa-",
+            "xoxb-",
+            "xoxp-",
+            "xoxr-",
+            "xoxs-",
+            "xapp-",
+            "sk-",
+            "k_live_",
+            "k_test_",
+            "lin_api_",
+            "AKIA",
+            "ASIA",
+            "eyJ",
+            "phx_",
+            "tvly-",
+            "AIza",
+        ],
+        whole,
+    ),
+];
+
+/// URL userinfo, up to the last `@` of the authority: `https://***@host`. What the regex
+/// `://[^\s/?#"'<>\\]+@` would find, without compiling one: its Unicode class would cost
+/// more than all the rest of a test, and URLs are in most texts.
+fn userinfo_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+    let ends_authority = |c: char| c.is_whitespace() || "/?#\"'<>\\".contains(c);
+    let mut from = 0;
+    while let Some(at) = text[from..].find("://") {
+        let start = from + at + "://".len();
+        let end = text[start..]
+            .find(ends_authority)
+            .map_or(text.len(), |run| start + run);
+        match text[start..end].rfind('@') {
+            Some(last) if last > 0 => {
+                spans.push(start..start + last);
+                from = start + last + 1;
+            }
+            _ => from = start,
+        }
+    }
+}
+
+/// Finds the [`RULES`] that may match a text.
+fn triggers() -> &'static Triggers {
+    static TRIGGERS: LazyLock<Triggers> =
+        LazyLock::new(|| Triggers::new(RULES.iter().map(|rule| &rule.regex)));
+    &TRIGGERS
+}
 
 fn whole(_: &str, found: Match<'_>) -> Option<Range<usize>> {
     Some(found.range())
@@ -1363,6 +1456,127 @@ mod tests {
             .prop_map(str::to_owned),
             "[A-Za-z0-9+/=_-]{4,24}",
         ]
+    }
+
+    #[test]
+    fn every_rule_compiles() {
+        for rule in &RULES {
+            rule.regex.get();
+        }
+    }
+
+    /// Text made of the rules' words in random ASCII case, Unicode look-alikes (Kelvin sign,
+    /// long s) and rule syntax, where the rules match often.
+    fn rule_text() -> impl Strategy<Value = String> {
+        let words = vec![
+            "token",
+            "secret",
+            "key",
+            "apikey",
+            "password",
+            "passwd",
+            "signature",
+            "pass",
+            "pwd",
+            "auth",
+            "sig",
+            "code",
+            "authorization",
+            "bearer",
+            "basic",
+            "cookie",
+            "-----BEGIN ",
+            "-----END ",
+            "PRIVATE KEY-----",
+            "\n",
+            "://",
+            "@",
+            "=",
+            "\"",
+            ":",
+            "?",
+            "&",
+            ";",
+            "_",
+            "-",
+            ".",
+            " ",
+            "ghp_",
+            "github_pat_",
+            "xoxb-",
+            "xapp-",
+            "sk-",
+            "sk-ant-",
+            "rk_live_",
+            "sk_test_",
+            "lin_api_",
+            "AKIA",
+            "ASIA",
+            "eyJ",
+            "phx_",
+            "tvly-",
+            "AIza",
+            "\u{212a}",
+            "\u{17f}",
+            "\u{2003}",
+            "@@",
+            "user:pass@",
+            "a@",
+            "@b",
+        ];
+        let around = |options: &'static [&'static str]| prop::sample::select(options.to_vec());
+        let word = (
+            around(&["", "?", "&", " ", "x_", "a.b-", "\u{212a}_"]),
+            prop::sample::select(words),
+            around(&["", "=", "\"", "\": \"", " ", "_", "@"]),
+            any::<u64>(),
+        )
+            .prop_map(|(before, word, after, cases)| {
+                format!("{before}{word}{after}")
+                    .chars()
+                    .enumerate()
+                    .map(|(at, c)| {
+                        if cases >> (at % 64) & 1 == 1 {
+                            c.to_ascii_uppercase()
+                        } else {
+                            c
+                        }
+                    })
+                    .collect::<String>()
+            });
+        let piece = prop_oneof![
+            3 => word,
+            2 => "[A-Za-z0-9]{1,24}",
+            1 => filler(),
+        ];
+        prop::collection::vec(piece, 0..10).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn userinfo_is_found_as_the_regex_finds_it(text in rule_text()) {
+            let regex = regex::Regex::new(r#"://[^\s/?#"'<>\\]+@"#).unwrap();
+            let expected: Vec<_> = regex
+                .find_iter(&text)
+                .map(|found| found.start() + 3..found.end() - 1)
+                .collect();
+            let mut found = Vec::new();
+            userinfo_spans(&text, &mut found);
+            prop_assert_eq!(found, expected, "in {:?}", text);
+        }
+
+        #[test]
+        fn a_rule_matches_only_text_with_one_of_its_triggers(text in rule_text()) {
+            let candidates = triggers().in_text(&text);
+            for (index, rule) in RULES.iter().enumerate() {
+                prop_assert!(
+                    regex_rules::has(candidates, index) || !rule.regex.get().is_match(&text),
+                    "rule {index} matches {text:?} without a trigger"
+                );
+            }
+        }
     }
 
     proptest! {

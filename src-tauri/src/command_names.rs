@@ -28,4 +28,6 @@ pub const COMMANDS: &[&str] = &[
     "clients_overview",
     "use_in",
     "export_to_client",
+    "doctor",
+    "ui_ready",
 ];

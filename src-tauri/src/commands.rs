@@ -6,8 +6,8 @@
 
 use plugboard::api::{
     Api, ApiError, AppInfo, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
-    CustomServer, ExportResult, InstallForm, InstallRequest, JobStatus, RemoveResult, ServerDetail,
-    ServerView, StageProgress, TestReport, ToolDiff, UseIn,
+    CustomServer, DoctorReport, ExportResult, InstallForm, InstallRequest, JobStatus, RemoveResult,
+    ServerDetail, ServerView, StageProgress, StartupStep, TestReport, ToolDiff, UseIn,
 };
 use std::sync::Arc;
 
@@ -223,4 +223,20 @@ pub fn use_in(api: State<'_, Arc<Api>>, name: String) -> Res<UseIn> {
 #[specta::specta]
 pub fn export_to_client(api: State<'_, Arc<Api>>, client: String) -> Res<ExportResult> {
     api.export_to_client(&client)
+}
+
+/// Run the environment doctor on server `name`, or on every installed server when `None`.
+/// It runs the servers, so it works on a thread of its own like a test.
+#[tauri::command]
+#[specta::specta]
+pub async fn doctor(api: State<'_, Arc<Api>>, name: Option<String>) -> Res<DoctorReport> {
+    api.doctor_task(name).await
+}
+
+/// The UI rendered `mark` (`marketplace-ready`, `installed-ready`) with `count` items: traced
+/// to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn ui_ready(mark: String, count: u32) -> Option<StartupStep> {
+    plugboard::api::startup::ui_ready(&mark, count)
 }

@@ -51,6 +51,8 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::clients_overview,
             commands::use_in,
             commands::export_to_client,
+            commands::doctor,
+            commands::ui_ready,
         ])
 }
 

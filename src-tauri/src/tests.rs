@@ -218,6 +218,10 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("clients_overview", json!({})),
         ("use_in", json!({"name": "fx2"})),
         ("export_to_client", json!({"client": "no-such-client"})),
+        // The doctor (its command, `mcp-fixture`, is not on PATH here) and a UI mark.
+        ("doctor", json!({"name": "fx2"})),
+        ("doctor", json!({"name": null})),
+        ("ui_ready", json!({"mark": "marketplace-ready", "count": 3})),
     ];
     let mut errors = 0;
     for (cmd, args) in calls {
@@ -231,6 +235,12 @@ fn no_stored_secret_ever_crosses_ipc() {
         }
     }
     assert_eq!(errors, 4, "the four bad calls fail: {answers:#?}");
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains(r#""code":"command.not_found""#)),
+        "the doctor names the missing command: {answers:#?}"
+    );
     assert!(
         answers
             .iter()

@@ -6,10 +6,12 @@
 
 mod clients;
 mod custom;
+mod doctor;
 mod dto;
 mod error;
 mod oauth;
 mod pins;
+pub mod startup;
 mod testing;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,11 +21,13 @@ pub use crate::oauth::{JobState, JobStatus};
 pub use clients::{
     ClientView, ClientsOverview, DriftView, ExportChangeView, ExportResult, UseIn, UseInClient,
 };
+pub use doctor::{DoctorReport, FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
 pub use error::{ApiError, FieldError};
 pub use pins::{
     DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,
 };
+pub use startup::StartupStep;
 pub use testing::{
     HealthView, PromptView, ResourceView, ServerIdentity, StageProgress, StageTiming, TestReport,
     ToolView,

@@ -243,7 +243,7 @@ fn cancelled() -> ApiError {
 /// Run `work` (a test) on a thread of its own with its own small runtime, and wait for it from
 /// any async context. The probe's futures need not be `Send`, a slow server never occupies the
 /// app's async workers, and the caller's future is `Send`.
-fn on_own_thread<T, F>(
+pub(super) fn on_own_thread<T, F>(
     work: impl FnOnce() -> F + Send + 'static,
 ) -> impl Future<Output = Result<T, ApiError>> + Send
 where

@@ -575,3 +575,56 @@ fn use_in_and_export_refuse_unknown_names() {
         Some("/nonexistent/plugboard")
     );
 }
+
+#[test]
+fn the_doctor_names_a_missing_command_and_redacts_every_finding() {
+    let (dir, _store, api) = api();
+    // The catalog command (`mcp-fixture`) is not on PATH here.
+    install_fixture(&api, "fx");
+    let api = Arc::new(api);
+    let report = runtime()
+        .block_on(api.doctor_task(Some("fx".into())))
+        .unwrap();
+    assert!(!report.ok);
+    let fx = &report.servers[0];
+    assert_eq!((fx.name.as_str(), fx.transport), ("fx", Transport::Stdio));
+    assert!(!fx.tested, "nothing to run: {fx:?}");
+    let f = &fx.findings[0];
+    assert_eq!(f.code, "command.not_found", "{fx:?}");
+    assert_eq!(f.severity, FindingSeverity::Error);
+    assert!(f.message.contains("`mcp-fixture`"), "{f:?}");
+    assert!(f.fix.contains("give the full path"), "{f:?}");
+    assert_eq!(
+        runtime()
+            .block_on(api.doctor_task(Some("nope".into())))
+            .unwrap_err()
+            .code,
+        "not_found"
+    );
+
+    // A finding that quotes the stored secret (say, from a server's own words) never shows it.
+    let config = crate::config::ConfigStore::new(dir.path())
+        .load()
+        .unwrap()
+        .server("fx")
+        .unwrap();
+    let leaky = crate::doctor::Diagnosis {
+        name: "fx".into(),
+        transport: crate::config::TransportKind::Stdio,
+        ok: false,
+        findings: vec![crate::doctor::Finding::error(
+            "probe.server",
+            format!("auth failed for token {SECRET}"),
+            format!("rotate {SECRET}; region eu is fine"),
+        )],
+        test: None,
+    };
+    let view = doctor::diagnosis_view(&leaky, &doctor::redactor_for(&api, "fx", &config));
+    let json = serde_json::to_string(&view).unwrap();
+    assert!(!json.contains(SECRET), "{json}");
+    assert!(
+        view.findings[0]
+            .message
+            .starts_with("auth failed for token ")
+    );
+}

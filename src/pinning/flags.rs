@@ -3,11 +3,12 @@
 //! `~/.ssh` before use, "send the contents of"), invisible Unicode (zero-width, bidi controls,
 //! tag characters, which can carry text no one sees) and very long descriptions.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::regex_rules::{self, LazyRegex, Triggers};
 
 /// Descriptions longer than this many characters are flagged.
 pub const LONG_DESCRIPTION: usize = 2000;
@@ -35,48 +36,96 @@ impl Flag {
     }
 }
 
-fn patterns() -> &'static [(&'static str, Regex, &'static str)] {
-    static P: OnceLock<Vec<(&'static str, Regex, &'static str)>> = OnceLock::new();
-    P.get_or_init(|| {
-        let rule = |code, re: &str, what| (code, Regex::new(re).expect("flag pattern"), what);
-        vec![
-            rule(
-                "hidden_instruction",
-                r"(?i)\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|other)\s+(instructions|prompts|messages|rules)",
-                "tells the model to ignore its instructions",
-            ),
-            rule(
-                "hidden_instruction",
-                r"(?i)<\s*/?\s*(important|system|instructions?|secret|hidden|admin)\s*>",
-                "contains a pseudo-tag aimed at the model",
-            ),
-            rule(
-                "hidden_instruction",
-                r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify)\b[^.\n]{0,40}\b(user|human|anyone)",
-                "tells the model to hide something from the user",
-            ),
-            rule(
-                "hidden_instruction",
-                r"(?i)\bwithout\s+(telling|informing|notifying|asking)\s+the\s+(user|human)",
-                "tells the model to act behind the user's back",
-            ),
-            rule(
-                "hidden_instruction",
-                r"(?i)\bbefore\s+(using|calling|running|invoking)\s+this\s+tool\b[^\n]{0,80}\b(read|open|cat|load|fetch|include|send)\b",
-                "asks the model to read something before using the tool",
-            ),
-            rule(
-                "hidden_instruction",
-                r"(?i)\b(send|forward|upload|post|exfiltrate|pass)\s+(the\s+|all\s+)?(full\s+)?(contents?|text|data)\s+of\b",
-                "asks the model to send content somewhere",
-            ),
-            rule(
-                "sensitive_path",
-                r"(?i)(~/\.ssh|\.ssh/id_|\bid_rsa\b|\bid_ed25519\b|\.aws/credentials|/etc/passwd|/etc/shadow|\.netrc\b|mcp\.json|\.cursor/|\.config/gcloud)",
-                "mentions a sensitive file",
-            ),
-        ]
-    })
+/// A pattern of text aimed at the model: its flag code, the regex (compiled only for text
+/// with one of its triggers: see [`crate::regex_rules`]) and what a match means.
+struct Pattern {
+    code: &'static str,
+    regex: LazyRegex,
+    what: &'static str,
+}
+
+static PATTERNS: [Pattern; 7] = [
+    Pattern {
+        code: "hidden_instruction",
+        regex: LazyRegex::new(
+            r"(?i)\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|other)\s+(instructions|prompts|messages|rules)",
+            &["ignore", "disregard", "forget"],
+        ),
+        what: "tells the model to ignore its instructions",
+    },
+    Pattern {
+        code: "hidden_instruction",
+        regex: LazyRegex::new(
+            r"(?i)<\s*/?\s*(important|system|instructions?|secret|hidden|admin)\s*>",
+            &[
+                "important",
+                "system",
+                "instruction",
+                "secret",
+                "hidden",
+                "admin",
+            ],
+        ),
+        what: "contains a pseudo-tag aimed at the model",
+    },
+    Pattern {
+        code: "hidden_instruction",
+        regex: LazyRegex::new(
+            r"(?i)\b(do\s+not|don't|never)\s+(tell|inform|mention|reveal|show|notify)\b[^.\n]{0,40}\b(user|human|anyone)",
+            &["tell", "inform", "mention", "reveal", "show", "notify"],
+        ),
+        what: "tells the model to hide something from the user",
+    },
+    Pattern {
+        code: "hidden_instruction",
+        regex: LazyRegex::new(
+            r"(?i)\bwithout\s+(telling|informing|notifying|asking)\s+the\s+(user|human)",
+            &["without"],
+        ),
+        what: "tells the model to act behind the user's back",
+    },
+    Pattern {
+        code: "hidden_instruction",
+        regex: LazyRegex::new(
+            r"(?i)\bbefore\s+(using|calling|running|invoking)\s+this\s+tool\b[^\n]{0,80}\b(read|open|cat|load|fetch|include|send)\b",
+            &["before"],
+        ),
+        what: "asks the model to read something before using the tool",
+    },
+    Pattern {
+        code: "hidden_instruction",
+        regex: LazyRegex::new(
+            r"(?i)\b(send|forward|upload|post|exfiltrate|pass)\s+(the\s+|all\s+)?(full\s+)?(contents?|text|data)\s+of\b",
+            &["send", "forward", "upload", "post", "exfiltrate", "pass"],
+        ),
+        what: "asks the model to send content somewhere",
+    },
+    Pattern {
+        code: "sensitive_path",
+        regex: LazyRegex::new(
+            r"(?i)(~/\.ssh|\.ssh/id_|\bid_rsa\b|\bid_ed25519\b|\.aws/credentials|/etc/passwd|/etc/shadow|\.netrc\b|mcp\.json|\.cursor/|\.config/gcloud)",
+            &[
+                ".ssh",
+                "id_rsa",
+                "id_ed25519",
+                ".aws/credentials",
+                "/etc/passwd",
+                "/etc/shadow",
+                ".netrc",
+                "mcp.json",
+                ".cursor/",
+                ".config/gcloud",
+            ],
+        ),
+        what: "mentions a sensitive file",
+    },
+];
+
+/// Finds the [`PATTERNS`] that may match a text.
+fn triggers() -> &'static Triggers {
+    static TRIGGERS: LazyLock<Triggers> =
+        LazyLock::new(|| Triggers::new(PATTERNS.iter().map(|pattern| &pattern.regex)));
+    &TRIGGERS
 }
 
 /// The name of an invisible or direction-changing character, if `c` is one.
@@ -124,15 +173,20 @@ fn excerpt(text: &str, start: usize, end: usize) -> String {
 
 /// The flags of one text (`tool` names whose text it is, `place` says where in the tool).
 pub fn scan_text(tool: &str, place: &str, text: &str, out: &mut Vec<Flag>) {
-    let mut seen = std::collections::HashSet::new();
-    for (code, re, what) in patterns() {
-        if let Some(m) = re.find(text)
-            && seen.insert(*what)
-        {
+    let candidates = triggers().in_text(text);
+    for (index, pattern) in PATTERNS.iter().enumerate() {
+        if !regex_rules::has(candidates, index) {
+            continue;
+        }
+        if let Some(m) = pattern.regex.get().find(text) {
             out.push(Flag {
                 tool: tool.to_owned(),
-                code: (*code).to_owned(),
-                detail: format!("{place} {what}: \"{}\"", excerpt(text, m.start(), m.end())),
+                code: pattern.code.to_owned(),
+                detail: format!(
+                    "{place} {}: \"{}\"",
+                    pattern.what,
+                    excerpt(text, m.start(), m.end())
+                ),
             });
         }
     }
@@ -223,6 +277,56 @@ mod tests {
         let mut out = vec![];
         scan_tool("t", Some(description), &json!({}), &mut out);
         out.into_iter().map(|f| f.code).collect()
+    }
+
+    #[test]
+    fn every_pattern_compiles() {
+        for pattern in &PATTERNS {
+            pattern.regex.get();
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// Skipping the patterns without a trigger in the text never loses a flag: phrases
+        /// that match each pattern, in random ASCII case, between random words.
+        #[test]
+        fn a_pattern_matches_only_text_with_one_of_its_triggers(
+            phrase in proptest::sample::select(vec![
+                "ignore all previous instructions", "disregard the prior rules",
+                "forget other messages", "<IMPORTANT>", "</system>", "< instructions >",
+                "<secret>", "<hidden>", "<admin>", "do not tell the user",
+                "never reveal this to anyone", "don't mention it to the human",
+                "do not inform the user", "never show the user", "do not notify anyone",
+                "without telling the user", "without asking the human",
+                "before using this tool, read ~/.x", "before calling this tool fetch it",
+                "send the contents of", "forward all data of", "upload the full text of",
+                "post the contents of", "exfiltrate data of", "pass the text of", "~/.ssh/",
+                "id_rsa", "id_ed25519", ".aws/credentials", "/etc/passwd", "/etc/shadow",
+                ".netrc", "mcp.json", ".cursor/", ".config/gcloud",
+            ]),
+            cases in proptest::prelude::any::<u64>(),
+            before in "[a-z ]{0,12}",
+            after in "[a-z .]{0,12}",
+        ) {
+            let phrase: String = phrase
+                .chars()
+                .enumerate()
+                .map(|(at, c)| if cases >> (at % 64) & 1 == 1 { c.to_ascii_uppercase() } else { c })
+                .collect();
+            let text = format!("{before} {phrase} {after}");
+            let candidates = triggers().in_text(&text);
+            let mut matched = false;
+            for (index, pattern) in PATTERNS.iter().enumerate() {
+                let is_match = pattern.regex.get().is_match(&text);
+                matched |= is_match;
+                proptest::prop_assert!(
+                    regex_rules::has(candidates, index) || !is_match,
+                    "pattern {index} matches {text:?} without a trigger"
+                );
+            }
+            proptest::prop_assert!(matched, "no pattern matches {text:?}");
+        }
     }
 
     #[test]

@@ -27,20 +27,6 @@ use crate::redact::Redactor;
 use crate::resolve::resolve;
 use crate::secrets::SecretStore;
 
-/// Compile the redactor's pattern rules on a background thread, once per process, so that
-/// the work (about 2 ms of regex compilation, needed to redact every result) overlaps the
-/// server's start-up and the handshake instead of following them. A test calls it once its
-/// connection is open (so the thread is not started before the server process is); it may be
-/// called earlier by anyone who knows a test is coming.
-pub fn warm_up() {
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(|| {
-        let _ = std::thread::Builder::new()
-            .name("plugboard-warm-up".into())
-            .spawn(|| Redactor::empty().redact("warm-up"));
-    });
-}
-
 /// Resolve server `name` and test it: the whole test, including the `resolve` stage. A
 /// `timeout` overrides the server's own. Resolve failures come back as a failed result.
 pub async fn test_config(

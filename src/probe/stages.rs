@@ -180,8 +180,6 @@ pub async fn test_server(
             Connection::open(resolved, run.monitor.clone()),
         )
         .await;
-    // Whatever happened, the result will be redacted: compile the rules while we wait.
-    super::warm_up();
     let mut conn = match opened {
         Raced::Done(Ok(conn)) => {
             run.finish(Stage::Connect, started, true);

@@ -413,3 +413,93 @@ fn an_unresolvable_host_is_a_dns_finding() {
         "{f:#}"
     );
 }
+
+/// The app's doctor (`plugboard::api::Api::doctor`) against real servers: a command that does
+/// not exist, a working fixture, and a fixture that puts its stored token in an error. Findings
+/// come per server with codes, fixes and the failing stage, and never carry the secret.
+#[test]
+fn the_app_doctor_reports_per_server_and_never_shows_a_secret() {
+    use plugboard::api::{Api, FindingSeverity, Transport};
+    use plugboard::secrets::{SecretKey, SecretStore, Sensitive};
+
+    const TOKEN: &str = "doctor-Token-5f1e2d-never-shown";
+    let dir = tempfile::tempdir().unwrap();
+    let fx = fixture_bin();
+    let fx = fx.to_str().unwrap();
+    let mark = marker("appdoc");
+    let missing = format!("pb-no-such-command-{}", std::process::id());
+    let config = serde_json::json!({"version": 1, "servers": {
+        "missing": {"type": "stdio", "command": missing},
+        "works": {"type": "stdio", "command": fx, "args": ["--name", mark]},
+        "leaky": {"type": "stdio", "command": fx,
+            "args": ["--name", mark, "--misbehave", "leak-secret-env=TOKEN"],
+            "env": {"TOKEN": {"secret": "TOKEN"}}},
+    }});
+    std::fs::write(
+        dir.path().join("mcp_config.json"),
+        serde_json::to_string_pretty(&config).unwrap(),
+    )
+    .unwrap();
+    let store = std::sync::Arc::new(plugboard::secrets::MemoryStore::new());
+    store
+        .set(
+            &SecretKey::new("leaky", "TOKEN"),
+            &Sensitive::new(TOKEN.to_owned()),
+        )
+        .unwrap();
+    let api = std::sync::Arc::new(Api::with_store(
+        dir.path(),
+        store,
+        plugboard::catalog::Catalog::default(),
+    ));
+
+    let report = futures::executor::block_on(api.doctor_task(None)).unwrap();
+    let json = serde_json::to_string(&report).unwrap();
+    assert!(!json.contains(TOKEN), "the secret crossed: {json}");
+    assert!(!report.ok);
+    let by_name = |n: &str| {
+        report
+            .servers
+            .iter()
+            .find(|d| d.name == n)
+            .unwrap_or_else(|| panic!("no {n} in {json}"))
+    };
+    assert_eq!(report.servers.len(), 3);
+
+    let d = by_name("missing");
+    assert_eq!(
+        (d.ok, d.tested, d.transport),
+        (false, false, Transport::Stdio)
+    );
+    let f = &d.findings[0];
+    assert_eq!(
+        (f.code.as_str(), f.severity),
+        ("command.not_found", FindingSeverity::Error)
+    );
+    assert!(f.message.contains(&missing), "{f:?}");
+    assert!(f.fix.contains("give the full path"), "{f:?}");
+
+    let d = by_name("works");
+    assert!(d.ok && d.tested, "{d:?}");
+    assert_eq!(
+        (d.error_kind.as_deref(), d.failed_stage.as_deref()),
+        (None, None)
+    );
+    assert!(d.tools.unwrap() > 0);
+    assert!(d.findings.iter().any(|f| f.code == "probe.ok"), "{d:?}");
+
+    let d = by_name("leaky");
+    assert!(!d.ok && d.tested, "{d:?}");
+    assert_eq!(d.failed_stage.as_deref(), Some("tools/list"), "{d:?}");
+    let f = &d.findings[0];
+    assert_eq!(f.severity, FindingSeverity::Error, "{d:?}");
+    assert_eq!(f.stage.as_deref(), Some("tools/list"), "{d:?}");
+    assert!(f.message.contains("auth failed for token"), "{f:?}");
+
+    // One server by name; an unknown name is an error, not an empty report.
+    let one = futures::executor::block_on(api.doctor_task(Some("missing".into()))).unwrap();
+    assert_eq!(one.servers.len(), 1);
+    let err = futures::executor::block_on(api.doctor_task(Some("nope".into()))).unwrap_err();
+    assert_eq!(err.code, "not_found");
+    crate::support::fixture::assert_no_process_left(&mark);
+}

@@ -110,9 +110,17 @@ const oauthPort = await new Promise((res, rej) => {
   oauthServer.on("exit", () => rej(new Error("the OAuth fixture exited")));
   setTimeout(() => rej(new Error("the OAuth fixture did not start")), 10000);
 });
+// …and a server whose command does not exist, for the doctor.
+const GHOST_COMMAND = `pb-e2e-no-such-command-${process.pid}`;
 writeFileSync(
   configFile,
-  JSON.stringify({ version: 1, servers: { "oauth-demo": { type: "shttp", url: `http://127.0.0.1:${oauthPort}/mcp`, auth: { type: "oauth2" } } } }),
+  JSON.stringify({
+    version: 1,
+    servers: {
+      "oauth-demo": { type: "shttp", url: `http://127.0.0.1:${oauthPort}/mcp`, auth: { type: "oauth2" } },
+      ghost: { type: "stdio", command: GHOST_COMMAND },
+    },
+  }),
 );
 
 async function freePort() {
@@ -441,6 +449,35 @@ try {
     const rows = await s.findAll('[data-testid="client-row"]');
     if (rows.length !== 5) throw new Error(`expected 5 clients, got ${rows.length}`);
     await shot("18-use-in-other-apps");
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await s.waitFor(card("fx2"));
+  });
+
+  await step("doctor: a missing command is named with its fix, from the card and for all servers", async () => {
+    await (await (await s.find(card("ghost"))).find('[data-testid="server-diagnose"]')).click();
+    await s.waitFor('[data-testid="doctor-panel"]');
+    const finding = await s.waitFor('[data-testid="doctor-server"][data-name="ghost"] [data-testid="doctor-finding"][data-code="command.not_found"]', {
+      timeout: 20000,
+      what: "the command.not_found finding",
+    });
+    if ((await finding.attr("data-severity")) !== "error") throw new Error("command.not_found is not an error");
+    const t = await finding.text();
+    if (!t.includes(`${GHOST_COMMAND} was not found`)) throw new Error(`no message naming the command: ${t}`);
+    const fix = await (await finding.find('[data-testid="doctor-fix"]')).text();
+    if (!fix.includes("Install it, or give the full path of the program")) throw new Error(`wrong fix: ${fix}`);
+    if (!(await text('[data-testid="doctor-summary"]')).includes("1 error")) throw new Error("no summary");
+    await shot("19-doctor-one-server");
+    // Every server: the failing ones first; the OAuth server (signed out) and fx2 are there too.
+    await (await s.find('[data-testid="nav-doctor"]')).click();
+    await (await s.waitFor('[data-testid="doctor-run"]')).click();
+    await s.waitFor('[data-testid="doctor-server"][data-name="fx2"]', { timeout: 30000, what: "the report of every server" });
+    const names = await Promise.all((await s.findAll('[data-testid="doctor-server"]')).map((e) => e.attr("data-name")));
+    for (const n of ["ghost", "fx2", "oauth-demo"]) if (!names.includes(n)) throw new Error(`${n} missing from ${names}`);
+    // fx2 works (its tools mention ~/.ssh, so it may carry a warning about that).
+    await s.waitFor('[data-testid="doctor-server"][data-name="fx2"] [data-testid="doctor-finding"][data-code="probe.ok"]');
+    const first = await (await s.find('[data-testid="doctor-server"]')).attr("data-name");
+    if (first === "fx2") throw new Error("a working server is listed before the failing ones");
+    await shot("20-doctor-all-servers");
     await (await s.find('[data-testid="nav-installed"]')).click();
     await s.waitFor(card("fx2"));
   });

@@ -943,33 +943,15 @@ fn size_section(paths: &Paths, rows: &mut Vec<Row>) {
     });
 }
 
-/// The desktop app: window mapped and memory through bench/app-probe (under Xvfb). Cold start
-/// to an *interactive* marketplace needs a mark the UI sets after its first render; without
-/// one that row stays pending.
+/// The desktop app through bench/app-probe (under Xvfb): cold start to the UI's
+/// `marketplace-ready` mark (process start → the marketplace's first render with catalog data,
+/// from the app's startup trace) and to the window being mapped; memory (PSS and RSS summed over
+/// the app and its WebKit processes) after the marketplace is ready and after 50 installed
+/// servers are shown.
 fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
-    let pending = |rows: &mut Vec<Row>, subject: &str, why: &str| {
-        rows.push(Row {
-            section: "app",
-            subject: subject.into(),
-            client: "pending".into(),
-            samples: vec![],
-            cpu: vec![],
-            mib: vec![],
-            note: why.into(),
-        })
-    };
-    const INTERACTIVE: &str = "cold start → interactive marketplace";
     if !ui_sets_a_mark(&paths.root) {
-        pending(
-            rows,
-            INTERACTIVE,
-            "pending: the UI sets no first-render mark (e.g. performance.mark(\"marketplace-ready\")) to measure up to",
-        );
-    } else {
-        pending(
-            rows,
-            INTERACTIVE,
-            "pending: the UI has a mark now; reading it is not wired into the harness yet",
+        return Err(
+            "the UI sets no first-render mark (performance.mark(\"marketplace-ready\"))".into(),
         );
     }
     let (bin, build) = ["release", "debug"]
@@ -990,10 +972,12 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
     }
     let runs = options.runs;
     eprintln!("[bench] app: {runs} cold starts of the {build} build under Xvfb");
-    let mut window = vec![];
-    let mut rss = vec![];
-    let mut pss = vec![];
+    let ms = |v: &Value, key: &str| Duration::from_secs_f64(v[key].as_f64().unwrap_or(0.0) / 1e3);
+    let mib = |v: &Value, key: &str| v[key].as_f64().unwrap_or(0.0) / 1024.0;
+    let (mut ready, mut window, mut render) = (vec![], vec![], vec![]);
+    let (mut rss, mut pss, mut installed_rss, mut installed_pss) = (vec![], vec![], vec![], vec![]);
     let mut processes = String::new();
+    let mut shown = (0, 0);
     for i in 0..runs + 1 {
         wait_for_quiet();
         let out = Command::new(paths.root.join("bench/app-probe"))
@@ -1016,49 +1000,81 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
         if i == 0 {
             continue; // the first start warms the page cache
         }
-        window.push(Duration::from_secs_f64(
-            v["window_ms"].as_f64().unwrap_or(0.0) / 1e3,
-        ));
-        rss.push(v["rss_kib"].as_f64().unwrap_or(0.0) / 1024.0);
-        pss.push(v["pss_kib"].as_f64().unwrap_or(0.0) / 1024.0);
+        ready.push(ms(&v, "ready_ms"));
+        window.push(ms(&v, "window_ms"));
+        render.push(ms(&v, "installed_render_ms"));
+        rss.push(mib(&v, "rss_kib"));
+        pss.push(mib(&v, "pss_kib"));
+        installed_rss.push(mib(&v, "installed_rss_kib"));
+        installed_pss.push(mib(&v, "installed_pss_kib"));
+        shown = (
+            v["cards"].as_u64().unwrap_or(0),
+            v["installed"].as_u64().unwrap_or(0),
+        );
         processes = format!(
             "{} processes: {}",
             v["processes"],
             v["names"].as_str().unwrap_or("")
         );
     }
-    rows.push(Row {
+    let (cards, servers) = shown;
+    let row = |subject: String, samples: Vec<Duration>, mib: Vec<f64>, note: String| Row {
         section: "app",
-        subject: format!("cold start → window mapped ({build})"),
+        subject,
         client: "plugboard-app".into(),
-        samples: window,
+        samples,
         cpu: vec![],
-        mib: vec![],
-        note: "xwininfo sees the window; not a UI mark".into(),
-    });
-    let settle = "3 s after the window appeared";
-    rows.push(Row {
-        section: "app",
-        subject: format!("memory, PSS sum ({build})"),
-        client: "plugboard-app".into(),
-        samples: vec![],
-        cpu: vec![],
-        mib: pss,
-        note: format!("{settle}; {processes}"),
-    });
-    rows.push(Row {
-        section: "app",
-        subject: format!("memory, RSS sum ({build})"),
-        client: "plugboard-app".into(),
-        samples: vec![],
-        cpu: vec![],
-        mib: rss,
-        note: "shared pages counted once per process".into(),
-    });
+        mib,
+        note,
+    };
+    rows.push(row(
+        format!("cold start → marketplace-ready ({build})"),
+        ready,
+        vec![],
+        format!(
+            "process start (/proc) → the UI's mark after the first render of {cards} catalog cards; {servers} servers installed"
+        ),
+    ));
+    rows.push(row(
+        format!("cold start → window mapped ({build})"),
+        window,
+        vec![],
+        "spawn → xwininfo sees the window".into(),
+    ));
+    rows.push(row(
+        format!("installed page: switch → {servers} cards rendered ({build})"),
+        render,
+        vec![],
+        "the UI's installed-ready mark; includes one IPC round trip and timer slack".into(),
+    ));
+    let settle = "3 s after";
+    rows.push(row(
+        format!("memory after marketplace-ready, PSS sum ({build})"),
+        vec![],
+        pss,
+        format!("{settle} the mark; {processes}"),
+    ));
+    rows.push(row(
+        format!("memory after marketplace-ready, RSS sum ({build})"),
+        vec![],
+        rss,
+        "shared pages counted once per process".into(),
+    ));
+    rows.push(row(
+        format!("memory with {servers} installed servers shown, PSS sum ({build})"),
+        vec![],
+        installed_pss,
+        format!("{settle} the installed-ready mark"),
+    ));
+    rows.push(row(
+        format!("memory with {servers} installed servers shown, RSS sum ({build})"),
+        vec![],
+        installed_rss,
+        "shared pages counted once per process".into(),
+    ));
     Ok(())
 }
 
-/// Whether ui/src sets a mark after the marketplace's first render.
 fn ui_sets_a_mark(root: &Path) -> bool {
     std::process::Command::new("grep")
         .args([

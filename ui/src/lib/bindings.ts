@@ -48,6 +48,16 @@ export const commands = {
 	useIn: (name: string) => typedError<UseIn, ApiError>(__TAURI_INVOKE("use_in", { name })),
 	/**  Write launchers for the enabled servers into client `client`'s file (with a backup). */
 	exportToClient: (client: string) => typedError<ExportResult, ApiError>(__TAURI_INVOKE("export_to_client", { client })),
+	/**
+	 *  Run the environment doctor on server `name`, or on every installed server when `None`.
+	 *  It runs the servers, so it works on a thread of its own like a test.
+	 */
+	doctor: (name: string | null) => typedError<DoctorReport, ApiError>(__TAURI_INVOKE("doctor", { name })),
+	/**
+	 *  The UI rendered `mark` (`marketplace-ready`, `installed-ready`) with `count` items: traced
+	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
+	 */
+	uiReady: (mark: string, count: number) => __TAURI_INVOKE<StartupStep | null>("ui_ready", { mark, count }),
 };
 
 /* Types */
@@ -190,6 +200,15 @@ export type DiffLineView = {
 	text: string,
 };
 
+/**  What the doctor found, per server, in config order. */
+export type DoctorReport = {
+	/**  No server has an error-level finding. */
+	ok: boolean,
+	servers: ServerDiagnosis[],
+	/**  When the diagnosis finished (Unix milliseconds). */
+	checked_at: number | null,
+};
+
 /**  One entry of a client's file that is not what Plugboard last wrote there. */
 export type DriftView = {
 	entry: string,
@@ -227,6 +246,21 @@ export type FieldError = {
 
 /**  What a form field fills in. */
 export type FieldTarget = "env" | "arg" | "header" | "credential" | "url" | "oauth_client_id" | "oauth_client_secret";
+
+/**  How bad a finding is. */
+export type FindingSeverity = "error" | "warning" | "info";
+
+/**  One thing the doctor found, with what to do about it. */
+export type FindingView = {
+	/**  Stable code, e.g. `command.not_found`, `env.missing_var`, `remote.sse_only`. */
+	code: string,
+	severity: FindingSeverity,
+	message: string,
+	/**  What to do; empty for purely informative findings. Commands are in backquotes. */
+	fix: string,
+	/**  The test stage the finding comes from (`initialize`, …), if any. */
+	stage: string | null,
+};
 
 /**  One field of an install form (the core's `form::FormField`). */
 export type FormField = {
@@ -400,6 +434,24 @@ export type ServerDetail = {
 	last_test: TestReport | null,
 };
 
+/**  The diagnosis of one server. */
+export type ServerDiagnosis = {
+	name: string,
+	transport: Transport,
+	/**  No error-level finding. */
+	ok: boolean,
+	/**  Most severe first. */
+	findings: FindingView[],
+	/**  Whether the doctor ran the server (it does not when a check before already failed). */
+	tested: boolean,
+	/**  The test's error kind, when it ran and failed. */
+	error_kind: string | null,
+	/**  The first test stage that failed. */
+	failed_stage: string | null,
+	/**  Tools the server listed, when the test ran. */
+	tools: number | null,
+};
+
 /**  `serverInfo` from the handshake. */
 export type ServerIdentity = {
 	name: string,
@@ -455,6 +507,13 @@ export type StageTiming = {
 	name: string,
 	ok: boolean,
 	ms: number,
+};
+
+/**  What the UI should do next after a mark (only ever set in a startup trace). */
+export type StartupStep = {
+	/**  The page to show: `installed`. */
+	page: string,
+	after_ms: number,
 };
 
 /**  The result of a test connection (DESIGN.md §5's keys), already redacted by the probe. */

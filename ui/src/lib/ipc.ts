@@ -12,6 +12,7 @@ import type {
   CategoryCount,
   ClientsOverview,
   CustomServer,
+  DoctorReport,
   ExportResult,
   FieldError,
   InstallForm,
@@ -21,12 +22,18 @@ import type {
   ServerDetail,
   ServerView,
   StageProgress,
+  StartupStep,
   TestReport,
   ToolDiff,
   UseIn,
 } from "./bindings";
 
 export type {
+  DoctorReport,
+  FindingSeverity,
+  FindingView,
+  ServerDiagnosis,
+  StartupStep,
   ClientView,
   ClientsOverview,
   DiffLineView,
@@ -150,6 +157,16 @@ export const api = {
   },
   useIn: (name: string): Promise<UseIn> => unwrap(() => commands.useIn(name)),
   exportToClient: (client: string): Promise<ExportResult> => unwrap(() => commands.exportToClient(client)),
+  /** The environment doctor for server `name`, or for every installed server (`null`). */
+  doctor: (name: string | null): Promise<DoctorReport> => unwrap(() => commands.doctor(name)),
+  /** Tell the shell the UI rendered `mark`; never throws (a lost mark only affects tracing). */
+  uiReady: async (mark: string, count: number): Promise<StartupStep | null> => {
+    try {
+      return await commands.uiReady(mark, count);
+    } catch {
+      return null;
+    }
+  },
 };
 
 /** A test connection in progress. */

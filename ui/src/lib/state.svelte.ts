@@ -4,7 +4,7 @@ import { healthFromView, stageLabelShort, type Health } from "./health";
 import { applyEvent, type StageState } from "./stages";
 import { toast } from "./toasts.svelte";
 
-export type Page = "marketplace" | "installed" | "detail" | "clients";
+export type Page = "marketplace" | "installed" | "detail" | "clients" | "doctor";
 
 class AppState {
   page = $state<Page>("marketplace");
@@ -108,6 +108,8 @@ class AppState {
     }
   }
 
+  /** Show `page`; `detail` is the server of the detail page, or the one the doctor examines
+   * (`null`: every server). */
   go(page: Page, detail: string | null = null) {
     this.page = page;
     this.detail = detail;
