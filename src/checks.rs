@@ -246,7 +246,8 @@ pub async fn check_enabled(
         .filter(|(_, s)| s.as_ref().map_or(true, |s| s.enabled))
         .map(|(n, _)| n)
         .collect();
-    Ok(health::check_all(names, parallelism, |name| async move {
+    let schedule = health::longest_first(&servers.health(), names.clone());
+    let mut results = health::check_all(schedule, parallelism, |name| async move {
         match test_installed(servers, catalog, &name, timeout, |_| {}).await {
             Ok(result) => result,
             Err(err) => TestResult::failed(
@@ -260,5 +261,8 @@ pub async fn check_enabled(
             ),
         }
     })
-    .await)
+    .await;
+    // Back to config order.
+    results.sort_by_key(|(name, _)| names.iter().position(|n| n == name));
+    Ok(results)
 }

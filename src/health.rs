@@ -116,6 +116,31 @@ impl HealthStore {
     }
 }
 
+/// `names` in the order to check them in: the ones whose last check took longest first, then
+/// the quicker ones; names never checked count as slowest (a new server may well be slow).
+/// Started last, a slow server would stretch the whole run by its own time; started first, it
+/// overlaps with all the quick ones (longest-processing-time-first scheduling).
+pub fn longest_first(store: &HealthStore, names: Vec<String>) -> Vec<String> {
+    let mut timed: Vec<(Option<u64>, String)> = names
+        .into_iter()
+        .map(|name| {
+            let took = store
+                .get(&name)
+                .map(|r| r.finished_at_ms.saturating_sub(r.started_at_ms));
+            (took, name)
+        })
+        .collect();
+    // `None` (never checked) sorts after every `Some` in reverse order, i.e. first; the sort
+    // is stable, so equal times keep the given order.
+    timed.sort_by(|a, b| match (a.0, b.0) {
+        (None, None) => std::cmp::Ordering::Equal,
+        (None, Some(_)) => std::cmp::Ordering::Less,
+        (Some(_), None) => std::cmp::Ordering::Greater,
+        (Some(x), Some(y)) => y.cmp(&x),
+    });
+    timed.into_iter().map(|(_, name)| name).collect()
+}
+
 /// Run `check` for every name with at most `parallelism` at a time and return the results in
 /// the order given. One slow or failing check never holds up the others beyond the limit.
 pub async fn check_all<F, Fut>(
@@ -158,6 +183,29 @@ mod tests {
             finished_at_ms: started + 10,
             result,
         }
+    }
+
+    #[test]
+    fn slowest_and_unchecked_servers_go_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = HealthStore::in_config_dir(dir.path());
+        for (name, took) in [
+            ("quick", 10),
+            ("slow", 2000),
+            ("medium", 300),
+            ("quick2", 10),
+        ] {
+            let mut r = record(name, 1000, true);
+            r.finished_at_ms = 1000 + took;
+            store.record(&r).unwrap();
+        }
+        let names = ["quick", "new", "slow", "quick2", "medium"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            longest_first(&store, names),
+            ["new", "slow", "medium", "quick", "quick2"]
+        );
     }
 
     #[test]

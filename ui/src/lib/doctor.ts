@@ -1,8 +1,9 @@
 // The environment doctor as the UI shows it: findings most severe first, servers with problems
-// first, a fix split into text and code (with the shell commands in it, for copying), and the
-// headline counts. Pure: tested in doctor.test.ts.
+// first, a fix split into text and code (with the shell commands in it, for copying), the headline
+// counts, and the app's own action for a fix (sign in, review tools, update credentials, edit the
+// server). Pure: tested in doctor.test.ts.
 
-import type { DoctorReport, FindingSeverity, FindingView, ServerDiagnosis } from "./ipc";
+import type { DoctorReport, FindingSeverity, FindingView, ServerDiagnosis, ServerView } from "./ipc";
 
 const RANK: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 };
 
@@ -98,4 +99,134 @@ export function fixCommands(fix: string): string[] {
   const out: string[] = [];
   for (const p of fixParts(fix)) if (p.command && !out.includes(p.text)) out.push(p.text);
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixes the app can make itself. A finding whose fix names a CLI command (`plugboard auth x`,
+// `plugboard diff x` + `approve`, `plugboard edit x --secret-env K`, `plugboard add x --transport
+// sse`, `plugboard doctor`) gets the app's equivalent as its primary action; the command stays
+// shown for scripting.
+
+/** What a finding's action does: open the OAuth sign-in, the tool review, the credentials
+ * dialog or the server editor, or examine the server again. */
+export type FixActionKind = "sign_in" | "review_tools" | "credentials" | "edit" | "recheck";
+
+export interface FixAction {
+  kind: FixActionKind;
+  /** The button's text. */
+  label: string;
+  /** What the action will do, for a tooltip. */
+  title: string;
+}
+
+/** What the app knows about a server, as far as choosing an action needs. */
+export interface ActionContext {
+  /** Streamable HTTP, SSE or auto (OAuth sign-in is for these only). */
+  remote: boolean;
+  /** `none`, `oauth2`, `bearer`, `api_key`, `basic`, `header`. */
+  auth: string;
+  /** Env variables, headers and the auth credential kept in the keyring (what the credentials
+   * dialog replaces), by name. */
+  secrets: string[];
+  /** The entry can be opened in the editor (a config entry that cannot be read cannot). */
+  editable: boolean;
+}
+
+/** The action context of an installed server's view. */
+export function actionContext(server: ServerView): ActionContext {
+  const secrets = [...server.env, ...server.headers]
+    .filter((e) => e.kind === "secret")
+    .map((e) => e.key);
+  if (server.auth.kind !== "oauth2" && server.auth.credential) secrets.push(server.auth.credential.key);
+  return {
+    remote: server.transport !== null && server.transport !== "stdio",
+    auth: server.auth.kind,
+    secrets,
+    editable: !server.error,
+  };
+}
+
+const ACTIONS: Record<FixActionKind, (server: string) => FixAction> = {
+  sign_in: (s) => ({ kind: "sign_in", label: "Sign in", title: `Sign in to ${s} with OAuth` }),
+  review_tools: (s) => ({ kind: "review_tools", label: "Review tools", title: `Review and approve the tools of ${s}` }),
+  credentials: (s) => ({ kind: "credentials", label: "Update credentials", title: `Replace the credentials of ${s} in the keyring` }),
+  edit: (s) => ({ kind: "edit", label: "Edit server", title: `Change the settings of ${s}` }),
+  recheck: (s) => ({ kind: "recheck", label: "Check again", title: `Examine ${s} again, once it is fixed` }),
+};
+
+/** Codes fixed by changing the server's settings: its command, URL or transport. */
+const EDIT_CODES = new Set([
+  "config.no_command",
+  "config.bad_url",
+  "command.not_found",
+  "command.not_executable",
+  "command.login_shell_only",
+  "probe.spawn",
+  "remote.sse_only",
+  "remote.dns",
+  "remote.refused",
+  "remote.tls",
+  "stdio.logs_to_stdout",
+]);
+
+/** Codes fixed outside the app (installing or starting a runtime): then examine again. */
+const RECHECK_CODES = new Set(["runtime.missing", "runtime.broken", "runtime.version", "runtime.docker_daemon"]);
+
+/** The variable of a `--secret-env NAME` in a fix, if any. */
+export function secretEnvOf(fix: string): string | null {
+  return /--secret-env\s+([A-Za-z_][A-Za-z0-9_]*)/.exec(fix)?.[1] ?? null;
+}
+
+/** Sign in, or update the credentials, for an authorization problem. */
+function authAction(fix: string, ctx: ActionContext): FixActionKind | null {
+  const canSignIn = ctx.remote && (ctx.auth === "oauth2" || ctx.auth === "none");
+  const saysSignIn = /plugboard auth /.test(fix);
+  const saysCredential = /--credential\b/.test(fix);
+  if (ctx.auth === "oauth2" && ctx.remote) return "sign_in";
+  if (saysCredential && ctx.secrets.length > 0) return "credentials";
+  if (saysSignIn && canSignIn) return "sign_in";
+  if (saysCredential && ctx.editable) return "edit";
+  return null;
+}
+
+/** A secret the config refers to (update it) or a variable it lacks or holds in plain (edit). */
+function variableAction(fix: string, ctx: ActionContext): FixActionKind | null {
+  const name = secretEnvOf(fix);
+  if (name && ctx.secrets.includes(name)) return "credentials";
+  return ctx.editable ? "edit" : null;
+}
+
+/** The app's equivalent of a finding's fix, or null when it has none (the fix is done outside the
+ * app, the finding only informs, or the code is unknown). `server` names it in the tooltip. */
+export function findingAction(finding: FindingView, server: string, ctx: ActionContext): FixAction | null {
+  if (!finding.fix || finding.severity === "info") return null;
+  const code = finding.code;
+  let kind: FixActionKind | null = null;
+  if (code === "tools.changed" || code === "tools.unapproved") kind = "review_tools";
+  else if (code === "remote.unauthorized" || code === "remote.forbidden" || code === "probe.unauthorized") kind = authAction(finding.fix, ctx);
+  else if (code === "probe.credentials") kind = ctx.secrets.length > 0 ? "credentials" : ctx.editable ? "edit" : null;
+  else if (code === "env.missing_var") kind = variableAction(finding.fix, ctx);
+  else if (code === "probe.config") {
+    // A missing secret, an OAuth sign-in, an invalid entry or working directory; a keyring that
+    // does not answer is fixed outside the app.
+    if (secretEnvOf(finding.fix)) kind = variableAction(finding.fix, ctx);
+    else if (/plugboard auth /.test(finding.fix)) kind = authAction(finding.fix, ctx);
+    else if (/plugboard edit /.test(finding.fix) && ctx.editable) kind = "edit";
+  } else if (EDIT_CODES.has(code)) kind = ctx.editable ? "edit" : null;
+  else if (RECHECK_CODES.has(code)) kind = "recheck";
+  return kind ? ACTIONS[kind](server) : null;
+}
+
+/** A shell command of a fix labelled for display: `CLI` for Plugboard's own, `Shell` otherwise. */
+export function commandLabel(command: string): string {
+  return /^plugboard\s/.test(command) ? "CLI" : "Shell";
+}
+
+/** `report` with server `name`'s diagnosis replaced by `fresh` (examined again, perhaps renamed),
+ * or dropped when `fresh` is null (the server was removed). */
+export function replaceDiagnosis(report: DoctorReport, name: string, fresh: ServerDiagnosis | null): DoctorReport {
+  const servers = fresh
+    ? report.servers.map((s) => (s.name === name ? fresh : s))
+    : report.servers.filter((s) => s.name !== name);
+  return { ...report, servers, ok: servers.every((s) => s.ok) };
 }

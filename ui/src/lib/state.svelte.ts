@@ -19,6 +19,9 @@ class AppState {
   signIn = $state<string | null>(null);
   /** The server whose tool review dialog is open. */
   review = $state<string | null>(null);
+  /** Fixes completed in the sign-in or tool review dialog, counted by server name: the doctor
+   * examines a server again after a fix it sent the user to was made. */
+  fixes = $state<Record<string, number>>({});
   /** Bumped whenever installs change, so the marketplace refreshes its badges. */
   revision = $state(0);
 
@@ -52,6 +55,11 @@ class AppState {
       delete this.health[previousName];
     }
     this.revision++;
+  }
+
+  /** A fix of server `name` was made (signed in, tools approved). */
+  fixed(name: string) {
+    this.fixes[name] = (this.fixes[name] ?? 0) + 1;
   }
 
   drop(name: string) {
