@@ -278,6 +278,187 @@ fn parse_status_text(text: &str) -> Option<(u16, String)> {
     Some((code, super::truncate_chars(body, 300)))
 }
 
+/// The three requests of one of our streamable HTTP clients. [`Limited`] makes such a client
+/// the one rmcp's transport takes: whichever form of a request rmcp uses, it arrives here with
+/// our limits (`MAX_MESSAGE` for a response body and for an SSE event, unless rmcp passes its
+/// own).
+pub trait HttpRequests: Clone + Send + Sync + 'static {
+    fn post(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> impl Future<
+        Output = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>,
+    > + Send
+    + '_;
+
+    fn delete(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> impl Future<Output = Result<(), StreamableHttpError<reqwest::Error>>> + Send + '_;
+
+    fn stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> impl Future<Output = Result<SseStream, StreamableHttpError<reqwest::Error>>> + Send + '_;
+}
+
+/// An open SSE stream of a streamable HTTP server.
+pub type SseStream = BoxStream<'static, Result<sse_stream::Sse, SseError>>;
+
+/// An [`HttpRequests`] client as rmcp's streamable HTTP transport takes it.
+#[derive(Clone)]
+pub struct Limited<C>(pub C);
+
+impl<C: HttpRequests> StreamableHttpClient for Limited<C> {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let limits = limits();
+        (self.0)
+            .post(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let mut limits = limits();
+        limits.max_sse_event_size = max_sse_event_size;
+        (self.0)
+            .post(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        (self.0)
+            .post(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        (self.0)
+            .delete(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        (self.0)
+            .stream(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                MAX_MESSAGE,
+            )
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, StreamableHttpError<Self::Error>> {
+        (self.0)
+            .stream(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+fn limits() -> StreamableHttpResponseLimits {
+    let mut limits = StreamableHttpResponseLimits::default();
+    limits.max_sse_event_size = MAX_MESSAGE;
+    limits.max_json_response_size = MAX_MESSAGE;
+    limits
+}
+
+/// The transport configuration for `url`, with our message size limits.
+pub fn transport_config(url: &Url) -> StreamableHttpClientTransportConfig {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+    config.max_sse_event_size = MAX_MESSAGE;
+    config.max_json_response_size = MAX_MESSAGE;
+    config
+}
+
 /// rmcp's reqwest client with every POST failure reported to a [`Monitor`].
 #[derive(Clone)]
 pub struct ObservedClient {
@@ -307,51 +488,8 @@ impl ObservedClient {
     }
 }
 
-impl StreamableHttpClient for ObservedClient {
-    type Error = reqwest::Error;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            limits(),
-        )
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let mut limits = limits();
-        limits.max_sse_event_size = max_sse_event_size;
-        self.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            limits,
-        )
-        .await
-    }
-
-    async fn post_message_with_response_limits(
+impl HttpRequests for ObservedClient {
+    async fn post(
         &self,
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
@@ -359,7 +497,7 @@ impl StreamableHttpClient for ObservedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
         let result = self
             .inner
             .post_message_with_response_limits(
@@ -374,42 +512,19 @@ impl StreamableHttpClient for ObservedClient {
         self.observe(result)
     }
 
-    async fn delete_session(
+    async fn delete(
         &self,
         uri: Arc<str>,
         session_id: Arc<str>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
+    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
         self.inner
             .delete_session(uri, session_id, auth_header, custom_headers)
             .await
     }
 
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<
-        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                MAX_MESSAGE,
-            )
-            .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
+    async fn stream(
         &self,
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
@@ -417,10 +532,7 @@ impl StreamableHttpClient for ObservedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> Result<
-        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
+    ) -> Result<SseStream, StreamableHttpError<reqwest::Error>> {
         self.inner
             .get_stream_with_max_sse_event_size(
                 uri,
@@ -434,13 +546,6 @@ impl StreamableHttpClient for ObservedClient {
     }
 }
 
-fn limits() -> StreamableHttpResponseLimits {
-    let mut limits = StreamableHttpResponseLimits::default();
-    limits.max_sse_event_size = MAX_MESSAGE;
-    limits.max_json_response_size = MAX_MESSAGE;
-    limits
-}
-
 /// A streamable HTTP transport, ready for the handshake.
 pub struct Shttp {
     client: ObservedClient,
@@ -449,9 +554,7 @@ pub struct Shttp {
 
 impl Shttp {
     pub fn new(client: reqwest::Client, url: &Url, monitor: Arc<Monitor>) -> Self {
-        let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-        config.max_sse_event_size = MAX_MESSAGE;
-        config.max_json_response_size = MAX_MESSAGE;
+        let mut config = transport_config(url);
         config.reinit_on_expired_session = false;
         Shttp {
             client: ObservedClient {
@@ -462,8 +565,8 @@ impl Shttp {
         }
     }
 
-    pub fn into_transport(self) -> StreamableHttpClientTransport<ObservedClient> {
-        StreamableHttpClientTransport::with_client(self.client, self.config)
+    pub fn into_transport(self) -> StreamableHttpClientTransport<Limited<ObservedClient>> {
+        StreamableHttpClientTransport::with_client(Limited(self.client), self.config)
     }
 }
 

@@ -21,13 +21,13 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use futures::stream::{BoxStream, FuturesUnordered};
+use futures::stream::FuturesUnordered;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId};
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
-    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
 };
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -36,7 +36,9 @@ use tokio::time::Instant;
 
 use super::{OAuthSession, RunError, diag};
 use crate::config::TransportKind;
-use crate::connect::http::{build_client, shttp_fault};
+use crate::connect::http::{
+    HttpRequests, Limited, SseStream, build_client, shttp_fault, transport_config,
+};
 use crate::connect::sse::SseTransport;
 use crate::connect::{ConnectError, HttpFault, MAX_MESSAGE, Monitor};
 use crate::redact::Redactor;
@@ -125,51 +127,8 @@ impl BridgeClient {
     }
 }
 
-impl StreamableHttpClient for BridgeClient {
-    type Error = reqwest::Error;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            limits(),
-        )
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let mut limits = limits();
-        limits.max_sse_event_size = max_sse_event_size;
-        self.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            limits,
-        )
-        .await
-    }
-
-    async fn post_message_with_response_limits(
+impl HttpRequests for BridgeClient {
+    async fn post(
         &self,
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
@@ -177,7 +136,7 @@ impl StreamableHttpClient for BridgeClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
         let token = self.token().await.or(auth_header);
         let result = self
             .inner
@@ -210,42 +169,20 @@ impl StreamableHttpClient for BridgeClient {
         self.observe(result)
     }
 
-    async fn delete_session(
+    async fn delete(
         &self,
         uri: Arc<str>,
         session_id: Arc<str>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
+    ) -> Result<(), StreamableHttpError<reqwest::Error>> {
         let token = self.token().await.or(auth_header);
         self.inner
             .delete_session(uri, session_id, token, custom_headers)
             .await
     }
 
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<
-        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.get_stream_with_max_sse_event_size(
-            uri,
-            session_id,
-            last_event_id,
-            auth_header,
-            custom_headers,
-            MAX_MESSAGE,
-        )
-        .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
+    async fn stream(
         &self,
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
@@ -253,10 +190,7 @@ impl StreamableHttpClient for BridgeClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> Result<
-        BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
+    ) -> Result<SseStream, StreamableHttpError<reqwest::Error>> {
         let token = self.token().await.or(auth_header);
         let result = self
             .inner
@@ -287,13 +221,6 @@ impl StreamableHttpClient for BridgeClient {
         }
         result
     }
-}
-
-fn limits() -> StreamableHttpResponseLimits {
-    let mut limits = StreamableHttpResponseLimits::default();
-    limits.max_sse_event_size = MAX_MESSAGE;
-    limits.max_json_response_size = MAX_MESSAGE;
-    limits
 }
 
 /// A message read from stdin, or a line that is not one.
@@ -596,20 +523,17 @@ fn shttp_transport(
     monitor: Arc<Monitor>,
     redactor: &Redactor,
     name: &str,
-) -> Result<StreamableHttpClientTransport<BridgeClient>, RunError> {
+) -> Result<StreamableHttpClientTransport<Limited<BridgeClient>>, RunError> {
     let client = build_client(headers, monitor.clone()).map_err(connect_error)?;
-    let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.as_str());
-    config.max_sse_event_size = MAX_MESSAGE;
-    config.max_json_response_size = MAX_MESSAGE;
     Ok(StreamableHttpClientTransport::with_client(
-        BridgeClient {
+        Limited(BridgeClient {
             inner: client,
             monitor,
             oauth,
             redactor: redactor.clone(),
             name: name.into(),
-        },
-        config,
+        }),
+        transport_config(&target.url),
     ))
 }
 
