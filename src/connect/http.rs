@@ -119,6 +119,9 @@ fn build_client_with(
     let mut builder = reqwest::Client::builder()
         .default_headers(map)
         .redirect(policy)
+        // Idle pooled connections caused ~40 ms delayed-ACK stalls, and reusing one measured
+        // no faster (BENCHMARKS.md): every request of a test opens its own connection.
+        .pool_max_idle_per_host(0)
         .user_agent(concat!("plugboard/", env!("CARGO_PKG_VERSION")));
     if no_tls {
         builder = builder.tls_certs_only(std::iter::empty());
