@@ -859,31 +859,29 @@ fn parse_divan(text: &str) -> Vec<(String, Duration, Duration, Duration, u64)> {
     let mut out = vec![];
     let mut stack: Vec<(usize, String)> = vec![];
     for line in text.lines() {
-        let cols: Vec<&str> = line.split('│').collect();
-        let first = cols[0];
-        // depth from the position of the name (tree characters and spaces before it)
-        let name_start = first
-            .char_indices()
-            .find(|(_, c)| !matches!(c, ' ' | '├' | '╰' | '─' | '│'))
-            .map(|(i, _)| first[..i].chars().count());
-        let Some(depth) = name_start else { continue };
+        // The tree drawing before a name (`│  ├─ `) gives the depth; the columns follow it.
+        let is_tree = |c: char| matches!(c, ' ' | '├' | '╰' | '─' | '│');
+        let Some((body_start, _)) = line.char_indices().find(|(_, c)| !is_tree(*c)) else {
+            continue;
+        };
+        let depth = line[..body_start].chars().count();
         if line.contains("fastest") {
             stack.clear();
             continue;
         }
-        let words: Vec<&str> = first.split_whitespace().collect();
-        let numeric = cols.len() >= 6 && words.len() >= 3;
+        let cols: Vec<&str> = line[body_start..].split('│').collect();
+        let words: Vec<&str> = cols[0].split_whitespace().collect();
+        // A row with numbers: the name (empty for an empty-string argument), then `fastest`.
+        let numeric = cols.len() >= 6 && words.len() >= 2;
         let name_words = if numeric {
             &words[..words.len() - 2]
         } else {
             &words[..]
         };
-        let name = name_words
-            .iter()
-            .filter(|w| !matches!(**w, "├─" | "╰─" | "│"))
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let name = match name_words.join(" ") {
+            name if name.is_empty() && numeric => "(empty)".to_owned(),
+            name => name,
+        };
         if name.is_empty() {
             continue;
         }
