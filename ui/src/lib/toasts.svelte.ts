@@ -25,6 +25,10 @@ class Toasts {
   info(text: string) {
     this.show("info", text);
   }
+  /** Drops every notice (a dialog opening makes the earlier ones stale, and they would cover it). */
+  clear() {
+    this.items = [];
+  }
   dismiss(id: number) {
     this.items = this.items.filter((t) => t.id !== id);
   }
