@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::testing::on_own_thread;
 use super::{Api, ApiError, Transport};
-use crate::config::{ConfigValue, ServerConfig};
+use crate::config::ServerConfig;
 use crate::doctor::{self, Diagnosis, Finding, Severity};
 use crate::health::now_ms;
 use crate::redact::Redactor;
@@ -117,15 +117,7 @@ pub(super) fn diagnosis_view(d: &Diagnosis, redactor: &Redactor) -> ServerDiagno
 /// tokens there), and, when it has any, its stored secrets and OAuth tokens. When the secret
 /// store cannot be read, the plain values and the pattern rules still apply.
 pub(super) fn redactor_for(api: &Api, name: &str, server: &ServerConfig) -> Redactor {
-    let mut values: Vec<String> = server
-        .env
-        .values()
-        .chain(server.headers.values())
-        .filter_map(|v| match v {
-            ConfigValue::Plain(text) if !text.is_empty() => Some(text.clone()),
-            _ => None,
-        })
-        .collect();
+    let mut values = server.plain_values();
     let keys = server.secret_keys(name);
     let oauth = matches!(server.auth, crate::config::Auth::Oauth2(_));
     if (!keys.is_empty() || oauth)

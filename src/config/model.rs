@@ -260,6 +260,19 @@ impl ServerConfig {
         self.secret_namespace.as_deref().unwrap_or(name)
     }
 
+    /// The non-empty plain (not keyring) env and header values: users paste tokens there, so
+    /// they are redacted like secrets.
+    pub fn plain_values(&self) -> Vec<String> {
+        self.env
+            .values()
+            .chain(self.headers.values())
+            .filter_map(|v| match v {
+                ConfigValue::Plain(text) if !text.is_empty() => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Every secret this server refers to (env, headers, auth), as keys in its namespace.
     pub fn secret_keys(&self, name: &str) -> Vec<SecretKey> {
         let namespace = self.secret_namespace(name);

@@ -22,7 +22,7 @@ pub use stages::test_server;
 use std::time::Instant;
 
 use crate::catalog::CredentialProbe;
-use crate::config::{ConfigValue, ServerConfig, TransportKind};
+use crate::config::{ServerConfig, TransportKind};
 use crate::redact::Redactor;
 use crate::resolve::resolve;
 use crate::secrets::SecretStore;
@@ -77,15 +77,7 @@ pub async fn test_config(
                 other => other,
             };
             // No redactor could be built from the secrets, but the plain values are known.
-            let plain = server
-                .env
-                .values()
-                .chain(server.headers.values())
-                .filter_map(|v| match v {
-                    ConfigValue::Plain(text) if !text.is_empty() => Some(text.clone()),
-                    _ => None,
-                });
-            let redactor = Redactor::new(plain.collect::<Vec<String>>());
+            let redactor = Redactor::new(server.plain_values());
             let result = TestResult::failed(
                 transport,
                 err.failure(),
