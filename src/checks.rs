@@ -12,8 +12,8 @@ use crate::health::{self, HealthRecord, HealthStore, now_ms};
 use crate::manage::{ManageError, Servers};
 use crate::oauth::{OAuthContext, OAuthError};
 use crate::probe::{self, ErrorKind, Failure, Stage, StageEvent, StageReport, TestResult};
-use crate::resolve::OAUTH_ACCESS_TOKEN;
-use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};
+use crate::resolve::WithAccessToken;
+use crate::secrets::{MemoryStore, SecretKey, SecretStore};
 
 /// The credential probe the catalog declares for the entry and option a server came from.
 pub fn catalog_probe(catalog: &Catalog, server: &ServerConfig) -> Option<CredentialProbe> {
@@ -58,45 +58,6 @@ fn failed_before_resolving(server: &ServerConfig, failure: Failure) -> TestResul
             ms: 0,
         }],
     )
-}
-
-/// A secret store that answers the server's OAuth access token from memory (fresh from the
-/// OAuth module, refreshed if needed) and everything else from the real store.
-struct WithAccessToken {
-    token: MemoryStore,
-    base: Arc<dyn SecretStore>,
-}
-
-impl WithAccessToken {
-    fn new(base: Arc<dyn SecretStore>, namespace: &str, token: &Sensitive<String>) -> Self {
-        let overlay = MemoryStore::new();
-        let _ = overlay.set(&SecretKey::new(namespace, OAUTH_ACCESS_TOKEN), token);
-        WithAccessToken {
-            token: overlay,
-            base,
-        }
-    }
-}
-
-impl SecretStore for WithAccessToken {
-    fn get(&self, key: &SecretKey) -> Result<Option<Sensitive<String>>, SecretError> {
-        match self.token.get(key)? {
-            Some(value) => Ok(Some(value)),
-            None => self.base.get(key),
-        }
-    }
-    fn set(&self, key: &SecretKey, value: &Sensitive<String>) -> Result<(), SecretError> {
-        self.base.set(key, value)
-    }
-    fn delete(&self, key: &SecretKey) -> Result<(), SecretError> {
-        self.base.delete(key)
-    }
-    fn check(&self) -> Result<(), SecretError> {
-        self.base.check()
-    }
-    fn describe(&self) -> String {
-        self.base.describe()
-    }
 }
 
 fn oauth_failure(name: &str, err: OAuthError) -> Failure {

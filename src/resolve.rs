@@ -6,6 +6,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -15,7 +16,7 @@ use crate::config::{Auth, ConfigValue, SecretRef, ServerConfig, TransportKind};
 use crate::connect::env::{self, LookupError};
 use crate::probe::{ErrorKind, Failure};
 use crate::redact::Redactor;
-use crate::secrets::{SecretError, SecretKey, SecretStore, Sensitive};
+use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};
 
 /// The default overall time allowed for one test: generous, because the first `npx`/`uvx`
 /// run of a server downloads it.
@@ -469,6 +470,46 @@ pub fn resolve(
         sends_credentials,
         resolve_time: started.elapsed(),
     })
+}
+
+/// A secret store that answers the server's OAuth access token from memory (fresh from the
+/// OAuth module, refreshed if needed) and everything else from the real store, so that
+/// [`resolve`] builds the `Authorization` header from that token.
+pub struct WithAccessToken {
+    token: MemoryStore,
+    base: Arc<dyn SecretStore>,
+}
+
+impl WithAccessToken {
+    pub fn new(base: Arc<dyn SecretStore>, namespace: &str, token: &Sensitive<String>) -> Self {
+        let overlay = MemoryStore::new();
+        let _ = overlay.set(&SecretKey::new(namespace, OAUTH_ACCESS_TOKEN), token);
+        WithAccessToken {
+            token: overlay,
+            base,
+        }
+    }
+}
+
+impl SecretStore for WithAccessToken {
+    fn get(&self, key: &SecretKey) -> Result<Option<Sensitive<String>>, SecretError> {
+        match self.token.get(key)? {
+            Some(value) => Ok(Some(value)),
+            None => self.base.get(key),
+        }
+    }
+    fn set(&self, key: &SecretKey, value: &Sensitive<String>) -> Result<(), SecretError> {
+        self.base.set(key, value)
+    }
+    fn delete(&self, key: &SecretKey) -> Result<(), SecretError> {
+        self.base.delete(key)
+    }
+    fn check(&self) -> Result<(), SecretError> {
+        self.base.check()
+    }
+    fn describe(&self) -> String {
+        self.base.describe()
+    }
 }
 
 #[cfg(test)]

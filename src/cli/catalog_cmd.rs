@@ -4,11 +4,11 @@ use serde::Serialize;
 
 use super::CliError;
 use super::args::{CatalogArgs, CatalogShow};
-use super::input::secret_env_var;
 use super::output::{print_json, print_table, truncate};
 use crate::catalog::{Catalog, Entry};
 use crate::config::{ConfigStore, TransportKind, config_dir};
 use crate::form::{FormSpec, InputKind, form_for};
+use crate::secrets::secret_env_var;
 
 /// One search hit as `--json` prints it.
 #[derive(Serialize)]

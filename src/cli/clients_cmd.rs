@@ -9,13 +9,14 @@ use serde::Serialize;
 use super::CliError;
 use super::args::{ClientArg, ExportArgs, ImportArgs};
 use super::output::{print_json, print_table};
-use crate::clients::import::{InputSpec, guess_format, input_env_var};
+use crate::clients::import::{InputSpec, guess_format};
 use crate::clients::{
     ClientError, ClientKind, ExportAction, ImportOptions, ImportReport, apply_export, apply_import,
     detect as detect_clients, jsonc, plan_export, plan_import, plugboard_exe, rewrite_source,
 };
 use crate::manage::Servers;
 use crate::secrets::Sensitive;
+use crate::secrets::secret_env_var;
 
 impl From<ClientError> for CliError {
     fn from(err: ClientError) -> Self {
@@ -135,7 +136,7 @@ fn print_changes(changes: &[crate::clients::ExportChange]) {
 /// The value of an input of the source file: `PLUGBOARD_SECRET_<ID>`, else a prompt when there
 /// is a terminal.
 fn input_value(spec: &InputSpec) -> Option<Sensitive<String>> {
-    if let Ok(value) = std::env::var(input_env_var(&spec.id))
+    if let Ok(value) = std::env::var(secret_env_var(&spec.id))
         && !value.is_empty()
     {
         return Some(Sensitive::new(value));

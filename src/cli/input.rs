@@ -4,23 +4,7 @@
 use std::io::{IsTerminal, Read};
 
 use super::CliError;
-use crate::secrets::Sensitive;
-
-/// The environment variable a secret field can be passed in: `PLUGBOARD_SECRET_<KEY>`, with the
-/// key upper-cased and anything but letters and digits turned into `_`.
-pub fn secret_env_var(key: &str) -> String {
-    let key: String = key
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("PLUGBOARD_SECRET_{key}")
-}
+use crate::secrets::{Sensitive, secret_env_var};
 
 /// Where secret values come from during one command.
 pub struct SecretInput {

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::CliError;
 use super::args::{AddArgs, InstallArgs, RemoteTransport};
-use super::input::{SecretInput, key_value, prompt_line, secret_env_var};
+use super::input::{SecretInput, key_value, prompt_line};
 use super::output::print_json;
 use super::test_cmd::{print_result, progress_printer, runtime};
 use crate::catalog::Catalog;
@@ -21,6 +21,7 @@ use crate::form::{
 use crate::health::now_ms;
 use crate::manage::{ServerView, Servers, looks_secret};
 use crate::probe::TestResult;
+use crate::secrets::secret_env_var;
 
 #[derive(Serialize)]
 struct Installed {

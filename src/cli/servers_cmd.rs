@@ -2,12 +2,13 @@
 
 use super::CliError;
 use super::args::EditArgs;
-use super::input::{SecretInput, key_value, secret_env_var};
+use super::input::{SecretInput, key_value};
 use super::output::{print_json, print_table, truncate};
 use crate::config::{validate_env_key, validate_header_name, validate_remote_url};
 use crate::health::HealthRecord;
 use crate::manage::{ServerPatch, ServerView, Servers, ValuePatch, ValueView, looks_secret};
 use crate::probe::Verification;
+use crate::secrets::secret_env_var;
 
 fn target(view: &ServerView) -> String {
     if let Some(url) = &view.url {

@@ -184,7 +184,7 @@ impl Expander<'_> {
                         .as_deref()
                         .map(|d| format!(" ({d})"))
                         .unwrap_or_default(),
-                    crate::clients::import::input_env_var(id)
+                    crate::secrets::secret_env_var(id)
                 )),
             };
         }
@@ -219,21 +219,6 @@ impl Expander<'_> {
         }
         Ok(None)
     }
-}
-
-/// The variable an input's value can be given in: `PLUGBOARD_SECRET_<ID>`.
-pub fn input_env_var(id: &str) -> String {
-    let key: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("PLUGBOARD_SECRET_{key}")
 }
 
 fn inputs_of(doc: &Map<String, Value>) -> Vec<InputSpec> {

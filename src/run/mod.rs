@@ -23,8 +23,8 @@ use crate::config::{Auth, ConfigError, ServerConfig};
 use crate::manage::Servers;
 use crate::oauth::{OAuthContext, OAuthError};
 use crate::redact::Redactor;
-use crate::resolve::{OAUTH_ACCESS_TOKEN, ResolveError, Target, resolve};
-use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};
+use crate::resolve::{ResolveError, Target, WithAccessToken, resolve};
+use crate::secrets::{MemoryStore, SecretError, SecretStore, Sensitive};
 
 /// Why `plugboard run` could not start (or keep) the server. [`RunError::exit_code`] maps it to
 /// the CLI's exit codes; messages are redacted.
@@ -98,34 +98,6 @@ pub fn exit_code(status: std::process::ExitStatus) -> i32 {
     1
 }
 
-/// A store that answers the server's OAuth access token from memory and everything else from
-/// the real store (so `resolve` builds the `Authorization` header from a fresh token).
-struct WithToken {
-    token: MemoryStore,
-    base: Arc<dyn SecretStore>,
-}
-
-impl SecretStore for WithToken {
-    fn get(&self, key: &SecretKey) -> Result<Option<Sensitive<String>>, SecretError> {
-        match self.token.get(key)? {
-            Some(v) => Ok(Some(v)),
-            None => self.base.get(key),
-        }
-    }
-    fn set(&self, key: &SecretKey, value: &Sensitive<String>) -> Result<(), SecretError> {
-        self.base.set(key, value)
-    }
-    fn delete(&self, key: &SecretKey) -> Result<(), SecretError> {
-        self.base.delete(key)
-    }
-    fn check(&self) -> Result<(), SecretError> {
-        self.base.check()
-    }
-    fn describe(&self) -> String {
-        self.base.describe()
-    }
-}
-
 /// The OAuth state of a bridged server: the context to refresh with and the current token.
 pub struct OAuthSession {
     pub context: OAuthContext,
@@ -188,21 +160,15 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
             }
             Err(other) => return Err(RunError::Failed(other.to_string())),
         };
-        let overlay = MemoryStore::new();
-        let _ = overlay.set(
-            &SecretKey::new(server.secret_namespace(name), OAUTH_ACCESS_TOKEN),
-            &token,
-        );
+        let with_token =
+            WithAccessToken::new(store.clone(), &server.secret_namespace(name), &token);
         session = Some(OAuthSession {
             context,
             name: name.into(),
             server: server.clone(),
             token,
         });
-        Arc::new(WithToken {
-            token: overlay,
-            base: store.clone(),
-        })
+        Arc::new(with_token)
     } else {
         store.clone()
     };

@@ -10,13 +10,13 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use age::secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
+use super::selection::write_atomic;
 use super::{SecretError, SecretKey, SecretStore, Sensitive};
 
 /// The file's name inside the config directory.
@@ -265,34 +265,9 @@ impl FileStore {
         let encrypted = age::encrypt(&recipient, plain.expose())
             .map_err(|e| file_error(format!("encryption failed ({e})"), "try again"))?;
 
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| SECRETS_FILE.into());
-        let tmp = dir.join(format!(
-            ".{name}.{}.{:08x}.tmp",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
-        let result = (|| {
-            let mut options = OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut file = options.open(&tmp).map_err(|e| io_error("write", &tmp, e))?;
-            file.write_all(&encrypted)
-                .map_err(|e| io_error("write", &tmp, e))?;
-            file.sync_all().map_err(|e| io_error("sync", &tmp, e))?;
-            fs::rename(&tmp, &self.path).map_err(|e| io_error("replace", &self.path, e))?;
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-            Ok(())
-        })();
+        let result =
+            write_atomic(&self.path, &encrypted).map_err(|e| io_error("write", &self.path, e));
         if result.is_err() {
-            let _ = fs::remove_file(&tmp);
             *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = None;
             return result;
         }

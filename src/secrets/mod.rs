@@ -69,6 +69,22 @@ pub enum SecretError {
     File { detail: String, fix: String },
 }
 
+/// The environment variable a secret field can be passed in: `PLUGBOARD_SECRET_<KEY>`, with the
+/// key upper-cased and anything but letters and digits turned into `_`.
+pub fn secret_env_var(key: &str) -> String {
+    let key: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("PLUGBOARD_SECRET_{key}")
+}
+
 /// A place to keep secret values. Implementations are synchronous and thread-safe.
 pub trait SecretStore: Send + Sync {
     /// The value stored under `key`, or `None` when there is none.
