@@ -409,10 +409,12 @@ fn automaton(patterns: &[String]) -> Option<AhoCorasick> {
     if patterns.is_empty() {
         return None;
     }
-    // Not a DFA: building one takes quadratic time for long repetitive values.
+    // Not a DFA: building one takes quadratic time for long repetitive values. Dense
+    // transitions for the start state only, as in [`regex_rules::Triggers`].
     let automaton = AhoCorasick::builder()
         .match_kind(MatchKind::Standard)
         .kind(Some(AhoCorasickKind::ContiguousNFA))
+        .dense_depth(1)
         .build(patterns)
         .expect("an automaton for the known values fits in memory");
     Some(automaton)

@@ -1,6 +1,8 @@
 //! The command line's shape (clap). Parsing only; every command is run by the modules beside it.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+
+use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -15,6 +17,37 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+impl Cli {
+    /// Parses the command line. clap's derive describes every subcommand before it parses,
+    /// which costs a `plugboard test` of a fast server (or each `plugboard run` an MCP client
+    /// starts) more than everything else it does before starting the server. So the commands
+    /// run most often are first parsed against a description of that one command; anything
+    /// that does not parse there (help, a mistake, any other command) goes through the full
+    /// description, so every message and every result is exactly clap's.
+    pub fn parse_args() -> Cli {
+        let args: Vec<OsString> = std::env::args_os().collect();
+        Cli::parse_quick(&args).unwrap_or_else(|| Cli::parse_from(args))
+    }
+
+    fn parse_quick(args: &[OsString]) -> Option<Cli> {
+        let name = args.get(1)?.to_str()?;
+        let (name, describe) = QUICK.iter().find(|(quick, _)| *quick == name)?;
+        let matches = clap::Command::new("plugboard")
+            .subcommand(describe(clap::Command::new(*name)))
+            .try_get_matches_from(args)
+            .ok()?;
+        Cli::from_arg_matches(&matches).ok()
+    }
+}
+
+/// The commands [`Cli::parse_args`] parses on their own first, with their arguments.
+const QUICK: [(&str, fn(clap::Command) -> clap::Command); 4] = [
+    ("test", TestArgs::augment_args),
+    ("health", HealthArgs::augment_args),
+    ("run", RunArgs::augment_args),
+    ("list", JsonFlag::augment_args),
+];
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -378,4 +411,70 @@ pub struct DoctorArgs {
     pub timeout: Option<u64>,
     #[command(flatten)]
     pub json: JsonFlag,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn argv(line: &str) -> Vec<OsString> {
+        line.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn quick_commands_have_the_arguments_of_the_full_description() {
+        let full = Cli::command();
+        for (name, describe) in QUICK {
+            let ids = |command: &clap::Command| {
+                let mut ids: Vec<String> = command
+                    .get_arguments()
+                    .map(|arg| format!("{arg:?}"))
+                    .collect();
+                ids.sort();
+                ids
+            };
+            let whole = full.find_subcommand(name).expect("a quick command exists");
+            assert_eq!(
+                ids(&describe(clap::Command::new(name))),
+                ids(whole),
+                "`{name}`"
+            );
+        }
+    }
+
+    #[test]
+    fn quick_parsing_gives_what_the_full_description_gives() {
+        for line in [
+            "plugboard test --json --stdio -- node server.js --port 3",
+            "plugboard test srv --timeout 5",
+            "plugboard test --url http://127.0.0.1:9/mcp --transport sse --header A=b --json",
+            "plugboard test --stdio --env K=V -- cmd",
+            "plugboard health --parallel 3 --json",
+            "plugboard run srv --allow-unapproved",
+            "plugboard list --json",
+            "plugboard list",
+        ] {
+            let quick = Cli::parse_quick(&argv(line)).expect(line);
+            let full = Cli::try_parse_from(argv(line)).expect(line);
+            assert_eq!(format!("{quick:?}"), format!("{full:?}"), "{line}");
+        }
+    }
+
+    #[test]
+    fn help_mistakes_and_other_commands_go_to_the_full_description() {
+        for line in [
+            "plugboard test --help",
+            "plugboard test --stdio",
+            "plugboard test srv --url http://x",
+            "plugboard health --bogus",
+            "plugboard run",
+            "plugboard list extra",
+            "plugboard catalog github",
+            "plugboard --version",
+            "plugboard",
+        ] {
+            assert!(Cli::parse_quick(&argv(line)).is_none(), "{line}");
+        }
+    }
 }

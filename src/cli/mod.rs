@@ -18,8 +18,6 @@ mod tour;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use crate::catalog::CatalogError;
 use crate::config::ConfigError;
 use crate::form::FormErrors;
@@ -91,7 +89,7 @@ impl From<FormErrors> for CliError {
 
 /// Parse the command line, run the command, print any error, and return the exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     if let Command::Run(args) = cli.command {
         // `run` passes its server's exit code through and writes nothing but MCP to stdout.
         return run_cmd::run(args);

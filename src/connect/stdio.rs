@@ -104,7 +104,9 @@ async fn read_messages(
     monitor: Arc<Monitor>,
     tx: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
 ) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    // A longer line grows `line`, not this buffer; a bigger buffer is zeroed up front, which
+    // costs a short test more than the extra reads of a long answer.
+    let mut reader = BufReader::with_capacity(8 * 1024, stdout);
     let mut line = Vec::new();
     loop {
         match read_line(&mut reader, &mut line, max_message).await {

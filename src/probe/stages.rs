@@ -546,18 +546,10 @@ async fn list_all<P: FnMut(StageEvent)>(
     Ok(items)
 }
 
-/// Close, collect stderr, redact.
+/// Close, collect stderr, redact. A stdio server takes a while to exit after its stdin
+/// closes; the result is redacted meanwhile, and only the stderr tail, complete once the
+/// server is gone, after.
 async fn finish<P: FnMut(StageEvent)>(mut run: Run<'_, P>, conn: Option<Connection>) -> TestResult {
-    if let Some(mut conn) = conn {
-        let started = run.start(Stage::Close);
-        conn.close().await;
-        run.finish(Stage::Close, started, true);
-        if let Some(tail) = conn.stderr_tail(STDERR_TAIL_LINES).await
-            && !tail.trim().is_empty()
-        {
-            run.result.stderr_tail = Some(tail);
-        }
-    }
     if !run.result.ok && run.result.error_kind.is_none() {
         run.result.set_failure(Failure::new(
             ErrorKind::Protocol,
@@ -565,7 +557,21 @@ async fn finish<P: FnMut(StageEvent)>(mut run: Run<'_, P>, conn: Option<Connecti
             "this is a bug in Plugboard; please report it",
         ));
     }
-    redact(run.resolved.redactor(), run.result)
+    let redactor = run.resolved.redactor();
+    let Some(mut conn) = conn else {
+        return redact(redactor, run.result);
+    };
+    let started = run.start(Stage::Close);
+    let result = std::mem::replace(&mut run.result, TestResult::new(run.transport));
+    let ((), redacted) = tokio::join!(conn.close(), async { redact(redactor, result) });
+    run.result = redacted;
+    run.finish(Stage::Close, started, true);
+    if let Some(tail) = conn.stderr_tail(STDERR_TAIL_LINES).await
+        && !tail.trim().is_empty()
+    {
+        run.result.stderr_tail = Some(redactor.redact(&tail));
+    }
+    run.result
 }
 
 /// Run the redactor over every string of the result.

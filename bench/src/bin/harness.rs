@@ -10,7 +10,8 @@
 //! `--variant` adds another plugboard binary (say, the build before a change) as client
 //! `plugboard@NAME`, interleaved with the others: how before/after numbers are measured.
 //!
-//! It expects what bench/run builds and installs: target/release/{plugboard,mcp-fixture},
+//! It expects what bench/run builds and installs: target/cli/plugboard (scripts/build-cli),
+//! target/release/mcp-fixture,
 //! target/bench-tools/release/floor, bench/node_modules (MCP Inspector), tests/peers
 //! (server-everything) and .tools/peers-venv (the Python SDK).
 
@@ -410,7 +411,7 @@ impl Paths {
     fn new(root: &Path) -> Result<Paths, String> {
         let paths = Paths {
             root: root.to_path_buf(),
-            plugboard: root.join("target/release/plugboard"),
+            plugboard: root.join("target/cli/plugboard"),
             fixture: root.join("target/release/mcp-fixture"),
             floor: root.join("target/bench-tools/release/floor"),
             inspector: root.join("bench/node_modules/.bin/mcp-inspector"),
@@ -937,7 +938,7 @@ fn size_section(paths: &Paths, rows: &mut Vec<Row>) {
         samples: vec![],
         cpu: vec![],
         mib: vec![bytes as f64 / 1024.0 / 1024.0],
-        note: format!("{bytes} bytes, target/release/plugboard"),
+        note: format!("{bytes} bytes, target/cli/plugboard"),
     });
 }
 
