@@ -41,8 +41,11 @@ impl Cli {
     }
 }
 
+/// Adds a command's arguments to its description.
+type Describe = fn(clap::Command) -> clap::Command;
+
 /// The commands [`Cli::parse_args`] parses on their own first, with their arguments.
-const QUICK: [(&str, fn(clap::Command) -> clap::Command); 4] = [
+const QUICK: [(&str, Describe); 4] = [
     ("test", TestArgs::augment_args),
     ("health", HealthArgs::augment_args),
     ("run", RunArgs::augment_args),

@@ -160,8 +160,7 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
             }
             Err(other) => return Err(RunError::Failed(other.to_string())),
         };
-        let with_token =
-            WithAccessToken::new(store.clone(), &server.secret_namespace(name), &token);
+        let with_token = WithAccessToken::new(store.clone(), server.secret_namespace(name), &token);
         session = Some(OAuthSession {
             context,
             name: name.into(),
