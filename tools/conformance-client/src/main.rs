@@ -145,6 +145,12 @@ async fn exercise(url: &str, auth: Arc<Authorizer>, scenario: &str) -> Result<()
             tool.name,
             result.content.len()
         );
+        // The scenario's server reports its own failures in the tool's text: print it, so a
+        // failed run says why.
+        for text in result.content.iter().filter_map(|item| item.as_text()) {
+            let shown: String = text.text.chars().take(300).collect();
+            eprintln!("{scenario}:   {shown}");
+        }
     }
     client.cancel().await?;
     Ok(())
