@@ -104,9 +104,11 @@ async fn run(url: &str, scenario: &str) -> Result<(), BoxError> {
 
 /// initialize → tools/list → tools/call of the first tool (arguments made up from its schema).
 async fn exercise(url: &str, auth: Arc<Authorizer>, scenario: &str) -> Result<(), BoxError> {
+    let (listening, mut heard) = tokio::sync::watch::channel(false);
     let http = AuthorizingHttp {
         inner: reqwest::Client::new(),
         auth,
+        listening: Arc::new(listening),
     };
     let transport = StreamableHttpClientTransport::with_client(
         http,
@@ -121,6 +123,16 @@ async fn exercise(url: &str, auth: Arc<Authorizer>, scenario: &str) -> Result<()
     .with_protocol_version(ProtocolVersion::V_2025_11_25);
     let client = Handler { info }.serve(transport).await?;
     let tools = client.list_all_tools().await?;
+    // A server may send its requests (an elicitation during a tool call) on the GET stream,
+    // and a message sent before that stream is open is lost: the elicitation scenario's server
+    // then waited 60 s for an answer whenever rmcp's GET came after the tool call. Listen
+    // first, as a client that wants those requests must; a server without the stream answers
+    // the GET at once, and one that is never asked costs at most this wait.
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        heard.wait_for(|answered| *answered),
+    )
+    .await;
     if let Some(tool) = tools.first() {
         let mut args = serde_json::Map::new();
         if let Some(props) = tool
@@ -292,6 +304,9 @@ impl Authorizer {
 struct AuthorizingHttp {
     inner: reqwest::Client,
     auth: Arc<Authorizer>,
+    /// Set once the server has answered the first GET, the stream for its own requests
+    /// (whatever the answer: a server may have no such stream).
+    listening: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 /// How often one request is retried after signing in or stepping up.
@@ -434,7 +449,10 @@ impl StreamableHttpClient for AuthorizingHttp {
                 {
                     round += 1;
                 }
-                other => return other,
+                other => {
+                    self.listening.send_replace(true);
+                    return other;
+                }
             }
         }
     }
