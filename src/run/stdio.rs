@@ -106,6 +106,21 @@ pub async fn relay(name: &str, target: &StdioTarget, redactor: Redactor) -> Resu
             Ok(())
         });
     }
+    // Our handlers are in place before the server starts: a signal that arrives as soon as it
+    // runs is forwarded, not the default death of this process (the server would then die of
+    // PR_SET_PDEATHSIG's SIGKILL instead of the signal it was sent).
+    #[cfg(unix)]
+    let signals: Vec<(i32, tokio::signal::unix::Signal)> = {
+        use tokio::signal::unix::{SignalKind, signal};
+        [
+            SignalKind::interrupt(),
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+        ]
+        .into_iter()
+        .filter_map(|kind| Some((kind.as_raw_value(), signal(kind).ok()?)))
+        .collect()
+    };
     let mut child = cmd.spawn().map_err(|e| RunError::Spawn {
         command: target.command.clone(),
         detail: redactor.redact(&e.to_string()),
@@ -210,26 +225,15 @@ pub async fn relay(name: &str, target: &StdioTarget, redactor: Redactor) -> Resu
     };
 
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        for kind in [
-            SignalKind::interrupt(),
-            SignalKind::terminate(),
-            SignalKind::hangup(),
-        ] {
-            let Ok(mut stream) = signal(kind) else {
-                continue;
-            };
-            let events_tx = events_tx.clone();
-            let raw = kind.as_raw_value();
-            tokio::spawn(async move {
-                while stream.recv().await.is_some() {
-                    if events_tx.send(Event::Signal(raw)).await.is_err() {
-                        break;
-                    }
+    for (raw, mut stream) in signals {
+        let events_tx = events_tx.clone();
+        tokio::spawn(async move {
+            while stream.recv().await.is_some() {
+                if events_tx.send(Event::Signal(raw)).await.is_err() {
+                    break;
                 }
-            });
-        }
+            }
+        });
     }
     drop(events_tx);
 
