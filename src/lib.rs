@@ -22,3 +22,4 @@ pub mod regex_rules;
 pub mod resolve;
 pub mod run;
 pub mod secrets;
+pub mod tls;

@@ -37,7 +37,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use regex::Match;
 use serde_json::Value;
 
-use crate::regex_rules::{self, LazyRegex, Triggers};
+use crate::regex_rules::{self, LazyRegex, Triggers, white_space};
 
 /// The text that replaces every redacted secret.
 pub const REDACTED: &str = "***";
@@ -460,7 +460,11 @@ static RULES: [Rule; 8] = [
     Rule::new(
         concat!(
             r#"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"#,
-            r"|(?:(?:\s|\\[rn])*[A-Za-z0-9+/=]{16,})*(?:(?:\s|\\[rn])*[A-Za-z0-9+/=]+\z)?)",
+            r"|(?:(?:[",
+            white_space!(),
+            r"]|\\[rn])*[A-Za-z0-9+/=]{16,})*(?:(?:[",
+            white_space!(),
+            r"]|\\[rn])*[A-Za-z0-9+/=]+\z)?)",
         ),
         &["PRIVATE KEY-----"],
         whole,
@@ -474,7 +478,11 @@ static RULES: [Rule; 8] = [
     // Secret-looking parameters, keeping the name: `token=***`. In a query or fragment
     // any of the names; elsewhere (env dumps, logs) only the unmistakable ones.
     Rule::new(
-        r#"(?i)(?:[?&#;](?:(?:[a-z0-9]+[_.\-])*(?:token|secret|key|apikey|password|passwd|signature)|pass|pwd|auth|sig|code)|(?-u:\b)(?:(?:[a-z0-9]+[_\-])*(?:token|secret|apikey|password|passwd)|(?:[a-z0-9]+[_\-])+key))=[^&#\s"'<>\\]+"#,
+        concat!(
+            r#"(?i-u:[?&#;](?:(?:[a-z0-9]+[_.\-])*(?:token|secret|key|apikey|password|passwd|signature)|pass|pwd|auth|sig|code)|\b(?:(?:[a-z0-9]+[_\-])*(?:token|secret|apikey|password|passwd)|(?:[a-z0-9]+[_\-])+key))=[^&#"#,
+            white_space!(),
+            r#""'<>\\]+"#,
+        ),
         &[
             "token=",
             "secret=",
@@ -492,26 +500,30 @@ static RULES: [Rule; 8] = [
     ),
     // `Authorization:` headers, keeping the scheme: `Authorization: Basic ***`.
     Rule::new(
-        r#"(?i:authorization)(?:"[ \t]*:[ \t]*"|'[ \t]*:[ \t]*'|[ \t]*[:=][ \t]*)[^\s"'\\][^\r\n"'\\]*"#,
+        concat!(
+            r#"(?i-u:authorization)(?:"[ \t]*:[ \t]*"|'[ \t]*:[ \t]*'|[ \t]*[:=][ \t]*)[^"#,
+            white_space!(),
+            r#""'\\][^\r\n"'\\]*"#,
+        ),
         &["authorization"],
         header_credentials,
     ),
     // `Bearer <token>` anywhere, keeping the scheme.
     Rule::new(
-        r"(?i)(?-u:\b)bearer[ \t]+[a-z0-9\-._~+/=]+",
+        r"(?i-u)\bbearer[ \t]+[a-z0-9\-._~+/=]+",
         &["bearer"],
         bearer_token,
     ),
     // `Basic <base64 of user:password>` anywhere, keeping the scheme.
     Rule::new(
-        r"(?i)(?-u:\b)basic[ \t]+[a-z0-9+/_\-=]+",
+        r"(?i-u)\bbasic[ \t]+[a-z0-9+/_\-=]+",
         &["basic"],
         basic_credentials,
     ),
     // JSON members named like secrets: `"client_secret": "***"`. The match starts at
     // the end of the key, which is much quicker to find than its start.
     Rule::new(
-        r#"(?i:token|secret|key|password|passwd|authorization|cookie)"[ \t]*:[ \t]*"(?:[^"\\\r\n]|\\.)+""#,
+        r#"(?i-u:token|secret|key|password|passwd|authorization|cookie)"[ \t]*:[ \t]*"(?:[^"\\\r\n]|\\.)+""#,
         &[
             "token\"",
             "secret\"",
@@ -1555,12 +1567,20 @@ mod tests {
         prop::collection::vec(piece, 0..10).prop_map(|pieces| pieces.concat())
     }
 
+    #[test]
+    fn rule_patterns_need_no_unicode_tables() {
+        for rule in &RULES {
+            crate::regex_rules::tests::assert_needs_no_unicode_tables(rule.regex.pattern());
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
         #[test]
         fn userinfo_is_found_as_the_regex_finds_it(text in rule_text()) {
-            let regex = regex::Regex::new(r#"://[^\s/?#"'<>\\]+@"#).unwrap();
+            let regex =
+                regex::Regex::new(concat!("://[^", white_space!(), r#"/?#"'<>\\]+@"#)).unwrap();
             let expected: Vec<_> = regex
                 .find_iter(&text)
                 .map(|found| found.start() + 3..found.end() - 1)

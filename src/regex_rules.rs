@@ -8,16 +8,29 @@
 //! rule contains. A table lookup per byte finds the triggers in a text; only the rules with a
 //! trigger present are compiled (once per process) and run.
 //!
-//! Triggers are compared ignoring ASCII case. A rule that ignores case the Unicode way also
-//! matches `ſ` (long s) for `s` and `K` (Kelvin sign) for `k`: a text containing either
-//! of those runs every rule, so skipping a rule never changes what is found.
+//! Triggers are compared ignoring ASCII case, as the rules ignore case.
+//!
+//! `regex` is built without its Unicode tables: case folding, the Perl classes and the
+//! property names add thousands of relocations (work at every start of the CLI) to the
+//! binary. So patterns ignore case the ASCII way (`(?i-u)`), use ASCII `\b`, `\d` and `\w`
+//! (`(?-u)`), and say "white space" with [`white_space!`], Unicode's white space, since a
+//! non-ASCII space must not hide a word from a rule. Each rule set has a test that its
+//! patterns need no table (see `tests::assert_needs_no_unicode_tables`): a pattern that did
+//! would compile in the tests, whose dependencies switch the tables on, and then fail in the
+//! release binary.
 
 use std::sync::OnceLock;
 
 use regex::Regex;
 
-/// The characters that Unicode simple case folding maps to ASCII letters.
-const FOLDS_TO_ASCII: [char; 2] = ['\u{17F}', '\u{212A}'];
+/// The characters of Unicode's `White_Space` property, written to go inside a character
+/// class: `concat!("[", white_space!(), "]")`, or `(?u-i:[...])` inside an ASCII-only group.
+macro_rules! white_space {
+    () => {
+        r"\t\n\x0B\x0C\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}"
+    };
+}
+pub(crate) use white_space;
 
 /// A regex compiled on first use, with the literals one of which every match contains.
 pub struct LazyRegex {
@@ -42,6 +55,10 @@ impl LazyRegex {
     pub fn get(&self) -> &Regex {
         self.regex
             .get_or_init(|| Regex::new(self.pattern).expect("rule patterns are valid"))
+    }
+
+    pub fn pattern(&self) -> &'static str {
+        self.pattern
     }
 
     pub fn triggers(&self) -> &'static [&'static str] {
@@ -114,9 +131,6 @@ impl Triggers {
 
     /// The rules that may match `text`, as bits by rule index: those with a trigger in it.
     pub fn in_text(&self, text: &str) -> u64 {
-        if text.contains(FOLDS_TO_ASCII) {
-            return self.all;
-        }
         let bytes = text.as_bytes();
         let mut found = 0;
         for (at, byte) in bytes.iter().enumerate() {
@@ -151,12 +165,12 @@ pub fn has(rules: u64, index: usize) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     static RULES: [LazyRegex; 2] = [
-        LazyRegex::new(r"(?i)secret=\w+", &["secret="]),
-        LazyRegex::new(r"\d{3}-\d{4}", &["-"]),
+        LazyRegex::new(r"(?i-u)secret=\w+", &["secret="]),
+        LazyRegex::new(r"(?-u)\d{3}-\d{4}", &["-"]),
     ];
 
     #[test]
@@ -191,11 +205,142 @@ mod tests {
     }
 
     #[test]
-    fn unicode_case_folding_runs_every_rule() {
-        let triggers = Triggers::new(&RULES);
-        let text = "\u{17F}ecret=x";
-        assert!(RULES[0].get().is_match(text));
-        assert_eq!(triggers.in_text(text), 0b11);
-        assert_eq!(triggers.in_text("\u{212A}"), 0b11);
+    fn the_rule_patterns_here_need_no_unicode_tables() {
+        for rule in &RULES {
+            assert_needs_no_unicode_tables(rule.pattern);
+        }
+    }
+
+    #[test]
+    fn patterns_that_need_unicode_tables_are_caught() {
+        for pattern in [
+            r"(?i)secret",
+            r"\d+",
+            r"[^\s]",
+            r"\bword",
+            r"\p{Greek}",
+            r"(?i-u:a)(?i)b",
+            r"(?-u:x)\w",
+            concat!(r"(?i-u)a(?u:[", white_space!(), "])b"),
+        ] {
+            assert!(unicode_tables_needed(pattern).is_some(), "{pattern}");
+        }
+        for pattern in [
+            r"(?i-u)secret",
+            r"(?-u)\d+",
+            r"(?-u:\b)word",
+            concat!("[^", white_space!(), "]+"),
+            concat!(r"(?i-u)a(?u-i:[", white_space!(), "])b"),
+            r"(?i-u:a)[^x]",
+        ] {
+            assert_eq!(unicode_tables_needed(pattern), None, "{pattern}");
+        }
+    }
+
+    /// Panics if `pattern` needs one of the Unicode tables `regex` is built without.
+    pub(crate) fn assert_needs_no_unicode_tables(pattern: &str) {
+        if let Some(what) = unicode_tables_needed(pattern) {
+            panic!("`{pattern}` needs Unicode tables ({what}): see the regex_rules module doc");
+        }
+    }
+
+    /// What in `pattern` needs Unicode tables: case folding, a Perl class or a word boundary
+    /// in Unicode mode, or any `\p{…}`.
+    fn unicode_tables_needed(pattern: &str) -> Option<&'static str> {
+        use regex_syntax::ast::{self, Ast, ClassSetItem, Flag, FlagsItemKind, GroupKind};
+
+        #[derive(Clone, Copy)]
+        struct Mode {
+            case_insensitive: bool,
+            unicode: bool,
+        }
+        struct Check {
+            modes: Vec<Mode>,
+        }
+        impl Check {
+            fn mode(&mut self) -> &mut Mode {
+                self.modes.last_mut().expect("the outermost mode stays")
+            }
+            fn apply(&mut self, flags: &ast::Flags) {
+                let mut on = true;
+                for item in &flags.items {
+                    match item.kind {
+                        FlagsItemKind::Negation => on = false,
+                        FlagsItemKind::Flag(Flag::CaseInsensitive) => {
+                            self.mode().case_insensitive = on
+                        }
+                        FlagsItemKind::Flag(Flag::Unicode) => self.mode().unicode = on,
+                        FlagsItemKind::Flag(_) => {}
+                    }
+                }
+            }
+        }
+        impl ast::Visitor for Check {
+            type Output = ();
+            type Err = &'static str;
+            fn finish(self) -> Result<(), &'static str> {
+                Ok(())
+            }
+            fn visit_pre(&mut self, node: &Ast) -> Result<(), &'static str> {
+                let mode = *self.mode();
+                match node {
+                    Ast::Group(group) => {
+                        self.modes.push(mode);
+                        if let GroupKind::NonCapturing(flags) = &group.kind {
+                            self.apply(flags);
+                        }
+                    }
+                    Ast::Flags(set) => self.apply(&set.flags),
+                    Ast::ClassUnicode(_) => return Err("a \\p class"),
+                    Ast::ClassPerl(_) if mode.unicode => return Err("a Unicode Perl class"),
+                    Ast::Assertion(assertion)
+                        if mode.unicode
+                            && !matches!(
+                                assertion.kind,
+                                ast::AssertionKind::StartLine
+                                    | ast::AssertionKind::EndLine
+                                    | ast::AssertionKind::StartText
+                                    | ast::AssertionKind::EndText
+                            ) =>
+                    {
+                        return Err("a Unicode word boundary");
+                    }
+                    Ast::Literal(_) | Ast::ClassBracketed(_) | Ast::ClassPerl(_)
+                        if mode.case_insensitive && mode.unicode =>
+                    {
+                        return Err("Unicode case folding");
+                    }
+                    _ => {}
+                }
+                Ok(())
+            }
+            fn visit_post(&mut self, node: &Ast) -> Result<(), &'static str> {
+                if let Ast::Group(_) = node {
+                    self.modes.pop();
+                }
+                Ok(())
+            }
+            fn visit_class_set_item_pre(
+                &mut self,
+                item: &ClassSetItem,
+            ) -> Result<(), &'static str> {
+                match item {
+                    ClassSetItem::Unicode(_) => Err("a \\p class"),
+                    ClassSetItem::Perl(_) if self.mode().unicode => Err("a Unicode Perl class"),
+                    _ => Ok(()),
+                }
+            }
+        }
+
+        let parsed = ast::parse::Parser::new()
+            .parse(pattern)
+            .unwrap_or_else(|e| panic!("`{pattern}` does not parse: {e}"));
+        let check = Check {
+            modes: vec![Mode {
+                case_insensitive: false,
+                unicode: true,
+            }],
+        };
+        ast::visit(&parsed, check).err()
     }
 }

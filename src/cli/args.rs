@@ -27,9 +27,85 @@ impl Cli {
     /// description, so every message and every result is exactly clap's.
     pub fn parse_args() -> Cli {
         let args: Vec<OsString> = std::env::args_os().collect();
-        Cli::parse_quick(&args).unwrap_or_else(|| Cli::parse_from(args))
+        Cli::parse_test(&args)
+            .or_else(|| Cli::parse_quick(&args))
+            .unwrap_or_else(|| Cli::parse_full(args))
     }
 
+    /// clap's full parse. Not inlined, like [`Cli::parse_quick`]: their descriptions, built
+    /// on the stack, would otherwise make the frame of every command's caller that large
+    /// (each page of it a page fault).
+    #[inline(never)]
+    fn parse_full(args: Vec<OsString>) -> Cli {
+        Cli::parse_from(args)
+    }
+
+    /// `plugboard test` in its plain forms (a NAME, `--stdio [--env K=V]… -- CMD…` or
+    /// `--url URL [--header K=V]…`, with `--json` and `--timeout N`), read without clap: even
+    /// the one-command description costs a test of a fast server a tenth of its time (its
+    /// heap and code, touched once per process, are page faults). Anything else, including
+    /// every mistake, returns `None` and goes to clap, so its results and messages are
+    /// clap's; a property test checks that this parse agrees with clap's wherever it answers.
+    fn parse_test(args: &[OsString]) -> Option<Cli> {
+        let mut words = args.iter().skip(1).map(|a| a.to_str());
+        if words.next()?? != "test" {
+            return None;
+        }
+        let mut test = TestArgs {
+            name: None,
+            stdio: false,
+            url: None,
+            transport: RemoteTransport::Auto,
+            env: vec![],
+            header: vec![],
+            bearer_stdin: false,
+            timeout: None,
+            json: JsonFlag { json: false },
+            command: vec![],
+        };
+        // A value: the next word, unless it is missing or looks like an option.
+        fn value<'a>(words: &mut impl Iterator<Item = Option<&'a str>>) -> Option<String> {
+            let word = words.next()??;
+            (!word.starts_with('-')).then(|| word.to_owned())
+        }
+        fn once(flag: &mut bool) -> Option<()> {
+            (!std::mem::replace(flag, true)).then_some(())
+        }
+        while let Some(word) = words.next() {
+            match word? {
+                "--json" => once(&mut test.json.json)?,
+                "--stdio" => once(&mut test.stdio)?,
+                "--url" if test.url.is_none() => test.url = Some(value(&mut words)?),
+                "--timeout" if test.timeout.is_none() => {
+                    test.timeout = Some(value(&mut words)?.parse().ok()?)
+                }
+                "--env" => test.env.push(value(&mut words)?),
+                "--header" => test.header.push(value(&mut words)?),
+                "--" => {
+                    for word in words.by_ref() {
+                        test.command.push(word?.to_owned());
+                    }
+                }
+                name if !name.starts_with('-') && test.name.is_none() => {
+                    test.name = Some(name.to_owned())
+                }
+                _ => return None,
+            }
+        }
+        let plain = match (&test.name, test.stdio, &test.url) {
+            (Some(_), false, None) => {
+                test.env.is_empty() && test.header.is_empty() && test.command.is_empty()
+            }
+            (None, true, None) => test.header.is_empty() && !test.command.is_empty(),
+            (None, false, Some(_)) => test.env.is_empty() && test.command.is_empty(),
+            _ => false,
+        };
+        plain.then_some(Cli {
+            command: Command::Test(test),
+        })
+    }
+
+    #[inline(never)]
     fn parse_quick(args: &[OsString]) -> Option<Cli> {
         let name = args.get(1)?.to_str()?;
         let (name, describe) = QUICK.iter().find(|(quick, _)| *quick == name)?;
@@ -443,6 +519,60 @@ mod tests {
                 ids(whole),
                 "`{name}`"
             );
+        }
+    }
+
+    #[test]
+    fn plain_tests_are_read_without_clap() {
+        for line in [
+            "plugboard test --json --stdio -- node server.js --port 3 --json",
+            "plugboard test srv --timeout 5",
+            "plugboard test --url http://127.0.0.1:9/mcp --header A=b --json",
+            "plugboard test --stdio --env K=V -- cmd",
+        ] {
+            let fast = Cli::parse_test(&argv(line)).expect(line);
+            let full = Cli::try_parse_from(argv(line)).expect(line);
+            assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{line}");
+        }
+        for line in [
+            "plugboard test",
+            "plugboard test --stdio",
+            "plugboard test srv --stdio -- cmd",
+            "plugboard test --url u --transport sse",
+            "plugboard test --timeout=5 srv",
+            "plugboard test --help",
+        ] {
+            assert!(Cli::parse_test(&argv(line)).is_none(), "{line}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// Wherever the plain reading of `test` answers, clap gives the same; where clap
+        /// refuses a line, the plain reading does not answer.
+        #[test]
+        fn the_plain_reading_of_test_agrees_with_clap(
+            options in proptest::collection::vec(proptest::sample::select(vec![
+                "--json", "--stdio", "--url", "http://h/mcp", "--timeout", "5", "--env",
+                "K=V", "--header", "A=b", "srv", "x", "", "-", "-v", "-1", "+7", "--transport",
+                "sse", "--bearer-stdin", "--help", "help", "--timeout=5",
+            ]), 0..7),
+            command in proptest::option::of(proptest::collection::vec(
+                proptest::sample::select(vec!["cmd", "--json", "-v", "--", "", "srv"]),
+                0..3,
+            )),
+        ) {
+            let mut args = argv("plugboard test");
+            args.extend(options.iter().map(OsString::from));
+            if let Some(command) = &command {
+                args.push("--".into());
+                args.extend(command.iter().map(OsString::from));
+            }
+            if let Some(fast) = Cli::parse_test(&args) {
+                let full = Cli::try_parse_from(&args);
+                proptest::prop_assert!(full.is_ok(), "clap refuses {args:?}: {full:?}");
+                proptest::prop_assert_eq!(format!("{fast:?}"), format!("{:?}", full.unwrap()));
+            }
         }
     }
 

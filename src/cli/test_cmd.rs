@@ -2,6 +2,7 @@
 //! `plugboard health` (every enabled server at once), with live stage progress on stderr.
 
 use std::io::IsTerminal;
+use std::pin::Pin;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -18,24 +19,19 @@ use crate::config::{
 };
 use crate::form::PreparedServer;
 use crate::health::DEFAULT_PARALLELISM;
-use crate::manage::Servers;
+use crate::manage::{ManageError, Servers};
 use crate::probe::{StageEvent, TestResult, Verification};
 
-/// A runtime for one command. Two workers are plenty: the work is waiting on I/O.
+/// The runtime for one command: a single thread. A command's work is waiting on servers and
+/// sockets, and one test is a handful of messages in sequence: on one thread each of them
+/// needs no wake-up of another thread, there are no workers to start and join, and the
+/// program carries no multi-thread scheduler (smaller, so quicker to start: BENCHMARKS.md).
 pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::failed(format!("could not start the async runtime: {e}")))
-}
-
-/// The runtime for testing one server: a single thread. One test is a handful of messages
-/// in sequence; on one thread each of them needs no wake-up of another thread, and there
-/// are no workers to start and join.
-fn single_runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        // A handful of sockets and pipes at a time: room for 1,024 events (tokio's default)
+        // is 12 KiB of memory to touch, three page faults for nothing.
+        .max_io_events_per_tick(64)
         .build()
         .map_err(|e| CliError::failed(format!("could not start the async runtime: {e}")))
 }
@@ -148,28 +144,51 @@ pub fn test(servers: &Servers, args: TestArgs) -> Result<(), CliError> {
                 .ok()
                 .and_then(|c| c.server(name).ok()),
         )?;
-        let rt = single_runtime()?;
+        let rt = runtime()?;
         if !args.json.json {
             eprintln!("Testing `{name}`");
         }
-        let result = rt.block_on(checks::test_installed(
-            servers, &catalog, name, timeout, progress,
-        ));
+        let result = rt.block_on(installed_test(servers, &catalog, name, timeout, progress));
         // The server is stopped and reaped by now: nothing left to wait for.
         rt.shutdown_background();
         return finish(name, &result?, args.json.json);
     }
     let prepared = ad_hoc(&args)?;
     let catalog = catalog_for(Some(prepared.config.clone()))?;
-    let rt = single_runtime()?;
+    let rt = runtime()?;
     if !args.json.json {
         eprintln!("Testing {} (not saved)", describe(&prepared.config));
     }
-    let result = rt.block_on(checks::test_prepared(
-        &prepared, &catalog, timeout, progress,
-    ));
+    let result = rt.block_on(prepared_test(&prepared, &catalog, timeout, progress));
     rt.shutdown_background();
     finish(&prepared.name, &result, args.json.json)
+}
+
+/// The test of an installed server, as a boxed future built in a frame of its own. A future
+/// this large built in `test`, then moved into `block_on`, made each of those frames its size
+/// in stack pages: each a page fault the first time, so in every run.
+#[inline(never)]
+fn installed_test<'a>(
+    servers: &'a Servers,
+    catalog: &'a Catalog,
+    name: &'a str,
+    timeout: Option<Duration>,
+    progress: impl FnMut(StageEvent) + 'a,
+) -> Pin<Box<dyn Future<Output = Result<TestResult, ManageError>> + 'a>> {
+    Box::pin(checks::test_installed(
+        servers, catalog, name, timeout, progress,
+    ))
+}
+
+/// The test of an unsaved server, boxed in a frame of its own (see [`installed_test`]).
+#[inline(never)]
+fn prepared_test<'a>(
+    prepared: &'a PreparedServer,
+    catalog: &'a Catalog,
+    timeout: Option<Duration>,
+    progress: impl FnMut(StageEvent) + 'a,
+) -> Pin<Box<dyn Future<Output = TestResult> + 'a>> {
+    Box::pin(checks::test_prepared(prepared, catalog, timeout, progress))
 }
 
 /// The catalog a test of `server` needs: the catalog is read only for the credential probe of

@@ -116,7 +116,7 @@ fn build_client_with(
             attempt.follow()
         }
     });
-    let mut builder = reqwest::Client::builder()
+    let mut builder = crate::tls::http_client_builder()
         .default_headers(map)
         .redirect(policy)
         // Idle pooled connections caused ~40 ms delayed-ACK stalls, and reusing one measured

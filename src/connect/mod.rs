@@ -17,6 +17,7 @@ pub mod process;
 pub mod sse;
 pub mod stdio;
 
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -24,6 +25,7 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, ServerPeerInfo,
 };
 use rmcp::service::{ClientInitializeError, Peer, RunningService};
+use rmcp::transport::IntoTransport;
 use rmcp::{RoleClient, serve_client};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -298,6 +300,22 @@ pub fn client_config() -> ClientConfig {
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
+/// rmcp's handshake over `transport`, as a boxed future built in a frame of its own. Built
+/// in place, each transport's handshake future (about 9 KiB) got its own stack slot in the
+/// frame of [`Connection::initialize`] (44 KiB, every page of it a page fault on the first
+/// test of a process).
+#[inline(never)]
+fn handshake<T, E, A>(
+    transport: T,
+) -> Pin<Box<dyn Future<Output = Result<Service, ClientInitializeError>> + Send>>
+where
+    T: IntoTransport<RoleClient, E, A> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+    A: 'static,
+{
+    Box::pin(serve_client(client_config(), transport))
+}
+
 /// A transport that is connected but has not done the handshake yet.
 enum Pending {
     Stdio(stdio::StdioTransport),
@@ -391,10 +409,10 @@ impl Connection {
             .take()
             .expect("initialize is called once, after open");
         let service = match pending {
-            Pending::Stdio(t) => serve_client(client_config(), t).await,
-            Pending::Sse(t) => serve_client(client_config(), t).await,
-            Pending::Shttp(t) => serve_client(client_config(), t.into_transport()).await,
-            Pending::Auto(t) => match serve_client(client_config(), t.into_transport()).await {
+            Pending::Stdio(t) => handshake(t).await,
+            Pending::Sse(t) => handshake(t).await,
+            Pending::Shttp(t) => handshake(t.into_transport()).await,
+            Pending::Auto(t) => match handshake(t.into_transport()).await {
                 Ok(service) => Ok(service),
                 Err(err) => {
                     let status = match self.monitor.snapshot().http {
@@ -414,7 +432,7 @@ impl Connection {
                             status,
                             sse: Box::new(sse),
                         })?;
-                    serve_client(client_config(), sse).await
+                    handshake(sse).await
                 }
             },
         };

@@ -262,7 +262,7 @@ pub async fn run_quick(program: &Path, args: &[&str], timeout: Duration) -> Opti
 
 /// `major.minor` of the first version-looking word of `text` ("v20.11.1" → (20, 11)).
 pub fn parse_version(text: &str) -> Option<(u32, u32)> {
-    let re = regex::Regex::new(r"(\d+)\.(\d+)").ok()?;
+    let re = regex::Regex::new(r"([0-9]+)\.([0-9]+)").ok()?;
     let caps = re.captures(text)?;
     Some((caps[1].parse().ok()?, caps[2].parse().ok()?))
 }

@@ -108,7 +108,7 @@ pub fn certificate_problem(detail: &str) -> Option<&'static str> {
 /// Whether GET `url` with `Accept: text/event-stream` opens a legacy SSE stream whose first
 /// event is `endpoint`.
 pub async fn is_sse_endpoint(url: &Url) -> bool {
-    let Ok(client) = reqwest::Client::builder()
+    let Ok(client) = crate::tls::http_client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(CHECK_TIMEOUT)
         .build()

@@ -34,7 +34,9 @@ fn var_patterns() -> &'static [Regex] {
             format!(r"(?i:set|export|provide)\s+(?i:the\s+)?{var}\s+(?i:environment|env)"),
         ]
         .iter()
-        .map(|p| Regex::new(p).expect("env pattern"))
+        // ASCII-only (`regex` has no Unicode tables here: see crate::regex_rules); logs name
+        // variables in ASCII.
+        .map(|p| Regex::new(&format!("(?-u){p}")).expect("env pattern"))
         .collect()
     })
 }
@@ -128,6 +130,13 @@ pub fn explain(name: &str, server: &ServerConfig, result: &TestResult) -> Vec<Fi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variable_patterns_need_no_unicode_tables() {
+        for pattern in var_patterns() {
+            crate::regex_rules::tests::assert_needs_no_unicode_tables(pattern.as_str());
+        }
+    }
 
     #[test]
     fn missing_variables_are_named() {

@@ -49,7 +49,7 @@ pub(crate) struct ClientAuth<'a> {
 impl Http {
     pub fn new(timeout: Duration) -> Result<Http, OAuthError> {
         let build = |redirects: reqwest::redirect::Policy| {
-            reqwest::Client::builder()
+            crate::tls::http_client_builder()
                 .redirect(redirects)
                 .timeout(timeout)
                 .connect_timeout(timeout.min(Duration::from_secs(10)))

@@ -8,10 +8,12 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, ClientRequest, ListPromptsRequest, ListResourcesRequest,
     ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerResult,
 };
+use rmcp::service::Peer;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -71,7 +73,13 @@ impl<P: FnMut(StageEvent)> Run<'_, P> {
     }
 
     fn finish(&mut self, stage: Stage, started: Instant, ok: bool) {
-        let ms = started.elapsed().as_millis() as u64;
+        self.finish_at(stage, started, Instant::now(), ok);
+    }
+
+    /// Record a stage that ended at `ended` (a stage run alongside others ends before it is
+    /// recorded).
+    fn finish_at(&mut self, stage: Stage, started: Instant, ended: Instant, ok: bool) {
+        let ms = ended.duration_since(started).as_millis() as u64;
         self.result.stages.push(StageReport {
             name: stage,
             ok,
@@ -272,105 +280,52 @@ async fn stages<P: FnMut(StageEvent)>(
         ));
     }
 
-    // tools/list
-    let started = run.start(Stage::ToolsList);
-    match list_all(run, conn, Stage::ToolsList, "tools/list", "tools").await {
-        Ok(items) => {
-            let names: Vec<String> = items
-                .iter()
-                .map(|t| {
-                    t.get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned()
-                })
-                .collect();
-            let adapted = naming::adapted_names(run.resolved.name(), &names);
-            run.result.tools = items
-                .into_iter()
-                .zip(names)
-                .zip(adapted)
-                .map(|((tool, name), adapted_name)| ToolInfo {
-                    name,
-                    description: tool
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
-                    annotations: tool.get("annotations").cloned().filter(|a| !a.is_null()),
-                    adapted_name,
-                })
-                .collect();
-            run.finish(Stage::ToolsList, started, true);
-        }
-        Err(ListError::NotFound(_)) if capabilities.tools.is_none() => {
-            run.result.warnings.push(
-                "the server declares no tools capability and does not implement tools/list"
-                    .to_owned(),
-            );
-            run.finish(Stage::ToolsList, started, true);
-        }
-        Err(ListError::NotFound(failure) | ListError::Failed(failure)) => {
-            run.finish(Stage::ToolsList, started, false);
-            return Err(failure);
-        }
-    }
-
-    // resources/list, prompts/list: only when declared; "method not found" is no failure.
+    // tools/list, resources/list and prompts/list (the last two only when declared) are
+    // requested together: a server answers them in one go instead of waiting for the client
+    // between them. Each stage reports its own outcome and duration, in stage order.
+    let mut lists = vec![List::Tools];
     if capabilities.resources.is_some() {
-        let started = run.start(Stage::ResourcesList);
-        match list_all(
-            run,
-            conn,
-            Stage::ResourcesList,
-            "resources/list",
-            "resources",
-        )
-        .await
-        {
-            Ok(items) => {
-                run.result.resources = items
-                    .iter()
-                    .map(|r| ResourceInfo {
-                        uri: str_field(r, "uri").unwrap_or_default(),
-                        name: str_field(r, "name").unwrap_or_default(),
-                        description: str_field(r, "description"),
-                        mime_type: str_field(r, "mimeType"),
-                    })
-                    .collect();
-                run.finish(Stage::ResourcesList, started, true);
-            }
-            Err(ListError::NotFound(_)) => run.finish(Stage::ResourcesList, started, true),
-            Err(ListError::Failed(failure)) => {
-                run.finish(Stage::ResourcesList, started, false);
-                return Err(failure);
-            }
-        }
+        lists.push(List::Resources);
     }
     if capabilities.prompts.is_some() {
-        let started = run.start(Stage::PromptsList);
-        match list_all(run, conn, Stage::PromptsList, "prompts/list", "prompts").await {
+        lists.push(List::Prompts);
+    }
+    let started: Vec<Instant> = lists.iter().map(|list| run.start(list.stage())).collect();
+    let peer = conn.peer().expect("initialized").clone();
+    let fetched = {
+        let run = &*run;
+        // Boxed, so that joining them moves pointers rather than the futures themselves.
+        let fetches = lists
+            .iter()
+            .map(|&list| Box::pin(fetch_list(run, &peer, list)));
+        futures::future::join_all(fetches).await
+    };
+    let mut first_failure = None;
+    for ((list, started), fetched) in lists.into_iter().zip(started).zip(fetched) {
+        run.result.warnings.extend(fetched.warnings);
+        let ok = match settle_list(run, conn, list, fetched.outcome).await {
             Ok(items) => {
-                run.result.prompts = items
-                    .iter()
-                    .map(|p| PromptInfo {
-                        name: str_field(p, "name").unwrap_or_default(),
-                        description: str_field(p, "description"),
-                        arguments: p
-                            .get("arguments")
-                            .and_then(Value::as_array)
-                            .cloned()
-                            .unwrap_or_default(),
-                    })
-                    .collect();
-                run.finish(Stage::PromptsList, started, true);
+                apply_list(run, list, items);
+                true
             }
-            Err(ListError::NotFound(_)) => run.finish(Stage::PromptsList, started, true),
-            Err(ListError::Failed(failure)) => {
-                run.finish(Stage::PromptsList, started, false);
-                return Err(failure);
+            // A server without the capability that lacks the method is no failure.
+            Err(ListError::NotFound(_)) if list == List::Tools && capabilities.tools.is_none() => {
+                run.result.warnings.push(
+                    "the server declares no tools capability and does not implement tools/list"
+                        .to_owned(),
+                );
+                true
             }
-        }
+            Err(ListError::NotFound(_)) if list != List::Tools => true,
+            Err(ListError::NotFound(failure) | ListError::Failed(failure)) => {
+                first_failure.get_or_insert(failure);
+                false
+            }
+        };
+        run.finish_at(list.stage(), started, fetched.ended, ok);
+    }
+    if let Some(failure) = first_failure {
+        return Err(failure);
     }
 
     // credential probe
@@ -443,21 +398,119 @@ fn str_field(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
+/// One of the lists a test fetches.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum List {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+impl List {
+    fn stage(self) -> Stage {
+        match self {
+            List::Tools => Stage::ToolsList,
+            List::Resources => Stage::ResourcesList,
+            List::Prompts => Stage::PromptsList,
+        }
+    }
+
+    fn method(self) -> &'static str {
+        self.stage().as_str()
+    }
+
+    /// The key of the items in the result (`tools`, `resources`, `prompts`).
+    fn key(self) -> &'static str {
+        match self {
+            List::Tools => "tools",
+            List::Resources => "resources",
+            List::Prompts => "prompts",
+        }
+    }
+
+    fn request(self, cursor: Option<String>) -> ClientRequest {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        match self {
+            List::Tools => ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
+            List::Resources => {
+                ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
+            }
+            List::Prompts => {
+                ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params))
+            }
+        }
+    }
+}
+
+/// Put the items of `list` into the result.
+fn apply_list<P: FnMut(StageEvent)>(run: &mut Run<'_, P>, list: List, items: Vec<Value>) {
+    match list {
+        List::Tools => {
+            let names: Vec<String> = items
+                .iter()
+                .map(|t| str_field(t, "name").unwrap_or_default())
+                .collect();
+            let adapted = naming::adapted_names(run.resolved.name(), &names);
+            run.result.tools = items
+                .into_iter()
+                .zip(names)
+                .zip(adapted)
+                .map(|((tool, name), adapted_name)| ToolInfo {
+                    name,
+                    description: str_field(&tool, "description"),
+                    input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+                    annotations: tool.get("annotations").cloned().filter(|a| !a.is_null()),
+                    adapted_name,
+                })
+                .collect();
+        }
+        List::Resources => {
+            run.result.resources = items
+                .iter()
+                .map(|r| ResourceInfo {
+                    uri: str_field(r, "uri").unwrap_or_default(),
+                    name: str_field(r, "name").unwrap_or_default(),
+                    description: str_field(r, "description"),
+                    mime_type: str_field(r, "mimeType"),
+                })
+                .collect();
+        }
+        List::Prompts => {
+            run.result.prompts = items
+                .iter()
+                .map(|p| PromptInfo {
+                    name: str_field(p, "name").unwrap_or_default(),
+                    description: str_field(p, "description"),
+                    arguments: p
+                        .get("arguments")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default(),
+                })
+                .collect();
+        }
+    }
+}
+
+/// A list as fetched: every item, or what stopped the fetch; warnings; when it ended.
+struct Fetched {
+    outcome: Result<Vec<Value>, FetchError>,
+    warnings: Vec<String>,
+    ended: Instant,
+}
+
+/// What stopped a fetch, classified later (classifying may wait for the process to exit,
+/// which needs the connection to itself).
+enum FetchError {
+    Service(rmcp::ServiceError),
+    Raced(Raced<()>),
+    Failed(Failure),
+}
+
 enum ListError {
     /// JSON-RPC -32601: the method does not exist.
     NotFound(Failure),
     Failed(Failure),
-}
-
-fn list_request(method: &str, cursor: Option<String>) -> ClientRequest {
-    let params = PaginatedRequestParams::default().with_cursor(cursor);
-    match method {
-        "tools/list" => ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
-        "resources/list" => {
-            ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
-        }
-        _ => ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
-    }
 }
 
 /// The JSON of a list result, whatever variant rmcp decoded it as.
@@ -471,52 +524,55 @@ fn list_json(result: ServerResult) -> Option<Value> {
     }
 }
 
-/// Every item of a paginated list (`key` is `tools`, `resources` or `prompts`).
-async fn list_all<P: FnMut(StageEvent)>(
-    run: &mut Run<'_, P>,
-    conn: &mut Connection,
-    stage: Stage,
-    method: &str,
-    key: &str,
-) -> Result<Vec<Value>, ListError> {
-    let peer = conn.peer().expect("initialized").clone();
+/// Every item of a paginated list, page after page. Only reads `run` (its deadline and
+/// monitor), so the lists can be fetched at the same time.
+async fn fetch_list<P: FnMut(StageEvent)>(
+    run: &Run<'_, P>,
+    peer: &Peer<RoleClient>,
+    list: List,
+) -> Fetched {
+    let mut warnings = vec![];
+    let outcome = fetch_pages(run, peer, list, &mut warnings).await;
+    Fetched {
+        outcome,
+        warnings,
+        ended: Instant::now(),
+    }
+}
+
+async fn fetch_pages<P: FnMut(StageEvent)>(
+    run: &Run<'_, P>,
+    peer: &Peer<RoleClient>,
+    list: List,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Value>, FetchError> {
+    let (method, key) = (list.method(), list.key());
     let mut items = vec![];
     let mut cursor: Option<String> = None;
     let mut seen_cursors = HashSet::new();
     for page in 0.. {
         if page == MAX_PAGES {
-            run.result.warnings.push(format!(
+            warnings.push(format!(
                 "{method} was cut off after {MAX_PAGES} pages ({} items)",
                 items.len()
             ));
             break;
         }
-        let request = list_request(method, cursor.clone());
-        let raced = run.race(stage, peer.send_request(request)).await;
-        let result = match raced {
+        let result = match run
+            .race(
+                list.stage(),
+                peer.send_request(list.request(cursor.clone())),
+            )
+            .await
+        {
             Raced::Done(Ok(result)) => result,
-            Raced::Done(Err(err)) => {
-                if let rmcp::ServiceError::McpError(data) = &err
-                    && data.code.0 == -32601
-                {
-                    let ctx = run.context(stage);
-                    return Err(ListError::NotFound(classify::rpc_error(&ctx, method, data)));
-                }
-                let obs = run.observations(Some(conn)).await;
-                let ctx = run.context(stage);
-                return Err(ListError::Failed(classify::service_error(
-                    &ctx, method, &err, &obs,
-                )));
-            }
-            other => {
-                return Err(ListError::Failed(
-                    run.fail_raced(stage, Some(conn), other).await,
-                ));
-            }
+            Raced::Done(Err(err)) => return Err(FetchError::Service(err)),
+            Raced::TimedOut => return Err(FetchError::Raced(Raced::TimedOut)),
+            Raced::Fatal => return Err(FetchError::Raced(Raced::Fatal)),
         };
         let json = list_json(result);
         let Some(Value::Array(page_items)) = json.as_ref().and_then(|j| j.get(key)).cloned() else {
-            return Err(ListError::Failed(Failure::new(
+            return Err(FetchError::Failed(Failure::new(
                 ErrorKind::Protocol,
                 format!("the server's answer to {method} has no `{key}` list"),
                 "the server does not follow the MCP schema; it may speak another protocol version",
@@ -533,7 +589,7 @@ async fn list_all<P: FnMut(StageEvent)>(
             None => break,
             Some(next) => {
                 if !seen_cursors.insert(next.clone()) {
-                    run.result.warnings.push(format!(
+                    warnings.push(format!(
                         "{method} repeated the cursor `{}`; listing stopped there",
                         crate::connect::truncate_chars(&next, 40)
                     ));
@@ -544,6 +600,39 @@ async fn list_all<P: FnMut(StageEvent)>(
         }
     }
     Ok(items)
+}
+
+/// The items of a fetched list, or its classified failure.
+async fn settle_list<P: FnMut(StageEvent)>(
+    run: &mut Run<'_, P>,
+    conn: &mut Connection,
+    list: List,
+    outcome: Result<Vec<Value>, FetchError>,
+) -> Result<Vec<Value>, ListError> {
+    let (stage, method) = (list.stage(), list.method());
+    match outcome {
+        Ok(items) => Ok(items),
+        Err(FetchError::Service(rmcp::ServiceError::McpError(data))) if data.code.0 == -32601 => {
+            Err(ListError::NotFound(classify::rpc_error(
+                &run.context(stage),
+                method,
+                &data,
+            )))
+        }
+        Err(FetchError::Service(err)) => {
+            let obs = run.observations(Some(conn)).await;
+            Err(ListError::Failed(classify::service_error(
+                &run.context(stage),
+                method,
+                &err,
+                &obs,
+            )))
+        }
+        Err(FetchError::Raced(raced)) => Err(ListError::Failed(
+            run.fail_raced(stage, Some(conn), raced).await,
+        )),
+        Err(FetchError::Failed(failure)) => Err(ListError::Failed(failure)),
+    }
 }
 
 /// Close, collect stderr, redact. A stdio server takes a while to exit after its stdin

@@ -111,3 +111,32 @@ fn the_desktop_shell_is_not_in_this_workspace() {
         "src-tauri must be its own workspace"
     );
 }
+
+/// Every HTTP client is built through `plugboard::tls::http_client_builder`, which installs the
+/// TLS crypto provider: reqwest is built without one, so a client built directly would panic
+/// on first use (src/tls.rs).
+#[test]
+fn http_clients_are_built_with_the_tls_provider() {
+    let root = repo_root();
+    let mut files = vec![];
+    for dir in ["src", "tests", "tools", "src-tauri/src"] {
+        if root.join(dir).is_dir() {
+            rust_files(&root.join(dir), &mut files);
+        }
+    }
+    let direct: Vec<_> = files
+        .iter()
+        .filter(|p| !p.ends_with("src/tls.rs") && !p.ends_with("tests/it/architecture.rs"))
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            ["Client::builder()", "Client::new()", "reqwest::get("]
+                .iter()
+                .any(|call| text.contains(call))
+        })
+        .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(
+        direct.is_empty(),
+        "HTTP clients built without plugboard::tls::http_client_builder: {direct:?}"
+    );
+}

@@ -69,7 +69,11 @@ impl OAuthServer {
 
     /// What the fixture counted (registrations, code_exchanges, refreshes, revocations, ...).
     pub async fn stats(&self) -> Value {
-        reqwest::get(format!("{}/stats", self.base))
+        plugboard::tls::http_client_builder()
+            .build()
+            .unwrap()
+            .get(format!("{}/stats", self.base))
+            .send()
             .await
             .unwrap()
             .json()
@@ -93,9 +97,22 @@ impl Drop for OAuthServer {
     }
 }
 
+/// Whether nothing answers at `url` any more, within a second (a callback listener that
+/// has closed).
+pub async fn stops_answering(url: &str) -> bool {
+    let client = plugboard::tls::http_client_builder().build().unwrap();
+    for _ in 0..50 {
+        if client.get(url).send().await.is_err() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
 /// A client that never follows redirects (the test plays the browser step by step).
 pub fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
+    plugboard::tls::http_client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(10))
         .build()
@@ -159,7 +176,9 @@ pub async fn sign_in(jobs: &OAuthJobs, name: &str, server: &ServerConfig) -> Job
 
 /// POST one JSON-RPC request to the MCP endpoint with a bearer token; returns (status, body).
 pub async fn mcp_call(url: &str, token: &str, method: &str) -> (u16, Value) {
-    let response = reqwest::Client::new()
+    let response = plugboard::tls::http_client_builder()
+        .build()
+        .unwrap()
         .post(url)
         .bearer_auth(token)
         .header("Content-Type", "application/json")

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::oauth_fixture::{
     OAuthServer, assert_no_file_contains, consent, context, deliver, mcp_call, oauth_server_config,
-    sign_in,
+    sign_in, stops_answering,
 };
 
 /// The stored token record (the test looks inside the secret store on purpose).
@@ -59,14 +59,7 @@ async fn full_flow_stores_tokens_and_the_token_opens_the_server() {
     assert_eq!(done.authorization_url, None);
 
     // The listener accepted one callback and is gone.
-    let mut closed = false;
-    for _ in 0..50 {
-        if reqwest::get(&location).await.is_err() {
-            closed = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let closed = stops_answering(&location).await;
     assert!(
         closed,
         "the callback listener still answers after the sign-in"
@@ -320,7 +313,9 @@ async fn revoked_refresh_token_means_login_required() {
         record["refresh_token"].as_str().unwrap(),
         client["client_id"].as_str().unwrap()
     );
-    let r = reqwest::Client::new()
+    let r = plugboard::tls::http_client_builder()
+        .build()
+        .unwrap()
         .post(format!("{}/revoke", fixture.base))
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(form)
@@ -403,7 +398,9 @@ async fn insufficient_scope_steps_up_once_then_stops() {
         .await
         .unwrap()
         .unwrap();
-    let response = reqwest::Client::new()
+    let response = plugboard::tls::http_client_builder()
+        .build()
+        .unwrap()
         .post(fixture.mcp_url())
         .bearer_auth(token.expose())
         .header("Content-Type", "application/json")
@@ -441,7 +438,9 @@ async fn insufficient_scope_steps_up_once_then_stops() {
         .unwrap()
         .unwrap();
     let (status, body) = {
-        let r = reqwest::Client::new()
+        let r = plugboard::tls::http_client_builder()
+            .build()
+            .unwrap()
             .post(fixture.mcp_url())
             .bearer_auth(token.expose())
             .header("Content-Type", "application/json")
@@ -538,7 +537,9 @@ async fn a_pre_registered_client_with_a_secret_and_a_fixed_callback_port() {
         .unwrap()
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let registered: Value = reqwest::Client::new()
+    let registered: Value = plugboard::tls::http_client_builder()
+        .build()
+        .unwrap()
         .post(format!("{}/register", fixture.base))
         .header("Content-Type", "application/json")
         .body(

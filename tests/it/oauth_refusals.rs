@@ -9,7 +9,9 @@ use std::time::Duration;
 use plugboard::oauth::{JobState, JobStatus, OAuthJobs, token_status};
 use plugboard::secrets::MemoryStore;
 
-use crate::oauth_fixture::{OAuthServer, consent, context, deliver, oauth_server_config};
+use crate::oauth_fixture::{
+    OAuthServer, consent, context, deliver, oauth_server_config, stops_answering,
+};
 
 /// Start a sign-in against a fixture started with `args`; returns the jobs, job id and status
 /// once it left `discovering`.
@@ -150,14 +152,7 @@ async fn a_cancelled_job_closes_its_listener() {
     assert_eq!(done.state, JobState::Cancelled);
     assert!(done.error.unwrap().contains("cancelled"));
     // The listener is closed: the browser's redirect reaches nothing.
-    let mut closed = false;
-    for _ in 0..50 {
-        if reqwest::get(&location).await.is_err() {
-            closed = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let closed = stops_answering(&location).await;
     assert!(closed);
     assert!(store.keys().iter().all(|k| k.name() != "oauth_tokens"));
     // Cancelling again and pasting into an ended job are clear no-ops / errors.

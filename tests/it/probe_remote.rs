@@ -36,6 +36,17 @@ async fn sse_happy_path_lists_every_page() {
     assert!(!probed.result.resources.is_empty());
 }
 
+/// The legacy SSE server holds its list answers until all three lists were asked for.
+#[tokio::test]
+async fn sse_lists_are_requested_together() {
+    let fx = HttpFixture::start("sse", &["--misbehave", "lists-together"]);
+    let server = remote_config(TransportKind::Sse, &fx.url("/sse"), 5);
+    let probed = probe("legacy", &server, &store_with("legacy", &[]), None).await;
+    probed.assert_ok();
+    assert!(!probed.result.tools.is_empty() && !probed.result.prompts.is_empty());
+    assert!(!probed.result.resources.is_empty());
+}
+
 #[tokio::test]
 async fn auto_falls_back_to_sse_and_says_so() {
     let fx = HttpFixture::start("http", &["--misbehave", "sse-only"]);

@@ -12,6 +12,17 @@ use crate::support::fixture::{
     store_with, wait_gone,
 };
 
+/// The stages of a successful test of a server without a credential probe.
+const EVERY_STAGE_BUT_THE_PROBE: [&str; 7] = [
+    "resolve",
+    "connect",
+    "initialize",
+    "tools/list",
+    "resources/list",
+    "prompts/list",
+    "close",
+];
+
 /// Run the fixture over stdio with `--misbehave <kind>` and `timeout` seconds.
 async fn misbehaving(test: &str, kind: &str, timeout: u64) -> (Probed, String) {
     let marker = marker(test);
@@ -39,18 +50,7 @@ async fn stdio_happy_path_lists_every_page_resources_and_prompts() {
     assert_eq!(r.server.as_ref().unwrap().name, marker);
     assert!(r.protocol_version.is_some());
     assert!(!r.resources.is_empty() && !r.prompts.is_empty());
-    assert_eq!(
-        probed.stage_names(),
-        [
-            "resolve",
-            "connect",
-            "initialize",
-            "tools/list",
-            "resources/list",
-            "prompts/list",
-            "close"
-        ]
-    );
+    assert_eq!(probed.stage_names(), EVERY_STAGE_BUT_THE_PROBE);
     assert!(r.stages.iter().all(|s| s.ok));
     let echo = r.tools.iter().find(|t| t.name == "echo").unwrap();
     assert_eq!(echo.adapted_name, "mcp__fixture__echo");
@@ -95,6 +95,17 @@ async fn stdio_happy_path_lists_every_page_resources_and_prompts() {
     assert!(v["tools"][0].get("adapted_name").is_some());
     assert!(v.get("error_kind").is_none());
     assert_no_process_left(&marker);
+}
+
+/// The server answers no list until it has been asked for all three: a client that waits for
+/// the tools before asking for the resources would time out.
+#[tokio::test]
+async fn stdio_lists_are_requested_together() {
+    let (probed, _) = misbehaving("together", "lists-together", 5).await;
+    probed.assert_ok();
+    let r = &probed.result;
+    assert!(!r.tools.is_empty() && !r.resources.is_empty() && !r.prompts.is_empty());
+    assert_eq!(probed.stage_names(), EVERY_STAGE_BUT_THE_PROBE);
 }
 
 #[tokio::test]

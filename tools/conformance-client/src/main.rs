@@ -92,7 +92,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), BoxError> {
         ctx,
         server,
         token: Mutex::new(None),
-        browser: reqwest::Client::builder()
+        browser: plugboard::tls::http_client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()?,
     });
@@ -106,7 +106,9 @@ async fn run(url: &str, scenario: &str) -> Result<(), BoxError> {
 async fn exercise(url: &str, auth: Arc<Authorizer>, scenario: &str) -> Result<(), BoxError> {
     let (listening, mut heard) = tokio::sync::watch::channel(false);
     let http = AuthorizingHttp {
-        inner: reqwest::Client::new(),
+        inner: plugboard::tls::http_client_builder()
+            .build()
+            .expect("an HTTP client"),
         auth,
         listening: Arc::new(listening),
     };
