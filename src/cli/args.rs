@@ -21,10 +21,11 @@ pub struct Cli {
 impl Cli {
     /// Parses the command line. clap's derive describes every subcommand before it parses,
     /// which costs a `plugboard test` of a fast server (or each `plugboard run` an MCP client
-    /// starts) more than everything else it does before starting the server. So the commands
-    /// run most often are first parsed against a description of that one command; anything
-    /// that does not parse there (help, a mistake, any other command) goes through the full
-    /// description, so every message and every result is exactly clap's.
+    /// starts) more than everything else it does before starting the server. So a plain
+    /// `test` is read without clap ([`Cli::parse_test`]), the commands run most often are
+    /// then parsed against a description of that one command, and anything that does not
+    /// parse there (help, a mistake, any other command) goes through the full description,
+    /// so every message and every result is exactly clap's.
     pub fn parse_args() -> Cli {
         let args: Vec<OsString> = std::env::args_os().collect();
         Cli::parse_test(&args)
@@ -501,6 +502,13 @@ mod tests {
         line.split(' ').map(OsString::from).collect()
     }
 
+    /// `parsed` (from a shortcut) is clap's full parse of `line`.
+    fn assert_same_as_clap(parsed: Option<Cli>, line: &str) {
+        let parsed = parsed.expect(line);
+        let full = Cli::try_parse_from(argv(line)).expect(line);
+        assert_eq!(format!("{parsed:?}"), format!("{full:?}"), "{line}");
+    }
+
     #[test]
     fn quick_commands_have_the_arguments_of_the_full_description() {
         let full = Cli::command();
@@ -530,9 +538,7 @@ mod tests {
             "plugboard test --url http://127.0.0.1:9/mcp --header A=b --json",
             "plugboard test --stdio --env K=V -- cmd",
         ] {
-            let fast = Cli::parse_test(&argv(line)).expect(line);
-            let full = Cli::try_parse_from(argv(line)).expect(line);
-            assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{line}");
+            assert_same_as_clap(Cli::parse_test(&argv(line)), line);
         }
         for line in [
             "plugboard test",
@@ -588,9 +594,7 @@ mod tests {
             "plugboard list --json",
             "plugboard list",
         ] {
-            let quick = Cli::parse_quick(&argv(line)).expect(line);
-            let full = Cli::try_parse_from(argv(line)).expect(line);
-            assert_eq!(format!("{quick:?}"), format!("{full:?}"), "{line}");
+            assert_same_as_clap(Cli::parse_quick(&argv(line)), line);
         }
     }
 

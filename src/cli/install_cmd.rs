@@ -8,7 +8,7 @@ use super::CliError;
 use super::args::{AddArgs, InstallArgs, RemoteTransport};
 use super::input::{SecretInput, key_value, prompt_line};
 use super::output::print_json;
-use super::test_cmd::{print_result, progress_printer, runtime};
+use super::test_cmd::{prepared_test, print_result, progress_printer, runtime};
 use crate::catalog::Catalog;
 use crate::checks;
 use crate::config::{
@@ -151,7 +151,7 @@ fn test_then_save(
             eprintln!("Testing `{}` before saving it", prepared.name);
         }
         let started = now_ms();
-        let result = runtime()?.block_on(checks::test_prepared(
+        let result = runtime()?.block_on(prepared_test(
             prepared,
             catalog,
             None,

@@ -182,7 +182,7 @@ fn installed_test<'a>(
 
 /// The test of an unsaved server, boxed in a frame of its own (see [`installed_test`]).
 #[inline(never)]
-fn prepared_test<'a>(
+pub fn prepared_test<'a>(
     prepared: &'a PreparedServer,
     catalog: &'a Catalog,
     timeout: Option<Duration>,
