@@ -167,7 +167,8 @@ impl Api {
         let path = std::env::var_os("PATH").unwrap_or_default();
         locate_cli(exe.as_deref(), std::env::split_paths(&path)).ok_or_else(|| {
             "the `plugboard` command-line tool was not found next to the app or on PATH; \
-             other apps start your servers through it, so install it first"
+             other apps start your servers through it: install the Plugboard package (it puts \
+             the tool beside the app in /usr/bin), or put a `plugboard` on PATH"
                 .to_string()
         })
     }

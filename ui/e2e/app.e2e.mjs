@@ -6,10 +6,10 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startDriver as launchDriver } from "./driver.mjs";
 import { Session, sleep } from "./webdriver.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -123,61 +123,18 @@ writeFileSync(
   }),
 );
 
-async function freePort() {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
-    srv.on("error", rej);
-  });
-}
-
-async function waitHttp(url, timeout = 20000) {
-  const end = Date.now() + timeout;
-  for (;;) {
-    try {
-      const r = await fetch(url);
-      if (r.status < 500) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > end) throw new Error(`${url} did not come up`);
-    await sleep(100);
-  }
-}
-
 let driver = null;
 let base = "";
 async function startDriver(extraEnv = {}) {
-  const port = await freePort();
-  const nativePort = await freePort();
-  driver = spawn(DRIVER, ["--port", String(port), "--native-port", String(nativePort), "--native-driver", "/usr/bin/WebKitWebDriver"], {
-    // BROWSER=true: xdg-open "opens" sign-in pages into nothing; the test follows them itself.
-    env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_CATALOG_DIR: catalogDir, BROWSER: "true", ...extraEnv },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  driver.stderr.on("data", (d) => process.env.E2E_VERBOSE && process.stderr.write(d));
-  base = `http://127.0.0.1:${port}`;
-  await waitHttp(`${base}/status`);
-  await waitHttp(`http://127.0.0.1:${nativePort}/status`);
+  // BROWSER=true: xdg-open "opens" sign-in pages into nothing; the test follows them itself.
+  driver = await launchDriver(DRIVER, { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_CATALOG_DIR: catalogDir, BROWSER: "true", ...extraEnv });
+  base = driver.base;
 }
 async function stopDriver() {
   if (!driver) return;
   const d = driver;
   driver = null;
-  d.kill("SIGTERM");
-  await new Promise((r) => {
-    const t = setTimeout(() => {
-      d.kill("SIGKILL");
-      r();
-    }, 3000);
-    d.on("exit", () => {
-      clearTimeout(t);
-      r();
-    });
-  });
+  await d.stop();
 }
 
 let s = null;

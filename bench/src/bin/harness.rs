@@ -5,10 +5,12 @@
 //!
 //!   harness [--root DIR] [--runs N] [--warmup N] [--only stdio,http,health,catalog,app,size]
 //!           [--out FILE] [--variant NAME=PATH]... [--clients floor,plugboard,...]
-//!           [--servers mcp-fixture,server-everything]
+//!           [--servers mcp-fixture,server-everything] [--app PATH]
 //!
 //! `--variant` adds another plugboard binary (say, the build before a change) as client
 //! `plugboard@NAME`, interleaved with the others: how before/after numbers are measured.
+//! `--app` starts that app binary in the app section (say, `/usr/bin/plugboard-app` of the
+//! installed package) instead of the one built in src-tauri/target.
 //!
 //! It expects what bench/run builds and installs: target/cli/plugboard (scripts/build-cli),
 //! target/release/mcp-fixture,
@@ -92,6 +94,8 @@ struct Options {
     variants: Vec<(String, PathBuf)>,
     clients: Option<Vec<String>>,
     servers: Option<Vec<String>>,
+    /// The app binary the app section starts (default: the release build, else the debug one).
+    app: Option<PathBuf>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -104,6 +108,7 @@ fn parse_options() -> Result<Options, String> {
         variants: vec![],
         clients: None,
         servers: None,
+        app: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -123,6 +128,7 @@ fn parse_options() -> Result<Options, String> {
             }
             "--clients" => options.clients = Some(value()?.split(',').map(str::to_owned).collect()),
             "--servers" => options.servers = Some(value()?.split(',').map(str::to_owned).collect()),
+            "--app" => options.app = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -953,11 +959,15 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
             "the UI sets no first-render mark (performance.mark(\"marketplace-ready\"))".into(),
         );
     }
-    let (bin, build) = ["release", "debug"]
-        .iter()
-        .map(|b| (paths.root.join(format!("src-tauri/target/{b}/plugboard-app")), *b))
-        .find(|(p, _)| p.exists())
-        .ok_or("no app binary (src-tauri/target/{release,debug}/plugboard-app): build it with `cd src-tauri && cargo build --release`")?;
+    let (bin, build) = match &options.app {
+        Some(app) if app.exists() => (app.clone(), app.to_string_lossy().into_owned()),
+        Some(app) => return Err(format!("no app binary at {}", app.display())),
+        None => ["release", "debug"]
+            .iter()
+            .map(|b| (paths.root.join(format!("src-tauri/target/{b}/plugboard-app")), b.to_string()))
+            .find(|(p, _)| p.exists())
+            .ok_or("no app binary (src-tauri/target/{release,debug}/plugboard-app): build it with `cd src-tauri && cargo build --release`")?,
+    };
     for tool in ["xvfb-run", "xwininfo"] {
         let found = Command::new("sh")
             .args(["-c", &format!("command -v {tool}")])
