@@ -3,6 +3,7 @@
 // counts, and the app's own action for a fix (sign in, review tools, update credentials, edit the
 // server). Pure: tested in doctor.test.ts.
 
+import { textParts } from "./text";
 import type { DoctorReport, FindingSeverity, FindingView, ServerDiagnosis, ServerView } from "./ipc";
 
 const RANK: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 };
@@ -82,16 +83,7 @@ export function isCommand(code: string): boolean {
 
 /** Split a fix at its backquotes. An unpaired backquote is kept as text. */
 export function fixParts(fix: string): FixPart[] {
-  const parts: FixPart[] = [];
-  const re = /`([^`]+)`/g;
-  let at = 0;
-  for (let m = re.exec(fix); m; m = re.exec(fix)) {
-    if (m.index > at) parts.push({ text: fix.slice(at, m.index), code: false, command: false });
-    parts.push({ text: m[1], code: true, command: isCommand(m[1]) });
-    at = m.index + m[0].length;
-  }
-  if (at < fix.length) parts.push({ text: fix.slice(at), code: false, command: false });
-  return parts;
+  return textParts(fix).map((p) => ({ ...p, command: p.code && isCommand(p.text) }));
 }
 
 /** The shell commands a fix names, each once, in order. */

@@ -4,6 +4,7 @@
 
 import { Channel } from "@tauri-apps/api/core";
 import { commands } from "./bindings";
+import { sentence } from "./text";
 import type {
   ApiError,
   AppInfo,
@@ -74,15 +75,16 @@ export type {
   HealthView,
 } from "./bindings";
 
-/** A failed call: the core's error, or a framework failure mapped to code `internal`. */
+/** A failed call: the core's error, or a framework failure mapped to code `internal`. Its
+ * message and field messages are sentences (the core's are written for the CLI's "error: "). */
 export class ApiFailure extends Error {
   readonly code: string;
   readonly fields: FieldError[];
   constructor(error: ApiError) {
-    super(error.message);
+    super(sentence(error.message));
     this.name = "ApiFailure";
     this.code = error.code;
-    this.fields = error.fields ?? [];
+    this.fields = (error.fields ?? []).map((f) => ({ field: f.field, message: sentence(f.message) }));
   }
 
   /** The message for one field, if the core named it. */
