@@ -222,3 +222,59 @@ export function replaceDiagnosis(report: DoctorReport, name: string, fresh: Serv
     : report.servers.filter((s) => s.name !== name);
   return { ...report, servers, ok: servers.every((s) => s.ok) };
 }
+
+/** From this many servers on, servers whose worst finding is the same kind are shown as one
+ * collapsed group ("51 servers: the command was not found"). */
+export const GROUP_AT = 3;
+
+const TITLES: Record<string, string> = {
+  "command.not_found": "the command was not found",
+  "runtime.missing": "a runtime is not installed",
+  "probe.spawn": "the command could not be started",
+  "remote.dns": "the host name does not resolve",
+  "remote.refused": "the connection is refused",
+  "remote.tls": "TLS fails",
+  "remote.unauthorized": "the server wants authorization",
+  "probe.timeout": "the server does not answer in time",
+  "probe.exited": "the server process exits",
+  "env.missing_var": "a setting is missing",
+  "tools.changed": "their tools changed",
+};
+
+/** A group of servers with the same worst problem (one server alone when its problem is its own). */
+export interface ProblemGroup {
+  key: string;
+  code: string;
+  title: string;
+  servers: ServerDiagnosis[];
+}
+
+/** Servers in report order, those sharing the code of their worst finding grouped together
+ * (clear servers are never grouped). */
+export function groupByProblem(servers: ServerDiagnosis[]): ProblemGroup[] {
+  const groups: ProblemGroup[] = [];
+  const byCode = new Map<string, ProblemGroup>();
+  for (const s of servers) {
+    const worst = sortFindings(s.findings)[0];
+    if (!worst || worst.severity === "info") {
+      groups.push({ key: `server:${s.name}`, code: "", title: s.name, servers: [s] });
+      continue;
+    }
+    let group = byCode.get(worst.code);
+    if (!group) {
+      group = { key: `code:${worst.code}`, code: worst.code, title: TITLES[worst.code] ?? worst.message, servers: [] };
+      byCode.set(worst.code, group);
+      groups.push(group);
+    }
+    group.servers.push(s);
+  }
+  // A "group" of fewer than GROUP_AT is shown server by server, in its place.
+  return groups.flatMap((g) =>
+    g.servers.length >= GROUP_AT || g.servers.length === 1 ? [g] : g.servers.map((s) => ({ ...g, key: `server:${s.name}`, servers: [s] })),
+  );
+}
+
+/** "stdio", "streamable HTTP", "SSE" (never the config's "shttp"). */
+export function transportLabel(transport: string): string {
+  return ({ stdio: "stdio", shttp: "streamable HTTP", sse: "SSE", auto: "auto-detect" } as Record<string, string>)[transport] ?? transport;
+}
