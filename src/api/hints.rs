@@ -16,14 +16,16 @@ pub(super) enum Place<'a> {
     Installed,
 }
 
-/// Whether `server` sends credentials: a secret in its env or headers, a plain value with a
-/// secret-looking name, or any auth mode.
+/// Whether `server` sends credentials that could be wrong without a test noticing: a secret in
+/// its env or headers, a plain value with a secret-looking name, or a key, token or password
+/// auth. OAuth is not among them: its tokens come from the provider's sign-in, which checked
+/// the user, and a server that answers with them accepted them.
 pub(super) fn uses_credentials(server: &ServerConfig) -> bool {
     let secret_value = |(key, value): (&String, &ConfigValue)| match value {
         ConfigValue::Secret(_) => true,
         ConfigValue::Plain(_) => looks_secret(key),
     };
-    !matches!(server.auth, Auth::None)
+    !matches!(server.auth, Auth::None | Auth::Oauth2(_))
         || server.env.iter().any(secret_value)
         || server.headers.iter().any(secret_value)
 }

@@ -437,6 +437,41 @@ mod tests {
     }
 
     #[test]
+    fn names_differing_only_in_case_or_starting_with_a_dash_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConfigStore::new(dir.path());
+        store
+            .add("bad-remote", &ServerConfig::stdio("x", vec![]))
+            .unwrap();
+        let err = store
+            .add("Bad-Remote", &ServerConfig::stdio("x", vec![]))
+            .unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::CaseCollision { existing, .. } if existing == "bad-remote"),
+            "{err}"
+        );
+        store
+            .add("other", &ServerConfig::stdio("x", vec![]))
+            .unwrap();
+        assert!(matches!(
+            store.rename("other", "BAD-REMOTE"),
+            Err(ConfigError::CaseCollision { .. })
+        ));
+        // A server may change the case of its own name.
+        store.rename("bad-remote", "Bad-Remote").unwrap();
+        assert!(matches!(
+            store.add("-lead", &ServerConfig::stdio("x", vec![])),
+            Err(ConfigError::InvalidName(_))
+        ));
+        assert!(matches!(
+            store.rename("other", "-other"),
+            Err(ConfigError::InvalidName(_))
+        ));
+        let names: Vec<String> = store.load().unwrap().names().map(String::from).collect();
+        assert_eq!(names, ["Bad-Remote", "other"]);
+    }
+
+    #[test]
     fn add_list_rename_remove() {
         let (_d, store) = store();
         assert!(store.load().unwrap().is_empty());
