@@ -52,7 +52,18 @@ pub(super) fn for_app(report: &mut TestReport, server: &ServerConfig, place: &Pl
     report.uses_credentials = uses_credentials(server);
     report.sign_in = matches!(place, Place::Installed) && calls_for_sign_in(report, server);
     if let Some(hint) = report.hint.take() {
-        report.hint = Some(app_hint(report, server, place, &hint));
+        let mut hint = app_hint(report, server, place, &hint);
+        if report.stderr_tail.is_none() {
+            // The probe's hint points below at the server's stderr; there is none to show.
+            for phrase in [
+                "; its last stderr lines are below",
+                ", its last stderr lines are below",
+                " its last stderr lines are below",
+            ] {
+                hint = hint.replace(phrase, "");
+            }
+        }
+        report.hint = Some(hint);
     }
 }
 
@@ -217,6 +228,24 @@ mod tests {
                 assert!(!out.contains("--"), "{out}");
             }
         }
+    }
+
+    #[test]
+    fn no_pointer_to_a_stderr_that_is_not_there() {
+        let server = ServerConfig::stdio("x", vec![]);
+        let hint = "the process exited with code 1 before the handshake; its last stderr lines are below (a wrong argument is the usual cause)";
+        let mut r = report("exited", hint);
+        for_app(&mut r, &server, &Place::Installed);
+        assert_eq!(
+            r.hint.as_deref(),
+            Some(
+                "the process exited with code 1 before the handshake (a wrong argument is the usual cause)"
+            )
+        );
+        let mut r = report("exited", hint);
+        r.stderr_tail = Some("boom".into());
+        for_app(&mut r, &server, &Place::Installed);
+        assert!(r.hint.unwrap().contains("below"));
     }
 
     #[test]

@@ -488,6 +488,20 @@ fn open_in_browser(url: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// A word of a command line as a shell would need it: as it is when it is plain, else in single
+/// quotes (the display of a stdio server's command; `'my dir'` reads as one argument).
+fn shell_quoted(word: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain {
+        word.into()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''")).into()
+    }
+}
+
 /// "developer-tools" → "Developer tools".
 pub fn category_label(id: &str) -> String {
     let special = match id {
@@ -651,6 +665,7 @@ fn server_view(view: &manage::ServerView, catalog: Option<&Catalog>) -> ServerVi
         (Some(url), _) => url.clone(),
         (None, Some(cmd)) => std::iter::once(cmd.as_str())
             .chain(view.args.iter().map(String::as_str))
+            .map(shell_quoted)
             .collect::<Vec<_>>()
             .join(" "),
         _ => String::new(),

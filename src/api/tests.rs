@@ -631,3 +631,21 @@ fn the_doctor_names_a_missing_command_and_redacts_every_finding() {
             .starts_with("auth failed for token ")
     );
 }
+
+#[test]
+fn a_command_line_is_shown_so_that_it_can_be_pasted_back() {
+    let args = ["--name", "my server", "it's", "plain-arg=1", ""];
+    let shown: Vec<String> = std::iter::once("node")
+        .chain(args)
+        .map(|w| super::shell_quoted(w).into_owned())
+        .collect();
+    assert_eq!(
+        shown.join(" "),
+        r#"node --name 'my server' 'it'\''s' plain-arg=1 ''"#
+    );
+    let back = super::paste::split_command_line(&shown.join(" ")).unwrap();
+    assert_eq!(
+        back,
+        std::iter::once("node").chain(args).collect::<Vec<_>>()
+    );
+}
