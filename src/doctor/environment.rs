@@ -53,6 +53,10 @@ pub async fn check(servers: &Servers, catalog: &Catalog) -> Vec<Finding> {
         for mut finding in found.into_iter().filter(|f| f.severity != Severity::Info) {
             finding.severity = Severity::Warning;
             finding.message.push_str(&uses);
+            // The check runs again from where it is shown (the app's Doctor, `plugboard doctor`).
+            finding.fix = finding
+                .fix
+                .replace("; then run `plugboard doctor` again", ", then check again");
             out.push(finding);
         }
     }
