@@ -362,6 +362,11 @@ try {
     await shot("03-search-empty");
     await fill('[data-testid="market-search"]', "");
     await s.waitUntil(async () => (await s.findAll('[data-testid="catalog-card"]')).length > 20, { what: "all cards back" });
+    // "/" (and Ctrl+K) focus the search from anywhere on the page.
+    await (await s.find("#market-title")).click();
+    await s.keys("/");
+    await s.waitUntil(async () => (await s.execute("return document.activeElement?.dataset?.testid ?? null")) === "market-search", { what: "/ to focus the search" });
+    if ((await (await s.find('[data-testid="market-search"]')).prop("value")) !== "") throw new Error("the / was typed into the search");
   });
 
   await step("keyboard: Tab to a card, Enter opens it, Escape closes and returns focus", async () => {
