@@ -38,6 +38,7 @@ let s = null;
 async function shot(name) {
   if (s) writeFileSync(join(SHOTS, `${name}.png`), await s.screenshot());
 }
+const text = async (css) => (await s.find(css)).text();
 async function step(name, fn) {
   const t0 = Date.now();
   try {
@@ -71,11 +72,17 @@ try {
       throw new Error(`the app says: ${await (await s.find('[data-testid="cli-missing"]')).text()}`);
     }
     await (await s.find(`${row} [data-testid="client-export"]`)).click();
-    await s.waitUntil(async () => (await (await s.find(row)).text()).includes(SERVER), {
-      timeout: 15000,
-      what: `Cursor's row to list ${SERVER}`,
+    const box = await (await s.waitFor(`[data-testid="export-dialog"] [data-testid="export-server"][data-name="${SERVER}"]`)).find("input");
+    if (!(await box.prop("checked"))) await box.click();
+    await s.waitUntil(async () => (await text('[data-testid="export-json"]')).includes(CLI), {
+      what: `a preview of a launcher naming ${CLI}`,
     });
-    await shot("installed-02-use-in-other-apps");
+    await shot("installed-02-use-in-other-apps-preview");
+    await (await s.find('[data-testid="export-confirm"]')).click();
+    await s.waitFor('[data-testid="export-apply-hint"]', { timeout: 10000 });
+    await (await s.find('[data-testid="export-close"]')).click();
+    await s.waitUntil(async () => (await text(row)).includes(SERVER), { what: `Cursor's row to list ${SERVER}` });
+    await shot("installed-03-use-in-other-apps");
     const file = join(HOME, ".cursor", "mcp.json");
     const entry = JSON.parse(readFileSync(file, "utf8")).mcpServers?.[SERVER];
     if (entry?.command !== CLI || JSON.stringify(entry.args) !== JSON.stringify(["run", SERVER])) {
