@@ -12,7 +12,7 @@ use super::testing::on_own_thread;
 use super::{Api, ApiError, Transport};
 use crate::config::ServerConfig;
 use crate::doctor::{self, Diagnosis, Finding, Severity};
-use crate::health::now_ms;
+use crate::clock::now_ms;
 use crate::redact::Redactor;
 
 /// How bad a finding is.

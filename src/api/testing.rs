@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 
 use super::{Api, ApiError, InstallRequest};
 use crate::checks;
-use crate::health::now_ms;
+use crate::clock::now_ms;
 use crate::probe::{StageEvent, TestResult};
 
 /// Live progress of a test: a stage started or finished.

@@ -18,7 +18,7 @@ use crate::config::{
 use crate::form::{
     FieldTarget, FormInput, InputKind, PreparedServer, build_server, form_for, new_secret_namespace,
 };
-use crate::health::now_ms;
+use crate::clock::now_ms;
 use crate::manage::{ServerView, Servers, looks_secret};
 use crate::probe::TestResult;
 use crate::secrets::secret_env_var;

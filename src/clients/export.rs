@@ -206,7 +206,7 @@ pub fn apply_export(plan: &ExportPlan, config_dir: &Path) -> Result<Option<PathB
             )
         })
         .collect();
-    record.updated_at_ms = crate::health::now_ms();
+    record.updated_at_ms = crate::clock::now_ms();
     state.save(config_dir)?;
     Ok(backup)
 }
@@ -230,6 +230,6 @@ pub(crate) fn record_entries(
             },
         );
     }
-    record.updated_at_ms = crate::health::now_ms();
+    record.updated_at_ms = crate::clock::now_ms();
     state.save(config_dir)
 }
