@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::catalog::{Catalog, CredentialProbe};
+use crate::clock::now_ms;
 use crate::config::{Auth, ServerConfig, TransportKind};
 use crate::connect::Era;
 use crate::form::PreparedServer;
-use crate::clock::now_ms;
 use crate::health::{self, HealthRecord, HealthStore};
 use crate::manage::{ManageError, Servers};
 use crate::oauth::{OAuthContext, OAuthError};
@@ -176,14 +176,7 @@ pub async fn test_prepared(
         timeout,
         known_era: None,
     };
-    probe::test_config(
-        &prepared.name,
-        &prepared.config,
-        &store,
-        &options,
-        progress,
-    )
-    .await
+    probe::test_config(&prepared.name, &prepared.config, &store, &options, progress).await
 }
 
 /// Keep `result` as the health of a server that was just installed (the pre-save test).

@@ -79,4 +79,3 @@ impl std::fmt::Display for Failure {
         write!(f, "{}: {}", self.kind, self.error)
     }
 }
-

@@ -12,9 +12,9 @@ use base64::Engine;
 
 use crate::catalog::CredentialProbe;
 use crate::config::{Auth, ConfigValue, SecretRef, ServerConfig, TransportKind};
-pub use crate::connect::target::{RemoteTarget, StdioTarget, Target};
 use crate::connect::Era;
 use crate::connect::env::{self, LookupError};
+pub use crate::connect::target::{RemoteTarget, StdioTarget, Target};
 use crate::failure::{ErrorKind, Failure};
 use crate::redact::Redactor;
 use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};

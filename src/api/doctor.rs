@@ -10,9 +10,9 @@ use serde::Serialize;
 
 use super::testing::on_own_thread;
 use super::{Api, ApiError, Transport};
+use crate::clock::now_ms;
 use crate::config::ServerConfig;
 use crate::doctor::{self, Diagnosis, Finding, Severity};
-use crate::clock::now_ms;
 use crate::redact::Redactor;
 
 /// How bad a finding is.

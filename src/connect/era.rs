@@ -172,6 +172,9 @@ mod tests {
         assert!(!is_modern_error(ErrorCode(-32601)));
         let other = ErrorData::new(ErrorCode(-32601), "nope", None);
         assert_eq!(supported_of(&other), None);
-        assert_eq!(best_common(&modern_versions(), &["1900-01-01".into()]), None);
+        assert_eq!(
+            best_common(&modern_versions(), &["1900-01-01".into()]),
+            None
+        );
     }
 }

@@ -187,7 +187,11 @@ impl<T> Handshake<'_, T>
 where
     T: Transport<RoleClient>,
 {
-    async fn send(&mut self, message: ClientJsonRpcMessage, during: &'static str) -> Result<(), HandshakeError> {
+    async fn send(
+        &mut self,
+        message: ClientJsonRpcMessage,
+        during: &'static str,
+    ) -> Result<(), HandshakeError> {
         self.transport
             .send(message)
             .await
@@ -197,7 +201,11 @@ where
             })
     }
 
-    async fn send_discover(&mut self, n: u32, version: &ProtocolVersion) -> Result<(), HandshakeError> {
+    async fn send_discover(
+        &mut self,
+        n: u32,
+        version: &ProtocolVersion,
+    ) -> Result<(), HandshakeError> {
         let meta = RequestMetaObject::with_client_context(
             version.clone(),
             self.hello.client_info.clone(),
@@ -219,7 +227,10 @@ where
         let request = InitializeRequest::new(params);
         (self.steps)(Step::Initialize);
         self.send(
-            ClientJsonRpcMessage::request(ClientRequest::InitializeRequest(request), initialize_id()),
+            ClientJsonRpcMessage::request(
+                ClientRequest::InitializeRequest(request),
+                initialize_id(),
+            ),
             "initialize",
         )
         .await
@@ -255,7 +266,11 @@ where
     }
 
     /// `notifications/initialized` and the negotiated legacy session.
-    async fn finish_legacy(&mut self, result: ServerResult, found: Found) -> Result<Negotiated, HandshakeError> {
+    async fn finish_legacy(
+        &mut self,
+        result: ServerResult,
+        found: Found,
+    ) -> Result<Negotiated, HandshakeError> {
         let ServerResult::InitializeResult(init) = result else {
             return Err(HandshakeError::Unexpected {
                 method: "initialize",
@@ -297,9 +312,18 @@ where
     /// `initialize` directly (a remembered legacy server, or the legacy-only SSE transport).
     /// `Err(Ok(Reprobe))` when the answer shows that the server is modern after all and this
     /// transport cannot be probed again.
-    pub async fn legacy(mut self, remembered: bool) -> Result<Negotiated, Result<Reprobe, HandshakeError>> {
-        let found = if remembered { Found::Remembered } else { Found::Probe };
-        self.send_initialize(&era::legacy_request_version()).await.map_err(Err)?;
+    pub async fn legacy(
+        mut self,
+        remembered: bool,
+    ) -> Result<Negotiated, Result<Reprobe, HandshakeError>> {
+        let found = if remembered {
+            Found::Remembered
+        } else {
+            Found::Probe
+        };
+        self.send_initialize(&era::legacy_request_version())
+            .await
+            .map_err(Err)?;
         let answer = loop {
             match self.next_answer("initialize").await.map_err(Err)? {
                 Answer::Result(id, _) | Answer::Error(Some(id), _) if id != initialize_id() => {}
@@ -348,7 +372,9 @@ where
         watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let watching = probe_open && !initialize_sent && matches!(self.wire, Wire::Stdio(_));
-            let late = initialize_error.as_ref().map(|(_, at)| *at + LATE_PROBE_GRACE);
+            let late = initialize_error
+                .as_ref()
+                .map(|(_, at)| *at + LATE_PROBE_GRACE);
             let answer = tokio::select! {
                 biased;
                 answer = self.next_answer(if initialize_sent { "initialize" } else { "server/discover" }) => answer?,
@@ -460,8 +486,11 @@ where
                     // unknown methods with something.
                     return Verdict::Legacy(era::legacy_request_version());
                 };
-                let theirs: Vec<String> =
-                    listed.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+                let theirs: Vec<String> = listed
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect();
                 let Some(version) = era::best_common(preferred, &theirs) else {
                     return Verdict::Failed(HandshakeError::NoCommonVersion {
                         era: Era::Modern,
@@ -475,7 +504,10 @@ where
                         supported_versions: theirs,
                         peer_info,
                         ttl_ms: json.get("ttlMs").and_then(Value::as_u64),
-                        cache_scope: json.get("cacheScope").and_then(Value::as_str).map(str::to_owned),
+                        cache_scope: json
+                            .get("cacheScope")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
                         found: Found::Probe,
                     })),
                     None => Verdict::Failed(HandshakeError::Unexpected {
@@ -487,8 +519,8 @@ where
             }
             Err(error) => {
                 if let Some(theirs) = era::supported_of(&error) {
-                    if let Some(next) = era::best_common(preferred, &theirs)
-                        .filter(|v| !tried.contains(v))
+                    if let Some(next) =
+                        era::best_common(preferred, &theirs).filter(|v| !tried.contains(v))
                     {
                         return Verdict::Retry(next);
                     }

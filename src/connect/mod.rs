@@ -30,10 +30,10 @@ pub mod target;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::RoleClient;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ServerPeerInfo};
 use rmcp::service::{DynService, Peer, RunningService, ServiceExt, serve_directly};
 use rmcp::transport::Transport;
-use rmcp::RoleClient;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -589,7 +589,15 @@ impl Connection {
         steps: &mut (dyn FnMut(Step) + Send),
     ) -> Result<(Negotiated, Service), (ConnectError, Handler)> {
         let again = shttp.clone();
-        let failed = match handshake_on(shttp.into_transport(), handler, known, handshake::Wire::Http, steps).await {
+        let failed = match handshake_on(
+            shttp.into_transport(),
+            handler,
+            known,
+            handshake::Wire::Http,
+            steps,
+        )
+        .await
+        {
             Ok(done) => return Ok(done),
             Err(failed) => failed,
         };
@@ -598,7 +606,15 @@ impl Connection {
             (Err(e), handler) => return Err((ConnectError::Handshake(e), handler)),
         };
         self.monitor.clear_http();
-        match handshake_on(again.into_transport(), handler, None, handshake::Wire::Http, steps).await {
+        match handshake_on(
+            again.into_transport(),
+            handler,
+            None,
+            handshake::Wire::Http,
+            steps,
+        )
+        .await
+        {
             Ok((mut negotiated, service)) => {
                 negotiated.found = Found::Reprobe;
                 Ok((negotiated, service))

@@ -44,7 +44,10 @@ impl StderrBuffer {
 
     /// Whether nothing was written at all.
     pub fn is_empty(&self) -> bool {
-        self.bytes.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+        self.bytes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
     }
 
     /// The last `max_lines` lines (lossy UTF-8, trailing blank lines dropped).

@@ -50,4 +50,3 @@ pub enum Target {
     Stdio(StdioTarget),
     Remote(RemoteTarget),
 }
-

@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::failure::{ErrorKind, Failure};
 use crate::config::TransportKind;
 use crate::connect::Era;
+pub use crate::failure::{ErrorKind, Failure};
 
 /// How far the test proved that the server works.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -261,30 +261,8 @@ async fn stages<P: FnMut(StageEvent)>(
     };
     run.transport = conn.transport();
     run.result.transport = conn.transport();
-    // When `initialize` followed the probe: the probe's stage ends there.
-    let initialize_at = steps
-        .iter()
-        .find(|(step, _)| *step == Step::Initialize)
-        .map(|(_, at)| *at)
-        .filter(|_| first == Stage::Discover);
     let ok = matches!(raced, Raced::Done(Ok(())));
-    let legacy = conn.era() == Some(Era::Legacy);
-    match initialize_at {
-        Some(at) if legacy || !ok => {
-            run.finish_at(Stage::Discover, started, at, true);
-            let started = at;
-            (run.progress)(StageEvent::Started {
-                stage: Stage::Initialize,
-            });
-            run.finish(Stage::Initialize, started, ok);
-        }
-        _ => run.finish(first, started, ok),
-    }
-    let failed_stage = if initialize_at.is_some() && (legacy || !ok) {
-        Stage::Initialize
-    } else {
-        first
-    };
+    let failed_stage = report_handshake(run, first, started, &steps, ok, conn.era());
     if let Some(negotiated) = conn.negotiated() {
         run.result.era = Some(negotiated.era);
         run.result.protocol_version = Some(negotiated.protocol_version.to_string());
@@ -295,6 +273,14 @@ async fn stages<P: FnMut(StageEvent)>(
                 ttl_ms: negotiated.ttl_ms,
                 cache_scope: negotiated.cache_scope.clone(),
             });
+        }
+        if negotiated.found == crate::connect::Found::Reprobe {
+            run.result.warnings.push(format!(
+                "the server's era changed since its last test ({} then); a new probe found it \
+                 {}",
+                known.map_or("unknown", Era::as_str),
+                negotiated.era
+            ));
         }
         if let crate::connect::Found::Silence(waited) = negotiated.found {
             run.result.warnings.push(format!(
@@ -484,6 +470,68 @@ async fn stages<P: FnMut(StageEvent)>(
     }
     run.result.ok = true;
     Ok(())
+}
+
+/// Report the handshake's stages (started at `started` with `first`; `steps` as they were
+/// sent) for a server found to speak `era`, and return the stage a failure belongs to:
+/// - a modern server: `discover`;
+/// - a legacy server: `initialize`, after `discover` when it was probed;
+/// - a failure: the stage of the last request sent.
+fn report_handshake<P: FnMut(StageEvent)>(
+    run: &mut Run<'_, P>,
+    first: Stage,
+    started: Instant,
+    steps: &[(Step, Instant)],
+    ok: bool,
+    era: Option<Era>,
+) -> Stage {
+    let at = |wanted: Step| {
+        steps
+            .iter()
+            .find(|(step, _)| *step == wanted)
+            .map(|(_, at)| *at)
+    };
+    let last = steps.last().map(|(step, _)| *step);
+    match first {
+        // Probed: the probe's stage ends when `initialize` follows it.
+        Stage::Discover => match at(Step::Initialize) {
+            Some(initialize) if era == Some(Era::Legacy) || !ok => {
+                run.finish_at(Stage::Discover, started, initialize, true);
+                (run.progress)(StageEvent::Started {
+                    stage: Stage::Initialize,
+                });
+                run.finish(Stage::Initialize, initialize, ok);
+                Stage::Initialize
+            }
+            _ => {
+                run.finish(Stage::Discover, started, ok);
+                Stage::Discover
+            }
+        },
+        // Remembered legacy: `initialize` at once; when it was refused and a probe followed,
+        // the handshake is reported as the era it found.
+        _ => {
+            let reprobed = era == Some(Era::Modern) || (!ok && last == Some(Step::Discover));
+            if !reprobed {
+                run.finish(Stage::Initialize, started, ok);
+                return Stage::Initialize;
+            }
+            let ended = Instant::now();
+            (run.progress)(StageEvent::Finished {
+                stage: Stage::Initialize,
+                ok: true,
+                ms: at(Step::Discover)
+                    .unwrap_or(ended)
+                    .duration_since(started)
+                    .as_millis() as u64,
+            });
+            (run.progress)(StageEvent::Started {
+                stage: Stage::Discover,
+            });
+            run.finish_at(Stage::Discover, started, ended, ok);
+            Stage::Discover
+        }
+    }
 }
 
 fn str_field(value: &Value, key: &str) -> Option<String> {

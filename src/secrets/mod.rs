@@ -10,7 +10,6 @@ mod memory_store;
 pub mod selection;
 mod sensitive;
 
-
 pub use file_store::FileStore;
 pub use keyring_store::KeyringStore;
 pub use memory_store::MemoryStore;

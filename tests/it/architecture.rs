@@ -238,7 +238,9 @@ fn core_module_graph() -> std::collections::BTreeMap<String, std::collections::B
 fn core_modules_have_no_import_circles() {
     let graph = core_module_graph();
     assert!(
-        graph.get("probe").is_some_and(|uses| uses.contains("connect")),
+        graph
+            .get("probe")
+            .is_some_and(|uses| uses.contains("connect")),
         "the module graph was not read: {graph:?}"
     );
     // Every circle shows up as a module that reaches itself; report each circle once.

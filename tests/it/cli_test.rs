@@ -43,8 +43,8 @@ fn ad_hoc_stdio_test_prints_the_result_document() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(
-        stages[..4],
-        ["resolve", "connect", "initialize", "tools/list"]
+        stages[..5],
+        ["resolve", "connect", "discover", "initialize", "tools/list"]
     );
     assert!(!home.config_path().exists(), "an ad hoc test saves nothing");
 

@@ -10,6 +10,7 @@ mod cli_test;
 mod clients_formats;
 mod config_concurrency;
 mod doctor;
+mod eras;
 mod file_store;
 mod keyring;
 mod oauth_fixture;
