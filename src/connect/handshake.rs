@@ -53,7 +53,7 @@ const WATCH_EVERY: Duration = Duration::from_millis(5);
 /// probe's own answer is awaited (a modern server may answer out of order).
 const LATE_PROBE_GRACE: Duration = Duration::from_millis(200);
 
-const ID_PREFIX: &str = "plugboard-";
+const ID_PREFIX: &str = "plugboard-handshake-";
 
 /// What the handshake found out.
 #[derive(Clone, Debug)]
@@ -152,6 +152,8 @@ pub struct Handshake<'a, T> {
     pub hello: &'a ClientConfig,
     pub wire: Wire<'a>,
     pub steps: &'a mut (dyn FnMut(Step) + Send),
+    /// The version `initialize` asks for (default: the newest legacy one).
+    pub legacy_version: Option<ProtocolVersion>,
 }
 
 fn probe_id(n: u32) -> RequestId {
@@ -219,6 +221,12 @@ where
             "server/discover",
         )
         .await
+    }
+
+    fn initialize_version(&self) -> ProtocolVersion {
+        self.legacy_version
+            .clone()
+            .unwrap_or_else(era::legacy_request_version)
     }
 
     async fn send_initialize(&mut self, version: &ProtocolVersion) -> Result<(), HandshakeError> {
@@ -395,7 +403,8 @@ where
                     };
                     if give_up {
                         initialize_sent = true;
-                        self.send_initialize(&era::legacy_request_version()).await?;
+                        let version = self.initialize_version();
+                        self.send_initialize(&version).await?;
                     }
                     continue;
                 }
@@ -484,7 +493,7 @@ where
                 let Some(listed) = json.get("supportedVersions").and_then(Value::as_array) else {
                     // A result that is not a DiscoverResult: a legacy server that answers
                     // unknown methods with something.
-                    return Verdict::Legacy(era::legacy_request_version());
+                    return Verdict::Legacy(self.initialize_version());
                 };
                 let theirs: Vec<String> = listed
                     .iter()
@@ -539,7 +548,7 @@ where
                         error,
                     });
                 }
-                Verdict::Legacy(era::legacy_request_version())
+                Verdict::Legacy(self.initialize_version())
             }
         }
     }

@@ -382,6 +382,7 @@ where
         hello: &hello,
         wire,
         steps,
+        legacy_version: None,
     };
     let negotiated = match known {
         Some(Era::Legacy) => shake.legacy(true).await,
@@ -408,6 +409,7 @@ async fn legacy_on_sse(
         hello: &hello,
         wire: handshake::Wire::Http,
         steps,
+        legacy_version: None,
     };
     // `legacy(false)` never asks for another probe.
     let negotiated = shake.legacy(false).await.map_err(|e| {

@@ -16,6 +16,7 @@
 
 pub mod bridge;
 pub mod stdio;
+pub mod translate;
 
 use std::sync::Arc;
 
@@ -179,7 +180,8 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
     match resolved.target() {
         Target::Stdio(target) => stdio::relay(name, target, redactor).await,
         Target::Remote(target) => {
-            bridge::bridge(name, resolved.transport(), target, session, redactor).await
+            let known = crate::checks::known_era(servers, name);
+            bridge::bridge(name, resolved.transport(), target, session, redactor, known).await
         }
     }
 }

@@ -21,5 +21,6 @@ mod peers;
 mod pinning;
 mod probe_remote;
 mod probe_stdio;
+mod run_eras;
 mod run_remote;
 mod run_stdio;
