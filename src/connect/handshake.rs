@@ -528,8 +528,10 @@ where
             }
             Err(error) => {
                 if let Some(theirs) = era::supported_of(&error) {
-                    if let Some(next) =
-                        era::best_common(preferred, &theirs).filter(|v| !tried.contains(v))
+                    // A version is tried at most twice: a server may refuse a first request
+                    // whatever it names, and then list the version it refused.
+                    if let Some(next) = era::best_common(preferred, &theirs)
+                        .filter(|v| tried.iter().filter(|t| *t == v).count() < 2)
                     {
                         return Verdict::Retry(next);
                     }
