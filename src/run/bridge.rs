@@ -239,7 +239,7 @@ impl HttpRequests for BridgeClient {
 
 /// A message read from stdin, or a line that is not one.
 /// A line read from stdin: a JSON-RPC message, or a line that is not one.
-enum Incoming {
+pub(super) enum Incoming {
     Message(serde_json::Value),
     /// Not a JSON-RPC message; answered with an error if it has an id.
     Invalid {
@@ -250,8 +250,15 @@ enum Incoming {
 
 /// Read stdin line by line into `tx` (a task of its own: reading stdin is not cancel safe).
 fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>) {
+    spawn_line_reader(BufReader::with_capacity(64 * 1024, tokio::io::stdin()), tx);
+}
+
+/// Read `reader` line by line into `tx`, each line a message from the client.
+pub(super) fn spawn_line_reader<R>(mut reader: BufReader<R>, tx: mpsc::Sender<Incoming>)
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
     tokio::spawn(async move {
-        let mut reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
         let mut line = Vec::new();
         loop {
             line.clear();
@@ -489,8 +496,9 @@ where
 }
 
 /// Relay between stdio and `transport` until one side ends. `first` is the client's first
-/// message (the handshake has been done with what it said).
-async fn relay<T>(
+/// message (the handshake has been done with what it said). `own_signals`: SIGINT/SIGTERM/SIGHUP
+/// end the relay (a stdio server's relay forwards them to the server instead).
+pub(super) async fn relay<T>(
     name: &str,
     transport: T,
     translator: Translator,
@@ -498,6 +506,7 @@ async fn relay<T>(
     mut incoming: mpsc::Receiver<Incoming>,
     monitor: Arc<Monitor>,
     redactor: &Redactor,
+    own_signals: bool,
 ) -> i32
 where
     T: Transport<RoleClient> + 'static,
@@ -513,7 +522,9 @@ where
         redactor,
         trace: std::env::var_os(TRACE_ENV).is_some(),
     };
-    let mut signals = signal_events();
+    // Without signals of its own, a channel that never yields (its sender kept alive).
+    let (_no_signals, quiet) = mpsc::channel(1);
+    let mut signals = if own_signals { signal_events() } else { quiet };
     let mut stdin_open = true;
     let mut drain_deadline = Instant::now() + Duration::from_secs(3600 * 24);
     let ended = if !session.to_server(first).await {
@@ -721,16 +732,16 @@ async fn sse_transport(
 
 /// What the client's first message says: its era, and who it is (as the handshake with the
 /// server presents it: its `initialize` params, or its request `_meta`).
-struct ClientHello {
-    era: Era,
+pub(super) struct ClientHello {
+    pub(super) era: Era,
     /// `clientInfo` and `capabilities` (JSON, for the translator).
-    json: serde_json::Value,
-    config: ClientConfig,
+    pub(super) json: serde_json::Value,
+    pub(super) config: ClientConfig,
     /// The version a legacy client asked for, when Plugboard speaks it.
-    legacy_version: Option<ProtocolVersion>,
+    pub(super) legacy_version: Option<ProtocolVersion>,
 }
 
-fn client_hello(first: &serde_json::Value) -> ClientHello {
+pub(super) fn client_hello(first: &serde_json::Value) -> ClientHello {
     let params = first.get("params").cloned().unwrap_or_default();
     let meta = params.get("_meta");
     let modern_meta = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)).is_some();
@@ -896,11 +907,17 @@ pub async fn bridge(
     Ok(match connected {
         Connected::Shttp(t) => {
             let t = crate::connect::handshake::Handshaken(t);
-            relay(name, t, translator, first, incoming, monitor, &redactor).await
+            relay(
+                name, t, translator, first, incoming, monitor, &redactor, true,
+            )
+            .await
         }
         Connected::Sse(t) => {
             let t = crate::connect::handshake::Handshaken(t);
-            relay(name, t, translator, first, incoming, monitor, &redactor).await
+            relay(
+                name, t, translator, first, incoming, monitor, &redactor, true,
+            )
+            .await
         }
     })
 }

@@ -230,8 +230,9 @@ fn a_question_the_client_cannot_answer_is_a_clear_error() {
     );
 }
 
-/// The stdio relay serves a modern server to a client of either era, and a modern
-/// `tools/list` is pinned like a legacy one: changed tools are not exposed until approved.
+/// The stdio relay serves a modern server to a client of either era (its era is known from
+/// its test: a legacy client is carried across), and a modern `tools/list` is pinned like a
+/// legacy one: changed tools are not exposed until approved.
 #[test]
 fn the_stdio_relay_serves_a_modern_server_and_keeps_its_tools_pinned() {
     let home = Home::new();
@@ -243,9 +244,16 @@ fn the_stdio_relay_serves_a_modern_server_and_keeps_its_tools_pinned() {
     let tested: Value = serde_json::from_str(&stdout(&tested)).unwrap();
     assert_eq!(tested["era"], "modern");
     assert_eq!(tested["pin_state"], "pinned", "{tested:#}");
-    for mode in ["auto", "2026-07-28"] {
-        let result = era_client(&home, SDK_2, mode, "fx", "echo", r#"{"message":"hi"}"#);
+    for (venv, mode, version) in [
+        (SDK_2, "auto", "2026-07-28"),
+        (SDK_2, "2026-07-28", "2026-07-28"),
+        (SDK_2, "legacy", "2025-11-25"),
+        (SDK_1, "legacy", "2025-06-18"),
+    ] {
+        let result = era_client(&home, venv, mode, "fx", "echo", r#"{"message":"hi"}"#);
         assert_eq!(result["call"]["text"], "hi", "{result}");
+        assert_eq!(result["protocol_version"], version, "{result}");
+        assert_eq!(result["prompt"], "Please greet world.", "{result}");
     }
     // The server's tools change (a new release): the next test sees it, and `run` refuses to
     // expose them until they are approved.
@@ -269,4 +277,30 @@ fn the_stdio_relay_serves_a_modern_server_and_keeps_its_tools_pinned() {
     assert_code(&home.run(&["approve", "fx"]), 0);
     let result = era_client(&home, SDK_2, "auto", "fx", "echo", r#"{"message":"hi"}"#);
     assert_eq!(result["call"]["text"], "hi");
+}
+
+/// A legacy stdio server (its era known from its test) that asks the client during a call: a
+/// modern client gets `input_required` through the stdio relay, and its retry answers the
+/// server; a legacy client gets the server's request as it is.
+#[test]
+fn the_stdio_relay_carries_a_legacy_servers_questions_to_a_modern_client() {
+    let home = Home::new();
+    add_fixture(
+        &home,
+        "asks",
+        &["--era", "legacy", "--misbehave", "input-required"],
+        None,
+    );
+    let tested = home.run(&["test", "asks", "--json"]);
+    let tested: Value = serde_json::from_str(&stdout(&tested)).unwrap();
+    assert_eq!(tested["era"], "legacy", "{tested:#}");
+    for (venv, mode, version) in [
+        (SDK_2, "2026-07-28", "2026-07-28"),
+        (SDK_2, "auto", "2026-07-28"),
+        (SDK_1, "legacy", "2025-06-18"),
+    ] {
+        let result = era_client(&home, venv, mode, "asks", "echo", r#"{"message":"hi"}"#);
+        assert_fixture_served(&result, version);
+        assert_eq!(result["elicited"], 1, "{mode}: {result}");
+    }
 }

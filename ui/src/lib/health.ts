@@ -142,6 +142,7 @@ export function stageLabelShort(stage: string): string {
   const map: Record<string, string> = {
     resolve: "resolving",
     connect: "connecting",
+    discover: "discovering",
     initialize: "handshake",
     "tools/list": "listing tools",
     "resources/list": "listing resources",
