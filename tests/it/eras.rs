@@ -388,3 +388,37 @@ fn a_remembered_era_over_http_is_reprobed_when_it_changes() {
     assert_eq!(upgraded["era"], "modern", "{upgraded:#}");
     assert!(upgraded["tools"].as_array().unwrap().len() == 3);
 }
+
+/// The doctor runs the same test: a modern-only server is healthy there too, and an
+/// unsupported version is reported with both sides' versions.
+#[test]
+fn the_doctor_speaks_both_eras() {
+    let home = Home::new();
+    let fx = fixture_bin().display().to_string();
+    for (name, args) in [
+        ("modern", vec!["--era", "modern"]),
+        (
+            "future",
+            vec!["--era", "modern", "--misbehave", "unsupported-version"],
+        ),
+    ] {
+        let mut add = vec!["add", name, "--no-test", "--stdio", "--", &fx];
+        add.extend(args);
+        assert_code(&home.run(&add), 0);
+    }
+    let out = home.run(&["doctor", "modern", "--json", "--timeout", "20"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let test = &report["servers"][0]["test"];
+    assert_eq!(test["ok"], true, "{report:#}");
+    assert_eq!(test["era"], "modern", "{report:#}");
+    let out = home.run(&["doctor", "future", "--json", "--timeout", "20"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        report["servers"][0]["test"]["error_kind"], "protocol",
+        "{report:#}"
+    );
+    assert!(
+        report.to_string().contains("the server speaks 2099-01-01"),
+        "the versions are named: {report:#}"
+    );
+}
