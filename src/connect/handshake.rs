@@ -258,14 +258,16 @@ where
                 JsonRpcMessage::Request(request)
                     if matches!(request.request, ServerRequest::PingRequest(_)) =>
                 {
-                    // Legacy servers may ping before the handshake ends.
-                    let _ = self
-                        .transport
-                        .send(ClientJsonRpcMessage::response(
-                            ClientResult::empty(()),
-                            request.id,
-                        ))
-                        .await;
+                    // Legacy servers may ping before the handshake ends. The answer is sent
+                    // on a task of its own: this wait may be cancelled (the probe's watch),
+                    // and a half-written message must never reach the server.
+                    let pong = self.transport.send(ClientJsonRpcMessage::response(
+                        ClientResult::empty(()),
+                        request.id,
+                    ));
+                    tokio::spawn(async move {
+                        let _ = pong.await;
+                    });
                 }
                 // Notifications (logs) and anything else a server should not send yet.
                 _ => {}
