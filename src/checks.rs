@@ -212,11 +212,16 @@ pub async fn test_unsaved(
         }
     }
     let store: Arc<dyn SecretStore> = Arc::new(memory);
-    let probe = catalog_probe(catalog, config);
+    let options = TestOptions {
+        probe: catalog_probe(catalog, config),
+        timeout: None,
+        // An edited server may not be the one its health describes: its era is probed.
+        known_era: None,
+    };
     if oauth {
-        test_with_oauth(servers, name, config, store, probe, None, progress).await
+        test_with_oauth(servers, name, config, store, &options, progress).await
     } else {
-        probe::test_config(name, config, store.as_ref(), probe, None, progress).await
+        probe::test_config(name, config, store.as_ref(), &options, progress).await
     }
 }
 
