@@ -147,7 +147,6 @@ export function stageLabelShort(stage: string): string {
     connect: "connecting",
     discover: "discovering",
     initialize: "handshake",
-    discover: "discovering",
     "tools/list": "listing tools",
     "resources/list": "listing resources",
     "prompts/list": "listing prompts",
