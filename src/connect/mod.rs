@@ -339,7 +339,7 @@ struct StdioWatch {
 
 impl handshake::Watch for StdioWatch {
     fn unread(&self) -> Option<usize> {
-        self.stdin.unread()
+        handshake::Watch::unread(&self.stdin)
     }
 
     fn spoke(&self) -> bool {

@@ -81,6 +81,18 @@ impl StdinHandle {
     }
 }
 
+/// The server's stdin as the era probe watches it (whether the server has read the probe); it
+/// cannot tell whether the server wrote anything, so only the pipe decides.
+impl super::handshake::Watch for StdinHandle {
+    fn unread(&self) -> Option<usize> {
+        StdinHandle::unread(self)
+    }
+
+    fn spoke(&self) -> bool {
+        false
+    }
+}
+
 /// Outcome of reading one line with a size cap.
 enum Line {
     Complete,

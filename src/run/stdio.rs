@@ -173,19 +173,6 @@ struct ChildIo {
     stdout: tokio::process::ChildStdout,
 }
 
-/// The stdin pipe of a server, as the era probe watches it.
-struct PipeWatch(crate::connect::stdio::StdinHandle);
-
-impl crate::connect::handshake::Watch for PipeWatch {
-    fn unread(&self) -> Option<usize> {
-        self.0.unread()
-    }
-
-    fn spoke(&self) -> bool {
-        false
-    }
-}
-
 /// The translating relay: the handshake with the server in its era (with the client's
 /// identity), then the bridge's relay over the server's stdio, until one side ends; then the
 /// main loop hears `StdinClosed`.
@@ -208,7 +195,7 @@ async fn translating_relay(
         monitor.clone(),
     );
     let hello = bridge::client_hello(&first);
-    let watch = PipeWatch(transport.stdin_handle());
+    let watch = transport.stdin_handle();
     let mut steps = |_| {};
     let shake = Handshake {
         transport: &mut transport,
