@@ -45,9 +45,10 @@ impl Servers {
     /// The user's servers in the default config directory, secrets in the OS keyring.
     pub fn open_default() -> Result<Servers, ManageError> {
         let dir = config_dir().ok_or(ManageError::NoConfigDir)?;
+        let secrets_dir = dir.clone();
         Ok(Servers::new(
             ConfigStore::new(dir),
-            Box::new(crate::secrets::default_store),
+            Box::new(move || crate::secrets::selection::open_chosen(&secrets_dir)),
         ))
     }
 

@@ -4,7 +4,6 @@
 //! shell's PATH), and a [`Redactor`] is built from every secret, env and header value.
 //! Secret values live only inside [`Sensitive`] here.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,8 +12,10 @@ use base64::Engine;
 
 use crate::catalog::CredentialProbe;
 use crate::config::{Auth, ConfigValue, SecretRef, ServerConfig, TransportKind};
+use crate::connect::Era;
 use crate::connect::env::{self, LookupError};
-use crate::probe::{ErrorKind, Failure};
+pub use crate::connect::target::{RemoteTarget, StdioTarget, Target};
+use crate::failure::{ErrorKind, Failure};
 use crate::redact::Redactor;
 use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};
 
@@ -24,49 +25,6 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The secret that holds a server's OAuth access token (written by the OAuth flow).
 pub const OAUTH_ACCESS_TOKEN: &str = "oauth_access_token";
-
-/// A stdio server, ready to spawn.
-#[derive(Debug)]
-pub struct StdioTarget {
-    /// The command as configured (`npx`).
-    pub command: String,
-    /// Where it was found (`/usr/local/bin/npx`).
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    /// The configured env, secrets substituted. Every value counts as secret.
-    pub env: Vec<(String, Sensitive<String>)>,
-    pub cwd: Option<PathBuf>,
-    /// The command was found only on the login shell's PATH.
-    pub via_login_shell: bool,
-}
-
-impl StdioTarget {
-    /// The child's whole environment: the base environment, then the configured env on top.
-    pub fn child_env(&self) -> Vec<(String, OsString)> {
-        let mut env = env::base_env(self.program.parent(), self.via_login_shell);
-        for (key, value) in &self.env {
-            env.retain(|(k, _)| k != key);
-            env.push((key.clone(), OsString::from(value.expose())));
-        }
-        env
-    }
-}
-
-/// A remote server, ready to connect.
-#[derive(Debug)]
-pub struct RemoteTarget {
-    pub url: url::Url,
-    /// Configured headers and auth headers, secrets substituted.
-    pub headers: Vec<(String, Sensitive<String>)>,
-}
-
-/// Where the server is.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Target {
-    Stdio(StdioTarget),
-    Remote(RemoteTarget),
-}
 
 /// A server with everything resolved: what `probe::test_server` needs.
 pub struct ResolvedServer {
@@ -78,6 +36,7 @@ pub struct ResolvedServer {
     probe: Option<CredentialProbe>,
     sends_credentials: bool,
     resolve_time: Duration,
+    known_era: Option<Era>,
 }
 
 impl std::fmt::Debug for ResolvedServer {
@@ -133,6 +92,16 @@ impl ResolvedServer {
     /// How long resolving took.
     pub fn resolve_time(&self) -> Duration {
         self.resolve_time
+    }
+
+    /// The server's protocol era, when it is known (from its last test): the handshake then
+    /// speaks it directly instead of probing.
+    pub fn known_era(&self) -> Option<Era> {
+        self.known_era
+    }
+
+    pub fn set_known_era(&mut self, era: Option<Era>) {
+        self.known_era = era;
     }
 }
 
@@ -487,6 +456,7 @@ pub fn resolve(
         probe,
         sends_credentials,
         resolve_time: started.elapsed(),
+        known_era: None,
     })
 }
 

@@ -32,8 +32,8 @@ pub use pins::{
 };
 pub use startup::StartupStep;
 pub use testing::{
-    HealthView, PromptView, ResourceView, ServerIdentity, StageProgress, StageTiming, TestReport,
-    ToolView,
+    CacheHintView, HealthView, PromptView, ResourceView, ServerIdentity, StageProgress,
+    StageTiming, TestReport, ToolView,
 };
 
 use crate::catalog::{

@@ -11,6 +11,7 @@ use super::output::print_json;
 use super::test_cmd::{prepared_test, print_result, progress_printer, runtime};
 use crate::catalog::Catalog;
 use crate::checks;
+use crate::clock::now_ms;
 use crate::config::{
     Auth, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_env_key,
     validate_header_name, validate_name,
@@ -18,7 +19,6 @@ use crate::config::{
 use crate::form::{
     FieldTarget, FormInput, InputKind, PreparedServer, build_server, form_for, new_secret_namespace,
 };
-use crate::health::now_ms;
 use crate::manage::{ServerView, Servers, looks_secret};
 use crate::probe::TestResult;
 use crate::secrets::secret_env_var;

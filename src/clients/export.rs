@@ -257,7 +257,7 @@ pub fn apply_export(plan: &ExportPlan, config_dir: &Path) -> Result<Option<PathB
             )
         })
         .collect();
-    record.updated_at_ms = crate::health::now_ms();
+    record.updated_at_ms = crate::clock::now_ms();
     state.save(config_dir)?;
     Ok(backup)
 }
@@ -281,6 +281,6 @@ pub(crate) fn record_entries(
             },
         );
     }
-    record.updated_at_ms = crate::health::now_ms();
+    record.updated_at_ms = crate::clock::now_ms();
     state.save(config_dir)
 }

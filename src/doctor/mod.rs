@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::Catalog;
 use crate::checks;
 use crate::config::{ServerConfig, TransportKind};
+use crate::connect::Era;
 use crate::manage::{ManageError, Servers};
 use crate::pinning::PinState;
 use crate::probe::{ErrorKind, Stage, TestResult};
@@ -107,6 +108,11 @@ pub struct TestSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_stage: Option<Stage>,
     pub tools: usize,
+    /// The protocol era and version the test found (either era).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<Era>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 /// The diagnosis of one server.
@@ -155,6 +161,8 @@ pub async fn diagnose(
             error_kind: result.error_kind,
             failed_stage: failed_stage(&result),
             tools: result.tools.len(),
+            era: result.era,
+            protocol_version: result.protocol_version.clone(),
         });
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));

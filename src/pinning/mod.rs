@@ -27,41 +27,13 @@ use sha2::{Digest, Sha256};
 pub use diff::{DiffLine, LineOp, PathChange, PathOp, json_diff, line_diff};
 pub use flags::Flag;
 
-use crate::health::now_ms;
+pub use crate::pin_report::{PinState, ToolChange, ToolChanges};
+
+use crate::clock::now_ms;
 use crate::probe::{TestResult, ToolInfo};
 
 /// The version of the pin file format.
 pub const PIN_FORMAT: u32 = 1;
-
-/// How a test's tools compare with the pin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PinState {
-    /// First successful test: the tools were pinned now (nothing was flagged).
-    Pinned,
-    /// The tools are exactly the approved ones.
-    Approved,
-    /// Tools were added, removed or changed since the approval: review with `plugboard diff`.
-    ToolsChanged,
-    /// Nothing approved yet: the first sight had flagged tools, which need a review.
-    Unapproved,
-}
-
-impl PinState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PinState::Pinned => "pinned",
-            PinState::Approved => "approved",
-            PinState::ToolsChanged => "tools_changed",
-            PinState::Unapproved => "unapproved",
-        }
-    }
-
-    /// Whether the tools may be used as they are.
-    pub fn is_trusted(self) -> bool {
-        matches!(self, PinState::Pinned | PinState::Approved)
-    }
-}
 
 /// One pinned tool: its canonical definition and that definition's SHA-256.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,75 +112,6 @@ pub struct PinFile {
     pub approved_at_ms: Option<u64>,
     /// What the last successful test saw.
     pub observed: Snapshot,
-}
-
-/// One changed tool.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolChange {
-    pub name: String,
-    /// Which of `description`, `input_schema`, `annotations` changed.
-    pub fields: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub description_diff: Vec<DiffLine>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub schema_diff: Vec<PathChange>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub annotations_diff: Vec<PathChange>,
-}
-
-/// What changed between the approved pin and the tools seen.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ToolChanges {
-    pub added: Vec<String>,
-    pub removed: Vec<String>,
-    pub changed: Vec<ToolChange>,
-    /// The line diff of the server's instructions, when they changed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub instructions_diff: Vec<DiffLine>,
-}
-
-impl ToolChanges {
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty()
-            && self.removed.is_empty()
-            && self.changed.is_empty()
-            && self.instructions_diff.is_empty()
-    }
-
-    /// One line: "1 added (x), 1 changed (echo: description)".
-    pub fn summary(&self) -> String {
-        let mut parts = vec![];
-        if !self.added.is_empty() {
-            parts.push(format!(
-                "{} added ({})",
-                self.added.len(),
-                self.added.join(", ")
-            ));
-        }
-        if !self.removed.is_empty() {
-            parts.push(format!(
-                "{} removed ({})",
-                self.removed.len(),
-                self.removed.join(", ")
-            ));
-        }
-        if !self.changed.is_empty() {
-            let items: Vec<String> = self
-                .changed
-                .iter()
-                .map(|c| format!("{}: {}", c.name, c.fields.join(", ")))
-                .collect();
-            parts.push(format!(
-                "{} changed ({})",
-                self.changed.len(),
-                items.join("; ")
-            ));
-        }
-        if !self.instructions_diff.is_empty() {
-            parts.push("the server instructions changed".to_owned());
-        }
-        parts.join(", ")
-    }
 }
 
 /// The stored verdict on a server's tools.

@@ -16,6 +16,7 @@
 
 pub mod bridge;
 pub mod stdio;
+pub mod translate;
 
 use std::sync::Arc;
 
@@ -176,10 +177,11 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
     if let Some(s) = &session {
         redactor = redactor.with_values([s.token.expose().as_str()]);
     }
+    let known = crate::checks::known_era(servers, name);
     match resolved.target() {
-        Target::Stdio(target) => stdio::relay(name, target, redactor).await,
+        Target::Stdio(target) => stdio::relay(name, target, redactor, known).await,
         Target::Remote(target) => {
-            bridge::bridge(name, resolved.transport(), target, session, redactor).await
+            bridge::bridge(name, resolved.transport(), target, session, redactor, known).await
         }
     }
 }

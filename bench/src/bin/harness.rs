@@ -409,6 +409,7 @@ struct Paths {
     inspector: PathBuf,
     python: PathBuf,
     python_client: PathBuf,
+    python_server: PathBuf,
     everything: PathBuf,
     scratch: PathBuf,
 }
@@ -423,6 +424,7 @@ impl Paths {
             inspector: root.join("bench/node_modules/.bin/mcp-inspector"),
             python: root.join(".tools/peers-venv/bin/python"),
             python_client: root.join("bench/python_client.py"),
+            python_server: root.join("tests/peers/python_server.py"),
             everything: root.join(
                 "tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
             ),
@@ -458,19 +460,24 @@ impl Paths {
     }
 }
 
-/// The four clients against one server, given as a stdio command or an HTTP URL.
+/// The four clients against one server, given as a stdio command or an HTTP URL. A modern
+/// (2026-07-28) server gets the floor of its era, and neither the MCP Inspector nor the Python
+/// client script (both speak `initialize` only).
 fn clients(
     paths: &Paths,
     options: &Options,
     target: &Target,
     expect: &'static str,
+    modern: bool,
 ) -> Vec<(String, Cmd)> {
     let home = paths.home("plugboard-home");
     let catalog = paths.scratch.join("inspector-catalog.json");
+    let era: &[&str] = if modern { &["--era", "modern"] } else { &[] };
     let (floor, plugboard, inspector, python) = match target {
         Target::Stdio(command) => {
             let c: Vec<&str> = command.iter().map(String::as_str).collect();
-            let mut floor = vec!["stdio", "--"];
+            let mut floor = era.to_vec();
+            floor.extend(["stdio", "--"]);
             floor.extend(&c);
             let mut plugboard = vec!["test", "--json", "--stdio", "--"];
             plugboard.extend(&c);
@@ -489,8 +496,10 @@ fn clients(
         }
         Target::Url(url) => {
             let client = Paths::s(&paths.python_client);
+            let mut floor = era.to_vec();
+            floor.extend(["http", url.as_str()]);
             (
-                Cmd::new(&paths.floor, &["http", url], expect),
+                Cmd::new(&paths.floor, &floor, expect),
                 Cmd::new(&paths.plugboard, &["test", "--json", "--url", url], expect),
                 Cmd::new(
                     &paths.inspector,
@@ -518,11 +527,13 @@ fn clients(
         variant.program = path.clone();
         all.push((format!("plugboard@{name}"), variant));
     }
-    all.push((
-        "inspector".into(),
-        inspector.env("MCP_CATALOG_PATH", &catalog),
-    ));
-    all.push(("python-sdk".into(), python));
+    if !modern {
+        all.push((
+            "inspector".into(),
+            inspector.env("MCP_CATALOG_PATH", &catalog),
+        ));
+        all.push(("python-sdk".into(), python));
+    }
     all.retain(|(name, _)| {
         options.clients.as_ref().is_none_or(|keep| {
             keep.iter()
@@ -565,9 +576,10 @@ fn wait_for_port(port: u16, limit: Duration) -> Result<(), String> {
     Err(format!("nothing listens on port {port} after {limit:?}"))
 }
 
-fn start_fixture_http(paths: &Paths) -> Result<(Background, String), String> {
+fn start_fixture_http(paths: &Paths, extra: &[&str]) -> Result<(Background, String), String> {
     let mut child = Command::new(&paths.fixture)
         .args(["--transport", "http", "--port", "0"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -602,11 +614,30 @@ fn start_everything_http(paths: &Paths) -> Result<(Background, String), String> 
     Ok((bg, format!("http://127.0.0.1:{port}/mcp")))
 }
 
+fn start_python_http(paths: &Paths) -> Result<(Background, String), String> {
+    let port = free_port();
+    let child = Command::new(&paths.python)
+        .arg(&paths.python_server)
+        .args(["streamable-http", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("python server: {e}"))?;
+    let bg = Background(child);
+    wait_for_port(port, Duration::from_secs(60))?;
+    Ok((bg, format!("http://127.0.0.1:{port}/mcp")))
+}
+
 // ------------------------------------------------------------------ sections
+
+/// One server of a connection section: its name, where it is, a tool it must list, and
+/// whether it speaks the modern era.
+type Subject = (String, Target, &'static str, bool);
 
 fn connection_section(
     section: &'static str,
-    subjects: Vec<(String, Target, &'static str)>,
+    subjects: Vec<Subject>,
     paths: &Paths,
     options: &Options,
     rows: &mut Vec<Row>,
@@ -615,10 +646,15 @@ fn connection_section(
     let mut labels = vec![];
     let subjects: Vec<_> = subjects
         .into_iter()
-        .filter(|(s, _, _)| options.servers.as_ref().is_none_or(|keep| keep.contains(s)))
+        .filter(|(s, _, _, _)| {
+            options.servers.as_ref().is_none_or(|keep| {
+                keep.iter()
+                    .any(|k| s == k || s.split(' ').next() == Some(k.as_str()))
+            })
+        })
         .collect();
-    for (subject, target, expect) in &subjects {
-        for (client, cmd) in clients(paths, options, target, expect) {
+    for (subject, target, expect, modern) in &subjects {
+        for (client, cmd) in clients(paths, options, target, expect, *modern) {
             labels.push((subject.clone(), client.clone()));
             cmds.push((format!("{section} {subject} {client}"), cmd));
         }
@@ -646,11 +682,21 @@ fn connection_section(
 }
 
 fn stdio_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let fixture = Paths::s(&paths.fixture);
+    let python = Paths::s(&paths.python);
+    let python_server = Paths::s(&paths.python_server);
     let subjects = vec![
         (
             "mcp-fixture".to_owned(),
-            Target::Stdio(vec![Paths::s(&paths.fixture)]),
+            Target::Stdio(vec![fixture.clone()]),
             "check_credentials",
+            false,
+        ),
+        (
+            "mcp-fixture (modern)".to_owned(),
+            Target::Stdio(vec![fixture, "--era".into(), "modern".into()]),
+            "check_credentials",
+            true,
         ),
         (
             "server-everything".to_owned(),
@@ -660,24 +706,47 @@ fn stdio_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Resul
                 "stdio".into(),
             ]),
             "get-sum",
+            false,
+        ),
+        (
+            "python-sdk-2.3 (modern)".to_owned(),
+            Target::Stdio(vec![python, python_server, "stdio".into()]),
+            "shout",
+            true,
         ),
     ];
     connection_section("stdio", subjects, paths, options, rows)
 }
 
 fn http_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
-    let (_fixture, fixture_url) = start_fixture_http(paths)?;
+    let (_fixture, fixture_url) = start_fixture_http(paths, &[])?;
+    let (_modern, modern_url) = start_fixture_http(paths, &["--era", "modern"])?;
     let (_everything, everything_url) = start_everything_http(paths)?;
+    let (_python, python_url) = start_python_http(paths)?;
     let subjects = vec![
         (
             "mcp-fixture".to_owned(),
             Target::Url(fixture_url),
             "check_credentials",
+            false,
+        ),
+        (
+            "mcp-fixture (modern)".to_owned(),
+            Target::Url(modern_url),
+            "check_credentials",
+            true,
         ),
         (
             "server-everything".to_owned(),
             Target::Url(everything_url),
             "get-sum",
+            false,
+        ),
+        (
+            "python-sdk-2.3 (modern)".to_owned(),
+            Target::Url(python_url),
+            "shout",
+            true,
         ),
     ];
     connection_section("http", subjects, paths, options, rows)

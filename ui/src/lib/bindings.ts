@@ -110,6 +110,16 @@ export type AuthView = {
 	scopes: string[],
 };
 
+/**  The caching hints of one result a modern server gave (`ttlMs`, `cacheScope`). */
+export type CacheHintView = {
+	/**  The method whose result carried them (`tools/list`, `server/discover`, ...). */
+	method: string,
+	/**  How long the result may be treated as fresh, in milliseconds. */
+	ttl_ms: number | null,
+	/**  `public` or `private`. */
+	cache_scope: string | null,
+};
+
 /**  One marketplace tile. */
 export type CatalogCard = {
 	id: string,
@@ -544,6 +554,9 @@ export type ServerDiagnosis = {
 	failed_stage: string | null,
 	/**  Tools the server listed, when the test ran. */
 	tools: number | null,
+	/**  `modern` or `legacy`, and the protocol version, when the test got that far. */
+	era: string | null,
+	protocol_version: string | null,
 };
 
 /**  `serverInfo` from the handshake. */
@@ -617,6 +630,15 @@ export type TestReport = {
 	verification: string,
 	server: ServerIdentity | null,
 	protocol_version: string | null,
+	/**
+	 *  `modern` (2026-07-28) or `legacy` (`initialize`); absent when the test did not get that
+	 *  far.
+	 */
+	era: string | null,
+	/**  The protocol versions the server listed. */
+	supported_versions: string[],
+	/**  The caching hints of the server's results (shown; a test always lists afresh). */
+	cache_hints: CacheHintView[],
 	/**  The transport actually used: `stdio`, `sse` or `shttp`. */
 	transport: string,
 	tools: ToolView[],
