@@ -19,6 +19,7 @@ pub mod pinning;
 pub mod probe;
 pub mod redact;
 pub mod regex_rules;
+pub mod registry;
 pub mod resolve;
 pub mod run;
 pub mod secrets;
