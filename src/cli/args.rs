@@ -176,6 +176,51 @@ pub enum Command {
     Secrets(SecretsCommand),
     /// The MCP clients Plugboard knows: their config files and Plugboard's servers in them
     Clients(JsonFlag),
+    /// The MCP registries whose servers the catalog lists: sync, status, add, remove
+    #[command(subcommand)]
+    Registry(RegistryCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RegistryCommand {
+    /// Fetch what changed in each registry since the last sync (everything the first time)
+    Sync(RegistrySyncArgs),
+    /// Each registry: where it comes from, its cached servers and how old the cache is
+    Status(JsonFlag),
+    /// Also read this registry (after the others; its servers are listed with theirs)
+    Add(RegistryUrlArgs),
+    /// Stop reading this registry (the official one too)
+    Remove(RegistryUrlArgs),
+    /// Whether registry launches resolve dependencies as of the version's publication date
+    Pinning(PinningArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RegistrySyncArgs {
+    /// Fetch everything again instead of the changes since the last sync
+    #[arg(long)]
+    pub full: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct RegistryUrlArgs {
+    /// The registry's base URL (it serves /v0.1/servers)
+    pub url: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Toggle {
+    On,
+    Off,
+}
+
+#[derive(Debug, Args)]
+pub struct PinningArgs {
+    /// on (the default) or off
+    #[arg(value_enum)]
+    pub state: Toggle,
 }
 
 #[derive(Debug, Args)]
