@@ -22,5 +22,6 @@ pub mod regex_rules;
 pub mod registry;
 pub mod resolve;
 pub mod run;
+pub mod runtimes;
 pub mod secrets;
 pub mod tls;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 
 use crate::catalog::CredentialProbe;
-use crate::config::{Auth, ConfigValue, SecretRef, ServerConfig, TransportKind};
+use crate::config::{Auth, ConfigValue, SECRET_ARG_OPEN, SecretRef, ServerConfig, TransportKind};
 use crate::connect::env::{self, LookupError};
 use crate::probe::{ErrorKind, Failure};
 use crate::redact::Redactor;
@@ -287,6 +287,27 @@ impl Secrets<'_> {
             ConfigValue::Secret(reference) => self.get(reference),
         }
     }
+
+    /// An argument with each `${secret:NAME}` replaced by that secret.
+    fn arg(&mut self, arg: &str) -> Result<String, ResolveError> {
+        let mut out = String::new();
+        let mut rest = arg;
+        while let Some(at) = rest.find(SECRET_ARG_OPEN) {
+            let after = &rest[at + SECRET_ARG_OPEN.len()..];
+            let Some(end) = after.find('}') else { break };
+            out.push_str(&rest[..at]);
+            let secret = self.get(&SecretRef::new(&after[..end]))?;
+            out.push_str(secret.expose());
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    /// Every argument with its secret references replaced.
+    pub fn args(&mut self, args: &[String]) -> Result<Vec<String>, ResolveError> {
+        args.iter().map(|a| self.arg(a)).collect()
+    }
 }
 
 /// Resolve server `name` for a test or a connection. `probe` is the catalog's credential
@@ -348,10 +369,11 @@ pub fn resolve(
                             path,
                         },
                     })?;
+                let args = store.args(&server.args)?;
                 Target::Stdio(StdioTarget {
                     command,
                     program: found.path,
-                    args: server.args.clone(),
+                    args,
                     env: env_values,
                     cwd,
                     via_login_shell: found.via_login_shell,

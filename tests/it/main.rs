@@ -20,5 +20,6 @@ mod peers;
 mod pinning;
 mod probe_remote;
 mod probe_stdio;
+mod registry_forms;
 mod run_remote;
 mod run_stdio;
