@@ -134,6 +134,36 @@ impl ResolvedServer {
     pub fn resolve_time(&self) -> Duration {
         self.resolve_time
     }
+
+    /// The target and the redactor, taken apart.
+    pub fn into_parts(self) -> (Target, Redactor) {
+        (self.target, self.redactor)
+    }
+}
+
+/// The local process of a server Plugboard starts itself (its `launch`: a package serving HTTP
+/// on this machine), resolved as a stdio server is: secrets substituted, command found.
+pub fn resolve_launch(
+    name: &str,
+    server: &ServerConfig,
+    secrets: &dyn SecretStore,
+) -> Result<(StdioTarget, Redactor), ResolveError> {
+    let launch = server
+        .launch
+        .as_ref()
+        .ok_or_else(|| ResolveError::Invalid {
+            server: name.to_owned(),
+            detail: "it has no local process to start".into(),
+        })?;
+    let mut local = ServerConfig::stdio(launch.command.clone(), launch.args.clone());
+    local.env = launch.env.clone();
+    local.cwd = launch.cwd.clone();
+    local.secret_namespace = Some(server.secret_namespace(name).to_owned());
+    let (target, redactor) = resolve(name, &local, secrets, None)?.into_parts();
+    match target {
+        Target::Stdio(stdio) => Ok((stdio, redactor)),
+        Target::Remote(_) => unreachable!("a stdio config resolves to a stdio target"),
+    }
 }
 
 /// Why a server could not be resolved. Each error knows its [`ErrorKind`] and a hint.

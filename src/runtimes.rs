@@ -37,7 +37,10 @@ pub fn system() -> &'static SystemRuntimes {
 impl SystemRuntimes {
     /// Forget every answer: the next questions look again.
     pub fn refresh(&self) {
-        self.programs.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.programs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         *self.docker.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
@@ -135,7 +138,9 @@ pub fn availability(program: &str, check: &dyn RuntimeCheck) -> Option<Unavailab
             ),
             None => (
                 format!("`{program}` is not installed here"),
-                format!("install `{program}` (or put it on PATH); then check with `plugboard doctor`"),
+                format!(
+                    "install `{program}` (or put it on PATH); then check with `plugboard doctor`"
+                ),
             ),
         };
         return Some(Unavailable {

@@ -87,12 +87,18 @@ fn sync(dir: &std::path::Path, full: bool, json: bool) -> Result<(), CliError> {
                 if !json {
                     eprintln!(
                         "Syncing {registry} ({})",
-                        if full { "everything" } else { "changes since the last sync" }
+                        if full {
+                            "everything"
+                        } else {
+                            "changes since the last sync"
+                        }
                     );
                 }
             }
             SyncProgress::Page { rows, pages, .. } if tty => {
-                let of = expected.map(|e| format!(" of about {e}")).unwrap_or_default();
+                let of = expected
+                    .map(|e| format!(" of about {e}"))
+                    .unwrap_or_default();
                 eprint!("\r\x1b[2K  {rows} rows{of} ({pages} pages)");
             }
             SyncProgress::Page { .. } => {}
@@ -165,7 +171,10 @@ fn print_report(dir: &std::path::Path, report: &SyncReport) {
                 origin: sources::Origin::Settings,
             }],
         );
-        match status.first().and_then(|s| s.synced_at.map(|t| (s.servers, t))) {
+        match status
+            .first()
+            .and_then(|s| s.synced_at.map(|t| (s.servers, t)))
+        {
             Some((servers, at)) => println!(
                 "  Offline: listing the {servers} servers cached {} ago.",
                 describe_age(at, now_secs())
@@ -207,7 +216,11 @@ fn status(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
                 sources::Origin::Settings => "added",
             }
             .to_string(),
-            if s.cached { s.servers.to_string() } else { "-".into() },
+            if s.cached {
+                s.servers.to_string()
+            } else {
+                "-".into()
+            },
             match s.synced_at {
                 Some(at) => format!("{} ago", describe_age(at, now)),
                 None => "never".into(),
@@ -220,7 +233,11 @@ fn status(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
     }
     println!(
         "Dependency pinning of registry launches: {}.",
-        if pinning { "on" } else { "off (`plugboard registry pinning on`)" }
+        if pinning {
+            "on"
+        } else {
+            "off (`plugboard registry pinning on`)"
+        }
     );
     Ok(())
 }

@@ -216,12 +216,13 @@ pub struct LocalLaunch {
 /// The secrets an argument refers to with `${secret:NAME}` (replaced by the secret's value, in
 /// memory, when the process starts).
 pub fn arg_secret_names(arg: &str) -> impl Iterator<Item = &str> {
-    arg.match_indices(SECRET_ARG_OPEN).filter_map(move |(at, _)| {
-        let rest = &arg[at + SECRET_ARG_OPEN.len()..];
-        let end = rest.find('}')?;
-        let name = &rest[..end];
-        (!name.is_empty()).then_some(name)
-    })
+    arg.match_indices(SECRET_ARG_OPEN)
+        .filter_map(move |(at, _)| {
+            let rest = &arg[at + SECRET_ARG_OPEN.len()..];
+            let end = rest.find('}')?;
+            let name = &rest[..end];
+            (!name.is_empty()).then_some(name)
+        })
 }
 
 /// The start of a secret reference inside an argument: `${secret:NAME}`.

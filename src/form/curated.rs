@@ -3,7 +3,9 @@
 //! fields, URL (editable where the entry says so), header fields and auth strategy (an API key
 //! or bearer credential, or OAuth with the OAuth app's fields when the provider needs one).
 
-use super::blueprint::{ArgPlan, AuthPlan, Blueprint, FormSource, Launch, OptionPlan, Split, ValuePlan};
+use super::blueprint::{
+    ArgPlan, AuthPlan, Blueprint, FormSource, Launch, OptionPlan, Split, ValuePlan,
+};
 use super::engine::oauth_client_fields;
 use super::spec::{FieldTarget, FormField, InputKind};
 use super::template::Template;
@@ -91,7 +93,12 @@ fn option_plan(option: &ConnectionOption) -> OptionPlan {
             } else {
                 Template::literal(&remote.url)
             };
-            fields.extend(remote.header_fields.iter().map(|f| field(f, FieldTarget::Header)));
+            fields.extend(
+                remote
+                    .header_fields
+                    .iter()
+                    .map(|f| field(f, FieldTarget::Header)),
+            );
             let headers = remote
                 .header_fields
                 .iter()
@@ -155,6 +162,10 @@ fn credential_field(credential: &crate::catalog::Credential) -> FormField {
         secret: true,
         placeholder: credential.placeholder.clone(),
         help: Some(credential.help.clone()),
-        ..FormField::text(&credential.secret_name, &credential.label, FieldTarget::Credential)
+        ..FormField::text(
+            &credential.secret_name,
+            &credential.label,
+            FieldTarget::Credential,
+        )
     }
 }

@@ -8,7 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::blueprint::{ArgPlan, AuthPlan, Blueprint, FormSource, Launch, OptionPlan, Split, ValuePlan};
+use super::blueprint::{
+    ArgPlan, AuthPlan, Blueprint, FormSource, Launch, OptionPlan, Split, ValuePlan,
+};
 use super::spec::{
     FieldError, FieldTarget, FormErrors, FormField, FormInput, FormSpec, InputKind, OptionSummary,
     PreparedServer, Unavailable,
@@ -32,7 +34,11 @@ pub fn summaries(blueprint: &Blueprint, runtimes: &dyn RuntimeCheck) -> Vec<Opti
             id: o.id.clone(),
             label: o.label.clone(),
             transport: o.launch.transport(),
-            runtime: o.program.as_deref().and_then(runtime_label).map(str::to_owned),
+            runtime: o
+                .program
+                .as_deref()
+                .and_then(runtime_label)
+                .map(str::to_owned),
             installable: o.blocked.is_none(),
             unavailable: match &o.blocked {
                 Some(why) => Some(Unavailable {
@@ -48,7 +54,10 @@ pub fn summaries(blueprint: &Blueprint, runtimes: &dyn RuntimeCheck) -> Vec<Opti
 
 /// The option installed when the user does not choose: the first that can run here, else the
 /// first Plugboard can install (its form says what is missing), else `None`.
-pub fn default_option<'a>(blueprint: &'a Blueprint, options: &[OptionSummary]) -> Option<&'a OptionPlan> {
+pub fn default_option<'a>(
+    blueprint: &'a Blueprint,
+    options: &[OptionSummary],
+) -> Option<&'a OptionPlan> {
     let pick = options
         .iter()
         .position(OptionSummary::runs_here)
@@ -106,9 +115,12 @@ pub fn form(
     let (command, url) = match &option.launch {
         Launch::Stdio { command, args, .. } => (Some(command_line(command, args, curated)), None),
         Launch::Remote { url, .. } => (None, Some(url.to_string())),
-        Launch::LocalHttp { command, args, url, .. } => {
-            (Some(command_line(command, args, curated)), Some(url.to_string()))
-        }
+        Launch::LocalHttp {
+            command, args, url, ..
+        } => (
+            Some(command_line(command, args, curated)),
+            Some(url.to_string()),
+        ),
     };
     Ok(FormSpec {
         entry_id: blueprint.id().to_owned(),
@@ -138,7 +150,11 @@ fn command_line(command: &str, args: &[ArgPlan], curated: bool) -> String {
             ArgPlan::Value { field, .. } => words.push(format!("{{{field}}}")),
             ArgPlan::Flag { name, field, value } => {
                 words.push(name.clone());
-                words.push(value.as_ref().map_or_else(|| format!("{{{field}}}"), Template::to_string));
+                words.push(
+                    value
+                        .as_ref()
+                        .map_or_else(|| format!("{{{field}}}"), Template::to_string),
+                );
             }
             ArgPlan::Switch { name, .. } => words.push(format!("[{name}]")),
         }
@@ -161,7 +177,10 @@ pub fn build(
     name: &str,
 ) -> Result<PreparedServer, FormErrors> {
     let option = blueprint.option(&spec.option_id).ok_or_else(|| {
-        FormErrors::one("option", format!("`{}` has no option `{}`", blueprint.id(), spec.option_id))
+        FormErrors::one(
+            "option",
+            format!("`{}` has no option `{}`", blueprint.id(), spec.option_id),
+        )
     })?;
     if let Some(why) = &option.blocked {
         return Err(FormErrors::one(
@@ -187,17 +206,31 @@ pub fn build(
     let mut secrets: BTreeMap<String, Sensitive<String>> = BTreeMap::new();
     let mut config = match &option.launch {
         Launch::Stdio { command, args, env } => {
-            let mut config = ServerConfig::stdio(command.clone(), render_args(args, &values, &mut secrets));
+            let mut config =
+                ServerConfig::stdio(command.clone(), render_args(args, &values, &mut secrets));
             config.env = render_values(env, &values, &mut secrets, &mut errors, false);
             config
         }
-        Launch::Remote { transport, url, headers } => {
-            let mut config = ServerConfig::remote(*transport, render_url(url, &values, &mut errors));
+        Launch::Remote {
+            transport,
+            url,
+            headers,
+        } => {
+            let mut config =
+                ServerConfig::remote(*transport, render_url(url, &values, &mut errors));
             config.headers = render_values(headers, &values, &mut secrets, &mut errors, true);
             config
         }
-        Launch::LocalHttp { command, args, env, transport, url, headers } => {
-            let mut config = ServerConfig::remote(*transport, render_url(url, &values, &mut errors));
+        Launch::LocalHttp {
+            command,
+            args,
+            env,
+            transport,
+            url,
+            headers,
+        } => {
+            let mut config =
+                ServerConfig::remote(*transport, render_url(url, &values, &mut errors));
             config.headers = render_values(headers, &values, &mut secrets, &mut errors, true);
             config.launch = Some(LocalLaunch {
                 command: command.clone(),
@@ -300,7 +333,9 @@ fn field_values<'a>(
 ) -> BTreeMap<&'a str, Value> {
     let mut values = BTreeMap::new();
     for f in fields {
-        let raw = input.get(&f.key).or(f.default.as_deref().filter(|d| !d.trim().is_empty()));
+        let raw = input
+            .get(&f.key)
+            .or(f.default.as_deref().filter(|d| !d.trim().is_empty()));
         let Some(raw) = raw else {
             if f.required {
                 errors.push(FieldError {
@@ -336,7 +371,11 @@ fn field_values<'a>(
                 match f.choices.iter().find(|c| c.as_str() == raw.trim()) {
                     Some(choice) => choice.clone(),
                     None => {
-                        error(format!("{} must be one of: {}", f.label, f.choices.join(", ")));
+                        error(format!(
+                            "{} must be one of: {}",
+                            f.label,
+                            f.choices.join(", ")
+                        ));
                         continue;
                     }
                 }
@@ -355,7 +394,11 @@ fn field_values<'a>(
             continue;
         }
         let secret = if f.secret_toggle {
-            input.store_as_secret.get(&f.key).copied().unwrap_or(f.secret)
+            input
+                .store_as_secret
+                .get(&f.key)
+                .copied()
+                .unwrap_or(f.secret)
         } else {
             f.secret
         };
@@ -415,7 +458,9 @@ fn render_args(
                 }
             }
             ArgPlan::Value { field, split } => {
-                let Some(value) = values.get(field.as_str()) else { continue };
+                let Some(value) = values.get(field.as_str()) else {
+                    continue;
+                };
                 let pieces: Vec<&str> = match split {
                     Split::One => vec![value.text.as_str()],
                     Split::Words => value.text.split_whitespace().collect(),
@@ -431,7 +476,9 @@ fn render_args(
                 }
             }
             ArgPlan::Flag { name, field, value } => {
-                let Some(v) = values.get(field.as_str()) else { continue };
+                let Some(v) = values.get(field.as_str()) else {
+                    continue;
+                };
                 let repeated: Vec<&str> = lines(&v.text).collect();
                 let template = value.clone().unwrap_or_else(|| Template::var(field));
                 for piece in repeated {
@@ -483,7 +530,9 @@ fn render_values(
 ) -> BTreeMap<String, ConfigValue> {
     let mut out = BTreeMap::new();
     for plan in plans {
-        let Some((text, secret)) = render(&plan.value, values, None) else { continue };
+        let Some((text, secret)) = render(&plan.value, values, None) else {
+            continue;
+        };
         if header && text.contains(['\r', '\n']) {
             errors.push(FieldError {
                 field: plan.name.clone(),
@@ -502,7 +551,11 @@ fn render_values(
     out
 }
 
-fn render_url(url: &Template, values: &BTreeMap<&str, Value>, errors: &mut Vec<FieldError>) -> String {
+fn render_url(
+    url: &Template,
+    values: &BTreeMap<&str, Value>,
+    errors: &mut Vec<FieldError>,
+) -> String {
     match render(url, values, None) {
         Some((text, _)) => {
             if let Err(message) = validate_remote_url(&text) {
@@ -559,7 +612,11 @@ pub(crate) fn oauth_client_fields(oauth: &CatalogOAuth) -> Vec<FormField> {
             input: InputKind::Password,
             secret: true,
             help: Some("Only if the OAuth app was given a secret.".into()),
-            ..FormField::text("client_secret", "OAuth client secret", FieldTarget::OauthClientSecret)
+            ..FormField::text(
+                "client_secret",
+                "OAuth client secret",
+                FieldTarget::OauthClientSecret,
+            )
         },
     ]
 }
@@ -572,7 +629,9 @@ pub fn new_secret_namespace() -> String {
 /// The transport kind of a `server.json` transport type.
 pub(crate) fn transport_kind(kind: &str) -> Option<TransportKind> {
     match kind {
-        "streamable-http" | "streamable_http" | "streamablehttp" | "http" => Some(TransportKind::Shttp),
+        "streamable-http" | "streamable_http" | "streamablehttp" | "http" => {
+            Some(TransportKind::Shttp)
+        }
         "sse" => Some(TransportKind::Sse),
         "stdio" | "" => Some(TransportKind::Stdio),
         _ => None,

@@ -52,7 +52,11 @@ use crate::config::{Auth, ConfigValue, ServerConfig};
 /// The form for `option_id` of catalog `entry` (its default option when `None`: the first
 /// that can run on this machine).
 pub fn form_for(entry: &Entry, option_id: Option<&str>) -> Result<FormSpec, FormErrors> {
-    engine::form(&curated::blueprint(entry), option_id, crate::runtimes::system())
+    engine::form(
+        &curated::blueprint(entry),
+        option_id,
+        crate::runtimes::system(),
+    )
 }
 
 /// Check a filled form of catalog `entry` and turn it into a server. `name` is the server name

@@ -21,12 +21,16 @@
 
 use std::collections::BTreeMap;
 
-use super::blueprint::{ArgPlan, AuthPlan, Blueprint, FormSource, Launch, OptionPlan, Pin, Split, ValuePlan};
+use super::blueprint::{
+    ArgPlan, AuthPlan, Blueprint, FormSource, Launch, OptionPlan, Pin, Split, ValuePlan,
+};
 use super::engine::transport_kind;
 use super::spec::{FieldTarget, FormField, InputKind};
 use super::template::Template;
 use crate::config::{TransportKind, is_loopback_host};
-use crate::registry::model::{Argument, ArgumentKind, Input, KeyValueInput, Package, RegistryRow, Transport};
+use crate::registry::model::{
+    Argument, ArgumentKind, Input, KeyValueInput, Package, RegistryRow, Transport,
+};
 use crate::registry::time::{format_rfc3339, parse_rfc3339};
 
 /// Whether npm's registry lets `--before DATE` resolve this package version: `Ok` to pin,
@@ -70,8 +74,19 @@ pub fn blueprint(row: &RegistryRow, registry: &str, pinning: &Pinning<'_>) -> Bl
             Some(TransportKind::Sse) => format!("{}-sse", package.registry_type),
             Some(_) => format!("{}-http", package.registry_type),
         };
-        let id = unique(if base.is_empty() { "package".into() } else { base });
-        options.push(package_option(id, package, &server.version, pin_date.as_deref(), published.as_deref(), pinning));
+        let id = unique(if base.is_empty() {
+            "package".into()
+        } else {
+            base
+        });
+        options.push(package_option(
+            id,
+            package,
+            &server.version,
+            pin_date.as_deref(),
+            published.as_deref(),
+            pinning,
+        ));
     }
     for remote in &server.remotes {
         let base = match transport_kind(&remote.kind) {
@@ -96,11 +111,21 @@ pub fn blueprint(row: &RegistryRow, registry: &str, pinning: &Pinning<'_>) -> Bl
 pub fn server_name_for(short: &str) -> String {
     let mut name: String = short
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     name = name.trim_matches('-').to_owned();
     name.truncate(64);
-    if name.is_empty() { "server".into() } else { name }
+    if name.is_empty() {
+        "server".into()
+    } else {
+        name
+    }
 }
 
 /// Fields of one option, keyed uniquely.
@@ -139,7 +164,11 @@ impl Fields {
                 let mut field = FormField {
                     required: parent.is_required,
                     secret: parent.is_secret,
-                    input: if parent.is_secret { InputKind::Password } else { InputKind::Text },
+                    input: if parent.is_secret {
+                        InputKind::Password
+                    } else {
+                        InputKind::Text
+                    },
                     help: parent.description.clone(),
                     ..FormField::text(key, &humanize(key), FieldTarget::Value)
                 };
@@ -258,7 +287,9 @@ fn args_of(args: &[Argument], fields: &mut Fields, notes: &mut Vec<String>) -> V
                     out.push(ArgPlan::Fixed(template));
                 }
                 None => {
-                    let key = value_hint.clone().unwrap_or_else(|| format!("arg{}", i + 1));
+                    let key = value_hint
+                        .clone()
+                        .unwrap_or_else(|| format!("arg{}", i + 1));
                     let mut field = input_field(&key, &humanize(&key), input, FieldTarget::Arg);
                     if arg.is_repeated {
                         field.input = InputKind::List;
@@ -266,7 +297,11 @@ fn args_of(args: &[Argument], fields: &mut Fields, notes: &mut Vec<String>) -> V
                     let key = fields.add(field);
                     out.push(ArgPlan::Value {
                         field: key,
-                        split: if arg.is_repeated { Split::Lines } else { Split::One },
+                        split: if arg.is_repeated {
+                            Split::Lines
+                        } else {
+                            Split::One
+                        },
                     });
                 }
             },
@@ -323,7 +358,10 @@ fn args_of(args: &[Argument], fields: &mut Fields, notes: &mut Vec<String>) -> V
                                 .into(),
                             );
                             let key = fields.add(field);
-                            out.push(ArgPlan::Switch { name: flag, field: key });
+                            out.push(ArgPlan::Switch {
+                                name: flag,
+                                field: key,
+                            });
                         } else {
                             let mut field = input_field(&key_base, &flag, input, FieldTarget::Arg);
                             if arg.is_repeated {
@@ -415,7 +453,10 @@ fn package_option(
     let mut extra_env = Vec::new();
     // (program, the runner's own leading args, the package spec to add, or None when the
     // runtime arguments already name it)
-    let (program, lead, spec): (String, Vec<String>, Option<String>) = match package.registry_type.as_str() {
+    let (program, lead, spec): (String, Vec<String>, Option<String>) = match package
+        .registry_type
+        .as_str()
+    {
         _ if identifier.is_empty() => {
             blocked = Some("the registry entry names no package identifier".into());
             (String::new(), vec![], None)
@@ -424,7 +465,9 @@ fn package_option(
             let spec = match &version {
                 Some(v) => format!("{identifier}@{v}"),
                 None => {
-                    notes.push(format!("{identifier} is not pinned to a version: the newest one runs"));
+                    notes.push(format!(
+                        "{identifier} is not pinned to a version: the newest one runs"
+                    ));
                     identifier.to_owned()
                 }
             };
@@ -464,7 +507,9 @@ fn package_option(
             let spec = match &version {
                 Some(v) => format!("{identifier}=={v}"),
                 None => {
-                    notes.push(format!("{identifier} is not pinned to a version: the newest one runs"));
+                    notes.push(format!(
+                        "{identifier} is not pinned to a version: the newest one runs"
+                    ));
                     identifier.to_owned()
                 }
             };
@@ -476,7 +521,10 @@ fn package_option(
                 }
                 _ => "uvx".to_owned(),
             };
-            if program == "uvx" && pinning.enabled && let Some(date) = pin_date {
+            if program == "uvx"
+                && pinning.enabled
+                && let Some(date) = pin_date
+            {
                 lead.push("--exclude-newer".into());
                 lead.push(date.to_owned());
                 pin = Some(Pin {
@@ -494,9 +542,10 @@ fn package_option(
                 lead.push(spec);
                 lead.push("python".into());
                 (program, lead, None)
-            } else if let Some(from) = runtime_args.iter_mut().find(|a| {
-                matches!(&a.kind, ArgumentKind::Named { name } if name == "--from")
-            }) {
+            } else if let Some(from) = runtime_args
+                .iter_mut()
+                .find(|a| matches!(&a.kind, ArgumentKind::Named { name } if name == "--from"))
+            {
                 if from.input.value.as_deref() == Some(identifier) {
                     from.input.value = Some(spec);
                 }
@@ -517,8 +566,12 @@ fn package_option(
                 (Some(v), false) => format!("{identifier}:{v}"),
                 (None, false) => identifier.to_owned(),
             };
-            if image.ends_with(":latest") || !image.rsplit('/').next().unwrap_or("").contains([':', '@']) {
-                notes.push(format!("{image} is not pinned to a version: the newest image runs"));
+            if image.ends_with(":latest")
+                || !image.rsplit('/').next().unwrap_or("").contains([':', '@'])
+            {
+                notes.push(format!(
+                    "{image} is not pinned to a version: the newest image runs"
+                ));
             }
             let program = match hint.as_deref() {
                 Some("podman") => "podman",
@@ -527,7 +580,8 @@ fn package_option(
             let (rest, env) = docker_env_args(&runtime_args);
             runtime_args = rest;
             extra_env = env;
-            let authored_run = runtime_args.first().and_then(|a| a.input.value.as_deref()) == Some("run");
+            let authored_run =
+                runtime_args.first().and_then(|a| a.input.value.as_deref()) == Some("run");
             let lead = if authored_run {
                 vec![]
             } else {
@@ -566,7 +620,10 @@ fn package_option(
         .chain(extra_env)
         .collect();
     let env = values_of(&env_items, &mut fields, FieldTarget::Env);
-    let mut args: Vec<ArgPlan> = lead.iter().map(|a| ArgPlan::Fixed(Template::literal(a))).collect();
+    let mut args: Vec<ArgPlan> = lead
+        .iter()
+        .map(|a| ArgPlan::Fixed(Template::literal(a)))
+        .collect();
     args.extend(args_of(&runtime_args, &mut fields, &mut notes));
     let docker = matches!(program.as_str(), "docker" | "podman");
     if docker {
@@ -602,14 +659,22 @@ fn package_option(
                     blocked.get_or_insert_with(|| {
                         "its HTTP transport gives no URL to connect to".into()
                     });
-                    Launch::Stdio { command: program.clone(), args, env }
+                    Launch::Stdio {
+                        command: program.clone(),
+                        args,
+                        env,
+                    }
                 }
                 Some(url) => {
                     for var in url.vars().map(str::to_owned).collect::<Vec<_>>() {
-                        fields.placeholder(&var, package.transport.variables.get(&var), &Input {
-                            is_required: true,
-                            ..Input::default()
-                        });
+                        fields.placeholder(
+                            &var,
+                            package.transport.variables.get(&var),
+                            &Input {
+                                is_required: true,
+                                ..Input::default()
+                            },
+                        );
                     }
                     if !local_url(&url) {
                         blocked.get_or_insert_with(|| {
@@ -636,9 +701,16 @@ fn package_option(
         }
         None => {
             blocked.get_or_insert_with(|| {
-                format!("its package transport `{}` is not one Plugboard knows", package.transport.kind)
+                format!(
+                    "its package transport `{}` is not one Plugboard knows",
+                    package.transport.kind
+                )
             });
-            Launch::Stdio { command: program.clone(), args, env }
+            Launch::Stdio {
+                command: program.clone(),
+                args,
+                env,
+            }
         }
     };
     let label = package_label(package, &program, transport);
@@ -659,7 +731,13 @@ fn package_option(
 /// Whether a URL template points at this machine (placeholders filled with loopback values).
 fn local_url(url: &Template) -> bool {
     let sample = url
-        .render(|v| Some(if v == "host" { "127.0.0.1".into() } else { "1".into() }))
+        .render(|v| {
+            Some(if v == "host" {
+                "127.0.0.1".into()
+            } else {
+                "1".into()
+            })
+        })
         .unwrap_or_default();
     url::Url::parse(&sample)
         .ok()
@@ -690,7 +768,10 @@ fn remote_option(id: String, remote: &Transport) -> OptionPlan {
     let mut blocked = None;
     let transport = match transport_kind(&remote.kind) {
         Some(TransportKind::Stdio) | None => {
-            blocked = Some(format!("its remote transport `{}` is not one Plugboard knows", remote.kind));
+            blocked = Some(format!(
+                "its remote transport `{}` is not one Plugboard knows",
+                remote.kind
+            ));
             TransportKind::Shttp
         }
         Some(kind) => kind,
@@ -704,10 +785,14 @@ fn remote_option(id: String, remote: &Transport) -> OptionPlan {
     };
     for var in url.vars().map(str::to_owned).collect::<Vec<_>>() {
         let declared = remote.variables.get(&var);
-        fields.placeholder(&var, declared, &Input {
-            is_required: true,
-            ..Input::default()
-        });
+        fields.placeholder(
+            &var,
+            declared,
+            &Input {
+                is_required: true,
+                ..Input::default()
+            },
+        );
     }
     let headers = values_of(&remote.headers, &mut fields, FieldTarget::Header);
     let host = remote

@@ -101,7 +101,10 @@ impl Template {
     }
 
     /// Replace each placeholder by `value(name)`; `Err` lists the placeholders that have none.
-    pub fn render(&self, mut value: impl FnMut(&str) -> Option<String>) -> Result<String, Vec<String>> {
+    pub fn render(
+        &self,
+        mut value: impl FnMut(&str) -> Option<String>,
+    ) -> Result<String, Vec<String>> {
         let mut out = String::new();
         let mut missing = Vec::new();
         for part in &self.parts {
@@ -113,7 +116,11 @@ impl Template {
                 },
             }
         }
-        if missing.is_empty() { Ok(out) } else { Err(missing) }
+        if missing.is_empty() {
+            Ok(out)
+        } else {
+            Err(missing)
+        }
     }
 }
 

@@ -49,7 +49,9 @@ pub struct CacheHeader {
 
 /// Why a cache file could not be used.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the registry cache {path} cannot be used ({detail}); the next `plugboard registry sync` rebuilds it")]
+#[error(
+    "the registry cache {path} cannot be used ({detail}); the next `plugboard registry sync` rebuilds it"
+)]
 pub struct CacheProblem {
     pub path: String,
     pub detail: String,
@@ -325,16 +327,17 @@ impl CachedRegistry {
             .map_err(|e| problem(&self.path, format!("the row of `{}`: {e}", brief.name)))?;
         let row = RegistryRow::from_value(&value).map_err(|e| problem(&self.path, e))?;
         if *row.server.name != *brief.name {
-            return Err(problem(&self.path, "it changed while it was read; load it again"));
+            return Err(problem(
+                &self.path,
+                "it changed while it was read; load it again",
+            ));
         }
         Ok(row)
     }
 
     /// The position of server `name`.
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.servers
-            .binary_search_by(|b| (*b.name).cmp(name))
-            .ok()
+        self.servers.binary_search_by(|b| (*b.name).cmp(name)).ok()
     }
 
     pub fn path(&self) -> &Path {
@@ -533,7 +536,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = cache_path(dir.path(), "http://127.0.0.1:1");
         let mut writer = CacheWriter::create(&path).unwrap();
-        for (name, v) in [("b/two", "1"), ("a/one", "1"), ("c/three", "1"), ("a/one", "2")] {
+        for (name, v) in [
+            ("b/two", "1"),
+            ("a/one", "1"),
+            ("c/three", "1"),
+            ("a/one", "2"),
+        ] {
             writer.push(&row(name, v)).unwrap();
         }
         assert_eq!(writer.finish(header("http://127.0.0.1:1")).unwrap(), 3);

@@ -54,7 +54,11 @@ pub enum FetchError {
     #[error("{detail}")]
     Network { kind: NetKind, detail: String },
     #[error("the registry answered {status} to {url}{}", if body.is_empty() { String::new() } else { format!(": {body}") })]
-    Status { status: u16, url: String, body: String },
+    Status {
+        status: u16,
+        url: String,
+        body: String,
+    },
     #[error("{what} was not found in the registry")]
     NotFound { what: String },
     #[error("the registry's answer to {url} is not a server listing: {detail}")]
@@ -82,21 +86,24 @@ impl FetchError {
     /// What the user can do about it.
     pub fn hint(&self) -> String {
         match self {
-            FetchError::Network { kind: NetKind::Dns, .. } => {
-                "the registry's host name does not resolve: check the URL and your network \
+            FetchError::Network {
+                kind: NetKind::Dns, ..
+            } => "the registry's host name does not resolve: check the URL and your network \
                  (offline? a proxy?); the cached listing is still used"
-                    .into()
-            }
-            FetchError::Network { kind: NetKind::Tls, .. } => {
-                "the TLS connection failed (certificate not trusted?): if a proxy re-signs \
+                .into(),
+            FetchError::Network {
+                kind: NetKind::Tls, ..
+            } => "the TLS connection failed (certificate not trusted?): if a proxy re-signs \
                  traffic, point SSL_CERT_FILE at its CA bundle; the cached listing is still used"
-                    .into()
-            }
-            FetchError::Network { kind: NetKind::Refused, .. } => {
-                "nothing listens at that address: is the registry running, is the port right?".into()
-            }
+                .into(),
+            FetchError::Network {
+                kind: NetKind::Refused,
+                ..
+            } => "nothing listens at that address: is the registry running, is the port right?"
+                .into(),
             FetchError::Network { .. } => {
-                "check your network connection and try again; the cached listing is still used".into()
+                "check your network connection and try again; the cached listing is still used"
+                    .into()
             }
             FetchError::Status { status, .. } if *status >= 500 => {
                 "the registry has a problem right now: try again later".into()
@@ -309,7 +316,11 @@ impl RegistryClient {
 }
 
 /// Everything but RFC 3986's unreserved characters.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// A name or version as one URL path segment (`/` included).
 pub fn encode(segment: &str) -> String {

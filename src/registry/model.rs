@@ -247,7 +247,10 @@ fn flag(map: &Map<String, Value>, key: &str) -> bool {
     }
 }
 
-fn objects<'a>(map: &'a Map<String, Value>, key: &str) -> impl Iterator<Item = &'a Map<String, Value>> {
+fn objects<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+) -> impl Iterator<Item = &'a Map<String, Value>> {
     map.get(key)
         .and_then(Value::as_array)
         .into_iter()
@@ -258,8 +261,8 @@ fn objects<'a>(map: &'a Map<String, Value>, key: &str) -> impl Iterator<Item = &
 impl ServerJson {
     fn from_object(map: &Map<String, Value>) -> Result<ServerJson, String> {
         let name = text(map, "name").ok_or("the server has no `name`")?;
-        let version = text(map, "version")
-            .ok_or_else(|| format!("server `{name}` has no `version`"))?;
+        let version =
+            text(map, "version").ok_or_else(|| format!("server `{name}` has no `version`"))?;
         let repository = map
             .get("repository")
             .and_then(Value::as_object)
@@ -276,7 +279,9 @@ impl ServerJson {
             repository,
             website_url: text(map, "websiteUrl"),
             packages: objects(map, "packages").map(Package::from_object).collect(),
-            remotes: objects(map, "remotes").map(Transport::from_object).collect(),
+            remotes: objects(map, "remotes")
+                .map(Transport::from_object)
+                .collect(),
             name,
             version,
         })
@@ -328,8 +333,12 @@ impl Package {
                     kind: "stdio".into(),
                     ..Transport::default()
                 }),
-            runtime_arguments: objects(map, "runtimeArguments").filter_map(Argument::from_object).collect(),
-            package_arguments: objects(map, "packageArguments").filter_map(Argument::from_object).collect(),
+            runtime_arguments: objects(map, "runtimeArguments")
+                .filter_map(Argument::from_object)
+                .collect(),
+            package_arguments: objects(map, "packageArguments")
+                .filter_map(Argument::from_object)
+                .collect(),
             environment_variables: objects(map, "environmentVariables")
                 .filter_map(KeyValueInput::from_object)
                 .collect(),
@@ -344,7 +353,9 @@ impl Transport {
                 .map(|t| t.to_ascii_lowercase())
                 .unwrap_or_default(),
             url: text(map, "url"),
-            headers: objects(map, "headers").filter_map(KeyValueInput::from_object).collect(),
+            headers: objects(map, "headers")
+                .filter_map(KeyValueInput::from_object)
+                .collect(),
             variables: variables(map),
         }
     }
@@ -428,7 +439,11 @@ impl KeyValueInput {
 impl OfficialMeta {
     fn from_object(map: &Map<String, Value>) -> OfficialMeta {
         OfficialMeta {
-            status: match text(map, "status").as_deref().map(str::to_ascii_lowercase).as_deref() {
+            status: match text(map, "status")
+                .as_deref()
+                .map(str::to_ascii_lowercase)
+                .as_deref()
+            {
                 Some("deprecated") => Status::Deprecated,
                 Some("deleted") => Status::Deleted,
                 _ => Status::Active,
@@ -472,20 +487,34 @@ mod tests {
             ArgumentKind::Positional { value_hint: None }
         );
         assert!(package.package_arguments[1].input.is_required);
-        assert_eq!(package.package_arguments[1].input.default.as_deref(), Some("8080"));
+        assert_eq!(
+            package.package_arguments[1].input.default.as_deref(),
+            Some("8080")
+        );
         assert_eq!(package.environment_variables.len(), 1);
         assert_eq!(row.status(), Status::Deprecated);
         assert_eq!(row.meta.official.status_message.as_deref(), Some("use v2"));
         assert_eq!(row.server.owner(), "owner");
 
-        assert!(RegistryRow::from_value(&json!({"server": {"version": "1"}})).unwrap_err().contains("name"));
-        assert!(RegistryRow::from_value(&json!({"server": {"name": "a/b"}})).unwrap_err().contains("version"));
+        assert!(
+            RegistryRow::from_value(&json!({"server": {"version": "1"}}))
+                .unwrap_err()
+                .contains("name")
+        );
+        assert!(
+            RegistryRow::from_value(&json!({"server": {"name": "a/b"}}))
+                .unwrap_err()
+                .contains("version")
+        );
         assert!(RegistryRow::from_value(&json!([1])).is_err());
     }
 
     #[test]
     fn owners_of_namespaces() {
-        assert_eq!(namespace_owner("io.github.AungMyoKyaw/betterprompt-mcp"), "AungMyoKyaw");
+        assert_eq!(
+            namespace_owner("io.github.AungMyoKyaw/betterprompt-mcp"),
+            "AungMyoKyaw"
+        );
         assert_eq!(namespace_owner("com.stripe/mcp"), "stripe");
         assert_eq!(namespace_owner("ai.smithery/x-y"), "smithery");
         assert_eq!(namespace_owner("local/x"), "local");

@@ -60,7 +60,9 @@ pub fn normalise_url(url: &str) -> Result<String, SourcesError> {
     };
     let parsed = url::Url::parse(url.trim()).map_err(|e| bad(&e.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(bad("it must start with https:// (or http:// for a local registry)"));
+        return Err(bad(
+            "it must start with https:// (or http:// for a local registry)",
+        ));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
         return Err(bad("it has no host"));
@@ -126,7 +128,9 @@ fn url_list(settings: &Map<String, Value>, which: &str) -> Vec<String> {
 /// typed by the user just now); bad ones in the settings file are skipped.
 pub fn registries(config_dir: &Path) -> Result<Vec<RegistrySource>, SourcesError> {
     let settings = read_settings(config_dir)?;
-    let env = std::env::var(REGISTRY_URL_ENV).ok().filter(|v| !v.trim().is_empty());
+    let env = std::env::var(REGISTRY_URL_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
     let mut list: Vec<RegistrySource> = match env {
         Some(value) => value
             .split(',')
@@ -144,10 +148,14 @@ pub fn registries(config_dir: &Path) -> Result<Vec<RegistrySource>, SourcesError
             origin: Origin::Default,
         }],
     };
-    list.extend(url_list(&settings, "added").into_iter().map(|url| RegistrySource {
-        url,
-        origin: Origin::Settings,
-    }));
+    list.extend(
+        url_list(&settings, "added")
+            .into_iter()
+            .map(|url| RegistrySource {
+                url,
+                origin: Origin::Settings,
+            }),
+    );
     let removed = url_list(&settings, "removed");
     let mut seen = std::collections::HashSet::new();
     list.retain(|r| !removed.contains(&r.url) && seen.insert(r.url.clone()));
@@ -164,7 +172,10 @@ pub fn add(config_dir: &Path, url: &str) -> Result<String, SourcesError> {
         if !added.contains(&url) {
             added.push(url.clone());
         }
-        settings.insert(KEY.into(), serde_json::json!({"added": added, "removed": removed}));
+        settings.insert(
+            KEY.into(),
+            serde_json::json!({"added": added, "removed": removed}),
+        );
     })?;
     Ok(url)
 }
@@ -181,7 +192,10 @@ pub fn remove(config_dir: &Path, url: &str) -> Result<(String, bool), SourcesErr
         if !removed.contains(&url) {
             removed.push(url.clone());
         }
-        settings.insert(KEY.into(), serde_json::json!({"added": added, "removed": removed}));
+        settings.insert(
+            KEY.into(),
+            serde_json::json!({"added": added, "removed": removed}),
+        );
     })?;
     Ok((url, listed))
 }
@@ -224,7 +238,11 @@ mod tests {
     #[test]
     fn added_and_removed_registries_are_kept_with_other_settings() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(SETTINGS_FILE), r#"{"secret_store":"keyring"}"#).unwrap();
+        std::fs::write(
+            dir.path().join(SETTINGS_FILE),
+            r#"{"secret_store":"keyring"}"#,
+        )
+        .unwrap();
         // The environment is the process's: only the settings part is checked here.
         let urls = |dir: &Path| -> Vec<String> {
             let settings = read_settings(dir).unwrap();

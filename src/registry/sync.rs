@@ -170,8 +170,15 @@ pub async fn sync_registry(
         Ok(mut client) => {
             let result = match (&old, incremental) {
                 (Some(old), true) => {
-                    pull_changes(&mut client, old, &path, &registry.url, progress, &mut report)
-                        .await
+                    pull_changes(
+                        &mut client,
+                        old,
+                        &path,
+                        &registry.url,
+                        progress,
+                        &mut report,
+                    )
+                    .await
                 }
                 _ => pull_all(&mut client, &path, &registry.url, progress, &mut report).await,
             };
@@ -195,7 +202,8 @@ pub async fn sync_registry(
                 "the cache {} could not be written: {detail}",
                 path.display()
             ));
-            report.hint = Some("check the free space and permissions of the config directory".into());
+            report.hint =
+                Some("check the free space and permissions of the config directory".into());
         }
     }
     report.ms = started.elapsed().as_millis() as u64;
@@ -332,8 +340,8 @@ async fn pull_changes(
     let mut writer = CacheWriter::create(path)?;
     let mut pending = changes.into_iter().peekable();
     for_each_line(old.path(), |line| {
-        let name = line_name(line)
-            .ok_or_else(|| std::io::Error::other("a cached row has no name"))?;
+        let name =
+            line_name(line).ok_or_else(|| std::io::Error::other("a cached row has no name"))?;
         while let Some((next, _)) = pending.peek() {
             if next.as_str() >= name.as_str() {
                 break;
@@ -371,7 +379,8 @@ fn rewrite_header(
 ) -> Result<usize, SyncError> {
     let mut writer = CacheWriter::create(path)?;
     for_each_line(old.path(), |line| {
-        let name = line_name(line).ok_or_else(|| std::io::Error::other("a cached row has no name"))?;
+        let name =
+            line_name(line).ok_or_else(|| std::io::Error::other("a cached row has no name"))?;
         writer.push_line(&name, line)
     })?;
     Ok(writer.finish(header(
@@ -438,9 +447,18 @@ mod tests {
 
     #[test]
     fn timestamps_compare_with_their_fractions() {
-        assert!(newer("2025-09-09T00:16:49.2Z", Some("2025-09-09T00:16:49.16262Z")));
-        assert!(!newer("2025-09-09T00:16:49.16262Z", Some("2025-09-09T00:16:49.162620Z")));
-        assert!(newer("2025-09-10T00:00:00Z", Some("2025-09-09T23:59:59.999Z")));
+        assert!(newer(
+            "2025-09-09T00:16:49.2Z",
+            Some("2025-09-09T00:16:49.16262Z")
+        ));
+        assert!(!newer(
+            "2025-09-09T00:16:49.16262Z",
+            Some("2025-09-09T00:16:49.162620Z")
+        ));
+        assert!(newer(
+            "2025-09-10T00:00:00Z",
+            Some("2025-09-09T23:59:59.999Z")
+        ));
         assert!(newer("2025-01-01T00:00:00Z", None));
     }
 }

@@ -42,7 +42,10 @@ pub fn parse_rfc3339(text: &str) -> Option<i64> {
     }
     let offset = match rest {
         "Z" | "z" => 0,
-        _ if rest.len() == 6 && matches!(rest.as_bytes()[0], b'+' | b'-') && rest.as_bytes()[3] == b':' => {
+        _ if rest.len() == 6
+            && matches!(rest.as_bytes()[0], b'+' | b'-')
+            && rest.as_bytes()[3] == b':' =>
+        {
             let hours: i64 = rest[1..3].parse().ok()?;
             let minutes: i64 = rest[4..6].parse().ok()?;
             let sign = if rest.starts_with('-') { -1 } else { 1 };
@@ -119,7 +122,10 @@ mod tests {
         let t = parse_rfc3339("2025-09-26T03:25:25.186688Z").unwrap();
         assert_eq!(format_rfc3339(t), "2025-09-26T03:25:25Z");
         assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(parse_rfc3339("2025-10-01"), parse_rfc3339("2025-10-01T00:00:00Z"));
+        assert_eq!(
+            parse_rfc3339("2025-10-01"),
+            parse_rfc3339("2025-10-01T00:00:00Z")
+        );
         assert_eq!(
             parse_rfc3339("2026-09-23T10:40:47.800000+00:00"),
             parse_rfc3339("2026-09-23T10:40:47Z")
@@ -128,7 +134,14 @@ mod tests {
             parse_rfc3339("2025-01-01T02:00:00+02:00"),
             parse_rfc3339("2025-01-01T00:00:00Z")
         );
-        for bad in ["", "2025", "2025-13-01", "2025-01-01T25:00:00Z", "2025-01-01T00:00:00", "x"] {
+        for bad in [
+            "",
+            "2025",
+            "2025-13-01",
+            "2025-01-01T25:00:00Z",
+            "2025-01-01T00:00:00",
+            "x",
+        ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
         for secs in [0, 951_782_400, 1_758_857_125, 4_102_444_800] {

@@ -22,7 +22,9 @@ fn sample(key: &str, kind: InputKind, choices: &[String]) -> String {
         InputKind::Url => "https://example.com/mcp".into(),
         InputKind::FilePath => "/tmp/plugboard-sample".into(),
         InputKind::List => "one\ntwo".into(),
-        _ if lower.contains("url") || lower.contains("endpoint") => format!("https://example.com/{lower}"),
+        _ if lower.contains("url") || lower.contains("endpoint") => {
+            format!("https://example.com/{lower}")
+        }
         _ if lower == "host" || lower.ends_with("_host") => "127.0.0.1".into(),
         _ if lower.contains("port") => "8080".into(),
         _ => format!("sample-{key}-value"),
@@ -67,9 +69,14 @@ fn every_latest_server_of_the_snapshot_gets_a_form_or_says_why_not() {
         }
         *outcomes.entry("installable".into()).or_default() += 1;
         for (index, option) in bp.options.iter().enumerate() {
-            let kind = option.id.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-').to_owned();
+            let kind = option
+                .id
+                .trim_end_matches(|c: char| c.is_ascii_digit() || c == '-')
+                .to_owned();
             if let Some(why) = &option.blocked {
-                *blocked_reasons.entry(format!("option: {}", why.split(':').next().unwrap_or(why))).or_default() += 1;
+                *blocked_reasons
+                    .entry(format!("option: {}", why.split(':').next().unwrap_or(why)))
+                    .or_default() += 1;
                 continue;
             }
             *options_by_kind.entry(kind).or_default() += 1;
@@ -81,7 +88,10 @@ fn every_latest_server_of_the_snapshot_gets_a_form_or_says_why_not() {
                 }
             };
             if spec.command.is_none() && spec.url.is_none() {
-                failures.push(format!("{name} {}: a form with nothing to run or reach", option.id));
+                failures.push(format!(
+                    "{name} {}: a form with nothing to run or reach",
+                    option.id
+                ));
             }
             secret_fields += spec.fields.iter().filter(|f| f.secret).count();
             let prepared = match build(&bp, &spec, &fill(&spec), "srv") {
@@ -104,15 +114,22 @@ fn every_latest_server_of_the_snapshot_gets_a_form_or_says_why_not() {
                 .chain(launch.into_iter().flat_map(|l| l.args.iter()))
                 .chain(prepared.config.url.iter());
             for text in texts {
-                let leftover = plugboard::form::template::Template::parse(&text.replace("${secret:", "$("));
+                let leftover =
+                    plugboard::form::template::Template::parse(&text.replace("${secret:", "$("));
                 if leftover.has_vars() {
-                    failures.push(format!("{name} {}: unfilled placeholder in `{text}`", option.id));
+                    failures.push(format!(
+                        "{name} {}: unfilled placeholder in `{text}`",
+                        option.id
+                    ));
                 }
             }
             // Secret values stay out of the config.
             for value in prepared.secrets.values() {
                 if config.contains(value.expose().as_str()) {
-                    failures.push(format!("{name} {}: a secret value is in the config", option.id));
+                    failures.push(format!(
+                        "{name} {}: a secret value is in the config",
+                        option.id
+                    ));
                 }
             }
             // Every required input of the package or remote has a field.
@@ -121,15 +138,27 @@ fn every_latest_server_of_the_snapshot_gets_a_form_or_says_why_not() {
             if let Some(package) = package {
                 for env in &package.environment_variables {
                     if required_inputs(&env.input) && !keys.contains(&env.name.as_str()) {
-                        failures.push(format!("{name} {}: required env {} has no field", option.id, env.name));
+                        failures.push(format!(
+                            "{name} {}: required env {} has no field",
+                            option.id, env.name
+                        ));
                     }
                 }
-                for arg in package.runtime_arguments.iter().chain(&package.package_arguments) {
-                    if let ArgumentKind::Positional { value_hint: Some(hint) } = &arg.kind
+                for arg in package
+                    .runtime_arguments
+                    .iter()
+                    .chain(&package.package_arguments)
+                {
+                    if let ArgumentKind::Positional {
+                        value_hint: Some(hint),
+                    } = &arg.kind
                         && required_inputs(&arg.input)
                         && !keys.contains(&hint.as_str())
                     {
-                        failures.push(format!("{name} {}: required argument {hint} has no field", option.id));
+                        failures.push(format!(
+                            "{name} {}: required argument {hint} has no field",
+                            option.id
+                        ));
                     }
                 }
             }
@@ -139,6 +168,11 @@ fn every_latest_server_of_the_snapshot_gets_a_form_or_says_why_not() {
     eprintln!("installable options by kind: {options_by_kind:?}");
     eprintln!("cannot install (servers and single options): {blocked_reasons:#?}");
     eprintln!("secret fields: {secret_fields}");
-    assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} problems:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert_eq!(outcomes.values().sum::<usize>(), 1108);
 }

@@ -5,7 +5,8 @@ use plugboard::registry::RegistryRow;
 /// Every row of the snapshot, as JSON values.
 pub fn snapshot_values() -> Vec<serde_json::Value> {
     use std::io::Read;
-    let path = super::repo_root().join("fixtures/registry-fixture/data/registry-snapshot-2025-12-18.json.gz");
+    let path = super::repo_root()
+        .join("fixtures/registry-fixture/data/registry-snapshot-2025-12-18.json.gz");
     let mut text = String::new();
     flate2::read::GzDecoder::new(std::fs::File::open(&path).expect("the snapshot"))
         .read_to_string(&mut text)
