@@ -246,6 +246,7 @@ pub fn run(args: CatalogArgs) -> Result<(), CliError> {
         .map(|&at| hit(&market, &installed, at, &pinning))
         .collect();
     if args.json.json {
+        print_registry_state(&market);
         return print_json(&hits);
     }
     if hits.is_empty() {
