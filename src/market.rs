@@ -210,15 +210,15 @@ impl Market {
             .map(|e| Item::Curated(positions[e.id.as_str()]))
             .collect();
         let mut facets: Vec<Facets> = catalog.ranked().map(curated_facets).collect();
-        let mut registry: Vec<(RowRef, &Brief)> = listing
+        let mut registry: Vec<(RowRef, Brief)> = listing
             .servers()
-            .filter(|(_, b)| !replaced.contains(&*b.name))
+            .filter(|(_, b)| !replaced.contains(b.name))
             .collect();
         registry.sort_by_cached_key(|(_, b)| {
             (
                 b.status != Status::Active,
                 b.display_name().to_lowercase(),
-                b.name.clone(),
+                b.name,
             )
         });
         facets.extend(registry.iter().map(|(_, b)| brief_facets(b)));
@@ -298,14 +298,14 @@ impl Market {
                     }
                     Item::Registry(r) => {
                         let b = self.listing.brief(r);
-                        let short = b.name.split_once('/').map_or(&*b.name, |(_, n)| n);
+                        let short = b.name.split_once('/').map_or(b.name, |(_, n)| n);
                         let mut names = vec![short];
-                        if let Some(title) = b.title.as_deref() {
+                        if let Some(title) = b.title {
                             names.insert(0, title);
                         }
-                        let mut tags = vec![namespace_owner(&b.name)];
-                        tags.extend(b.packages.iter().map(|p| &*p.identifier));
-                        (names, tags, &*b.description, vec![&*b.name])
+                        let mut tags = vec![namespace_owner(b.name)];
+                        tags.extend(b.packages().map(|p| p.identifier));
+                        (names, tags, b.description, vec![b.name])
                     }
                 })
                 .collect();
@@ -360,7 +360,7 @@ impl Market {
             Item::Curated(i) => installed
                 .curated
                 .get(&self.catalog.entries()[i as usize].id),
-            Item::Registry(r) => installed.registry.get(&*self.listing.brief(r).name),
+            Item::Registry(r) => installed.registry.get(self.listing.brief(r).name),
         };
         names.map_or(&[], Vec::as_slice)
     }
@@ -402,13 +402,12 @@ pub fn package_runtime(registry_type: &str, hint: Option<&str>) -> RuntimeKind {
 
 fn brief_facets(b: &Brief) -> Facets {
     let mut f = Facets::default();
-    for p in b.packages.iter() {
-        let kind =
-            crate::form::engine::transport_kind(&p.transport).unwrap_or(TransportKind::Stdio);
+    for p in b.packages() {
+        let kind = crate::form::engine::transport_kind(p.transport).unwrap_or(TransportKind::Stdio);
         f.transports |= transport_bit(kind);
-        f.runtimes |= package_runtime(&p.registry_type, p.runtime_hint.as_deref()).bit();
+        f.runtimes |= package_runtime(p.registry_type, p.runtime_hint).bit();
     }
-    for r in b.remotes.iter() {
+    for r in b.remotes() {
         let kind = crate::form::engine::transport_kind(r).unwrap_or(TransportKind::Shttp);
         f.transports |= transport_bit(kind);
         f.runtimes |= RuntimeKind::Remote.bit();

@@ -16,8 +16,6 @@
 //! once in that text; a one-letter term (the first keystroke) is answered from per-document
 //! masks of the letters each field has, and of the letters its words start with.
 
-use std::collections::HashMap;
-
 use aho_corasick::AhoCorasick;
 
 /// One document's text, by field.
@@ -51,8 +49,9 @@ pub struct Index {
     /// `doc << 2 | field`, documents ascending, each once with its best field.
     posting_starts: Vec<u32>,
     postings: Vec<u32>,
-    /// Whole names (normalised) → documents.
-    whole: HashMap<String, Vec<u32>>,
+    /// Hashes of whole names (normalised) with their documents, sorted: a query equal to a
+    /// name is found by its hash (a 64-bit hash: no two names of a marketplace collide).
+    whole: Vec<(u64, u32)>,
 }
 
 /// The search terms of a query: its lower-cased words.
@@ -128,7 +127,7 @@ impl Index {
         let mut table = WordTable::default();
         let mut occurrences: Vec<(u32, u32)> = Vec::new();
         let mut masks = Vec::new();
-        let mut whole: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut whole: Vec<(u64, u32)> = Vec::new();
         let mut text = String::new();
         for (doc, d) in docs.into_iter().enumerate() {
             let doc = doc as u32;
@@ -161,14 +160,14 @@ impl Index {
             for name in d.names.iter().chain(d.exact) {
                 let key = normalised(name);
                 if !key.is_empty() {
-                    let docs = whole.entry(key).or_default();
-                    if docs.last() != Some(&doc) {
-                        docs.push(doc);
-                    }
+                    whole.push((word_hash(key.as_bytes()), doc));
                 }
             }
             masks.push(mask);
         }
+        whole.sort_unstable();
+        whole.dedup();
+        whole.shrink_to_fit();
         // Postings grouped by word (a counting sort: documents stay ascending).
         let mut posting_starts = vec![0u32; table.info.len() + 1];
         for &(w, _) in &occurrences {
@@ -184,11 +183,14 @@ impl Index {
             postings[*slot as usize] = posting;
             *slot += 1;
         }
+        drop(table.slots);
         let mut word_starts: Vec<u32> = table.info.iter().map(|w| w.start).collect();
         word_starts.push(table.text.len() as u32);
+        let mut words = table.text;
+        words.shrink_to_fit();
         Index {
             masks,
-            words: table.text,
+            words,
             word_starts,
             posting_starts,
             postings,
@@ -225,11 +227,14 @@ impl Index {
                 };
             }
         }
-        if let Some(docs) = self.whole.get(&terms.join(" ")) {
-            for &d in docs {
-                if totals[d as usize] != MISSING {
-                    totals[d as usize] += WHOLE_NAME;
-                }
+        let hash = word_hash(terms.join(" ").as_bytes());
+        let from = self.whole.partition_point(|&(h, _)| h < hash);
+        for &(h, d) in &self.whole[from..] {
+            if h != hash {
+                break;
+            }
+            if totals[d as usize] != MISSING {
+                totals[d as usize] += WHOLE_NAME;
             }
         }
         // The hits in build order, then a counting sort by score, highest first.

@@ -157,15 +157,15 @@ fn hit<'a>(
         Item::Registry(r) => {
             let b = market.listing().brief(r);
             h.source = ItemSource::Registry;
-            h.registry_name = Some(&b.name);
+            h.registry_name = Some(b.name);
             h.name = b.display_name();
-            h.version = Some(&b.version);
-            h.description = &b.description;
-            h.repository = b.repository.as_deref();
-            h.owner = Some(namespace_owner(&b.name));
+            h.version = Some(b.version);
+            h.description = b.description;
+            h.repository = b.repository;
+            h.owner = Some(namespace_owner(b.name));
             h.registry = Some(market.listing().registry_url(r));
             h.deprecated = b.status == Status::Deprecated;
-            h.status_message = b.status_message.as_deref();
+            h.status_message = b.status_message;
         }
     }
     h
@@ -305,7 +305,7 @@ fn print_registry_state(market: &Market) {
             (Some(cache), _) => eprintln!(
                 "Registry {}: {} servers, cached {} ago (`plugboard registry sync` refreshes it).",
                 r.source.url,
-                cache.servers.len(),
+                cache.len(),
                 describe_age(cache.header.synced_at, now)
             ),
             (None, Some(problem)) => eprintln!("warning: {problem}"),

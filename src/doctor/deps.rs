@@ -61,7 +61,7 @@ pub fn published_in_listing(config_dir: &Path, server: &ServerConfig) -> Option<
     let listing = Listing::load(config_dir, &sources);
     listing
         .servers()
-        .filter(|(_, b)| b.packages.iter().any(|p| *p.identifier == *identifier))
+        .filter(|(_, b)| b.packages().any(|p| p.identifier == identifier))
         .find_map(|(at, _)| {
             let row = listing.row(at).ok()?;
             let package = row

@@ -74,34 +74,103 @@ pub fn cache_path(config_dir: &Path, url: &str) -> PathBuf {
         .join(format!("{host}-{hash}.jsonl"))
 }
 
-/// A package of a server, in brief.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PackageBrief {
-    pub registry_type: Box<str>,
-    pub identifier: Box<str>,
-    /// `stdio`, `streamable-http`, `sse`.
-    pub transport: Box<str>,
-    pub runtime_hint: Option<Box<str>>,
+/// A piece of the text arena: `[start, start + len)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    len: u32,
 }
 
-/// What the marketplace needs of a server, kept in memory for every cached row.
+/// One server's record in memory: spans of the arena, nothing allocated on its own (50,000 of
+/// them cost a few MiB more than their text).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Brief {
-    pub name: Box<str>,
-    pub title: Option<Box<str>>,
-    pub description: Box<str>,
-    pub version: Box<str>,
-    pub repository: Option<Box<str>>,
-    pub website: Option<Box<str>>,
-    pub packages: Box<[PackageBrief]>,
-    /// The remotes' transports (`streamable-http`, `sse`).
-    pub remotes: Box<[Box<str>]>,
-    pub status: Status,
-    pub status_message: Option<Box<str>>,
-    /// Unix seconds.
-    pub published_at: Option<i64>,
+struct Record {
+    /// name, title, description, version, repository, website, status message (an empty span
+    /// is absent).
+    spans: [Span; 7],
+    /// Its packages in `CachedRegistry::packages`.
+    packages: (u32, u16),
+    /// Its remotes' transports in `CachedRegistry::remotes`.
+    remotes: (u32, u16),
+    status: Status,
+    published_at: Option<i64>,
     offset: u64,
     len: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PackageRecord {
+    registry_type: Span,
+    identifier: Span,
+    transport: Span,
+    runtime_hint: Span,
+}
+
+/// A package of a server, in brief.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackageBrief<'a> {
+    pub registry_type: &'a str,
+    pub identifier: &'a str,
+    /// `stdio`, `streamable-http`, `sse`.
+    pub transport: &'a str,
+    pub runtime_hint: Option<&'a str>,
+}
+
+/// What the marketplace needs of a server, for every cached row (a view into the cache).
+#[derive(Clone, Copy)]
+pub struct Brief<'a> {
+    pub name: &'a str,
+    pub title: Option<&'a str>,
+    pub description: &'a str,
+    pub version: &'a str,
+    pub repository: Option<&'a str>,
+    pub website: Option<&'a str>,
+    pub status: Status,
+    pub status_message: Option<&'a str>,
+    /// Unix seconds.
+    pub published_at: Option<i64>,
+    cache: &'a CachedRegistry,
+    record: &'a Record,
+}
+
+impl std::fmt::Debug for Brief<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Brief")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Brief<'a> {
+    /// The name shown: the title, else the part of the name after the namespace.
+    pub fn display_name(&self) -> &'a str {
+        self.title
+            .unwrap_or_else(|| self.name.split_once('/').map_or(self.name, |(_, n)| n))
+    }
+
+    /// Its packages.
+    pub fn packages(&self) -> impl Iterator<Item = PackageBrief<'a>> + 'a {
+        let (start, len) = self.record.packages;
+        let cache = self.cache;
+        cache.packages[start as usize..][..len as usize]
+            .iter()
+            .map(move |p| PackageBrief {
+                registry_type: cache.text(p.registry_type),
+                identifier: cache.text(p.identifier),
+                transport: cache.text(p.transport),
+                runtime_hint: cache.optional(p.runtime_hint),
+            })
+    }
+
+    /// Its remotes' transports (`streamable-http`, `sse`).
+    pub fn remotes(&self) -> impl Iterator<Item = &'a str> + 'a {
+        let (start, len) = self.record.remotes;
+        let cache = self.cache;
+        cache.remotes[start as usize..][..len as usize]
+            .iter()
+            .map(move |s| cache.text(*s))
+    }
 }
 
 #[derive(Deserialize)]
@@ -184,12 +253,29 @@ struct NameOnly<'a> {
     name: Cow<'a, str>,
 }
 
-fn boxed(s: Cow<'_, str>) -> Box<str> {
-    s.into_owned().into_boxed_str()
+/// The arena under construction: all text of all records, deduplicating nothing.
+#[derive(Default)]
+struct Arena {
+    text: String,
+    packages: Vec<PackageRecord>,
+    remotes: Vec<Span>,
 }
 
-impl Brief {
-    fn from_line(line: &[u8], offset: u64) -> Result<Brief, String> {
+impl Arena {
+    fn push(&mut self, text: &str) -> Span {
+        let start = u32::try_from(self.text.len()).expect("a cache's text under 4 GiB");
+        self.text.push_str(text);
+        Span {
+            start,
+            len: text.len() as u32,
+        }
+    }
+
+    fn push_optional(&mut self, text: Option<&str>) -> Span {
+        text.map_or_else(Span::default, |t| self.push(t))
+    }
+
+    fn record(&mut self, line: &[u8], offset: u64) -> Result<Record, String> {
         let b: LineBrief = serde_json::from_slice(line).map_err(|e| e.to_string())?;
         let official = b.meta.and_then(|m| m.official);
         let (status, status_message, published_at) = match official {
@@ -199,43 +285,48 @@ impl Brief {
                     Some("deleted") => Status::Deleted,
                     _ => Status::Active,
                 },
-                o.status_message.map(boxed),
+                o.status_message,
                 o.published_at.as_deref().and_then(parse_rfc3339),
             ),
             None => (Status::Active, None, None),
         };
         let s = b.server;
-        Ok(Brief {
-            name: boxed(s.name),
-            title: s.title.map(boxed),
-            description: boxed(s.description),
-            version: boxed(s.version),
-            repository: s.repository.map(|r| boxed(r.url)),
-            website: s.website_url.map(boxed),
-            packages: s
-                .packages
-                .into_iter()
-                .map(|p| PackageBrief {
-                    registry_type: boxed(p.registry_type),
-                    identifier: boxed(p.identifier),
-                    transport: boxed(p.transport.kind),
-                    runtime_hint: p.runtime_hint.map(boxed),
-                })
-                .collect(),
-            remotes: s.remotes.into_iter().map(|r| boxed(r.kind)).collect(),
+        let spans = [
+            self.push(&s.name),
+            self.push_optional(s.title.as_deref()),
+            self.push(&s.description),
+            self.push(&s.version),
+            self.push_optional(s.repository.as_ref().map(|r| &*r.url)),
+            self.push_optional(s.website_url.as_deref()),
+            self.push_optional(status_message.as_deref()),
+        ];
+        let packages_start = self.packages.len() as u32;
+        for p in &s.packages {
+            let record = PackageRecord {
+                registry_type: self.push(&p.registry_type),
+                identifier: self.push(&p.identifier),
+                transport: self.push(&p.transport.kind),
+                runtime_hint: self.push_optional(p.runtime_hint.as_deref()),
+            };
+            self.packages.push(record);
+        }
+        let remotes_start = self.remotes.len() as u32;
+        for r in &s.remotes {
+            let span = self.push(&r.kind);
+            self.remotes.push(span);
+        }
+        Ok(Record {
+            spans,
+            packages: (
+                packages_start,
+                s.packages.len().min(u16::MAX as usize) as u16,
+            ),
+            remotes: (remotes_start, s.remotes.len().min(u16::MAX as usize) as u16),
             status,
-            status_message,
             published_at,
             offset,
             len: line.len() as u32,
         })
-    }
-
-    /// The name shown: the title, else the part of the name after the namespace.
-    pub fn display_name(&self) -> &str {
-        self.title
-            .as_deref()
-            .unwrap_or_else(|| self.name.split_once('/').map_or(&*self.name, |(_, n)| n))
     }
 }
 
@@ -244,8 +335,13 @@ impl Brief {
 pub struct CachedRegistry {
     pub header: CacheHeader,
     /// Sorted by name.
-    pub servers: Vec<Brief>,
+    records: Vec<Record>,
+    text: String,
+    packages: Vec<PackageRecord>,
+    remotes: Vec<Span>,
     path: PathBuf,
+    /// Kept open for reading rows on demand.
+    file: std::sync::Mutex<Option<File>>,
 }
 
 fn problem(path: &Path, detail: impl Into<String>) -> CacheProblem {
@@ -253,6 +349,40 @@ fn problem(path: &Path, detail: impl Into<String>) -> CacheProblem {
         path: path.display().to_string(),
         detail: detail.into(),
     }
+}
+
+fn read_header_line(
+    reader: &mut impl BufRead,
+    path: &Path,
+    line: &mut Vec<u8>,
+) -> Result<CacheHeader, CacheProblem> {
+    reader
+        .read_until(b'\n', line)
+        .map_err(|e| problem(path, e.to_string()))?;
+    let header: CacheHeader = serde_json::from_slice(line)
+        .map_err(|e| problem(path, format!("its header is not readable: {e}")))?;
+    if header.plugboard_registry_cache != CACHE_FORMAT {
+        return Err(problem(
+            path,
+            format!(
+                "it is in format {} and this Plugboard reads format {CACHE_FORMAT}",
+                header.plugboard_registry_cache
+            ),
+        ));
+    }
+    Ok(header)
+}
+
+/// The header of the cache at `path` only (its rows are not read): `Ok(None)` when there is
+/// no cache.
+pub fn read_header(path: &Path) -> Result<Option<CacheHeader>, CacheProblem> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(problem(path, e.to_string())),
+    };
+    let mut line = Vec::with_capacity(HEADER_SIZE);
+    read_header_line(&mut BufReader::new(file), path, &mut line).map(Some)
 }
 
 impl CachedRegistry {
@@ -265,22 +395,10 @@ impl CachedRegistry {
         };
         let mut reader = BufReader::with_capacity(256 * 1024, file);
         let mut line = Vec::with_capacity(8 * 1024);
-        reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| problem(path, e.to_string()))?;
-        let header: CacheHeader = serde_json::from_slice(&line)
-            .map_err(|e| problem(path, format!("its header is not readable: {e}")))?;
-        if header.plugboard_registry_cache != CACHE_FORMAT {
-            return Err(problem(
-                path,
-                format!(
-                    "it is in format {} and this Plugboard reads format {CACHE_FORMAT}",
-                    header.plugboard_registry_cache
-                ),
-            ));
-        }
+        let header = read_header_line(&mut reader, path, &mut line)?;
         let mut offset = line.len() as u64;
-        let mut servers = Vec::with_capacity(header.servers);
+        let mut records = Vec::with_capacity(header.servers);
+        let mut arena = Arena::default();
         loop {
             line.clear();
             let n = reader
@@ -292,41 +410,104 @@ impl CachedRegistry {
             if line.last() != Some(&b'\n') {
                 return Err(problem(path, "its last line is cut off"));
             }
-            let brief = Brief::from_line(&line, offset)
-                .map_err(|e| problem(path, format!("line {}: {e}", servers.len() + 2)))?;
-            servers.push(brief);
+            let record = arena
+                .record(&line, offset)
+                .map_err(|e| problem(path, format!("line {}: {e}", records.len() + 2)))?;
+            records.push(record);
             offset += n as u64;
         }
-        if servers.len() != header.servers {
+        if records.len() != header.servers {
             return Err(problem(
                 path,
                 format!(
                     "its header says {} servers but it holds {}",
                     header.servers,
-                    servers.len()
+                    records.len()
                 ),
             ));
         }
+        arena.text.shrink_to_fit();
+        arena.packages.shrink_to_fit();
+        arena.remotes.shrink_to_fit();
         Ok(Some(CachedRegistry {
             header,
-            servers,
+            records,
+            text: arena.text,
+            packages: arena.packages,
+            remotes: arena.remotes,
             path: path.to_path_buf(),
+            file: std::sync::Mutex::new(None),
         }))
+    }
+
+    fn text(&self, span: Span) -> &str {
+        &self.text[span.start as usize..][..span.len as usize]
+    }
+
+    fn optional(&self, span: Span) -> Option<&str> {
+        (span.len > 0).then(|| self.text(span))
+    }
+
+    /// The number of servers.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Server `index`, in brief.
+    pub fn brief(&self, index: usize) -> Brief<'_> {
+        let record = &self.records[index];
+        let [
+            name,
+            title,
+            description,
+            version,
+            repository,
+            website,
+            message,
+        ] = record.spans;
+        Brief {
+            name: self.text(name),
+            title: self.optional(title),
+            description: self.text(description),
+            version: self.text(version),
+            repository: self.optional(repository),
+            website: self.optional(website),
+            status: record.status,
+            status_message: self.optional(message),
+            published_at: record.published_at,
+            cache: self,
+            record,
+        }
+    }
+
+    /// Every server, in brief, by name.
+    pub fn briefs(&self) -> impl Iterator<Item = Brief<'_>> {
+        (0..self.records.len()).map(|i| self.brief(i))
     }
 
     /// The full row of server `index`, read from the file.
     pub fn row(&self, index: usize) -> Result<RegistryRow, CacheProblem> {
-        let brief = &self.servers[index];
-        let mut file = File::open(&self.path).map_err(|e| problem(&self.path, e.to_string()))?;
-        file.seek(SeekFrom::Start(brief.offset))
+        let record = &self.records[index];
+        let name = self.text(record.spans[0]);
+        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            *guard = Some(File::open(&self.path).map_err(|e| problem(&self.path, e.to_string()))?);
+        }
+        let file = guard.as_mut().expect("opened");
+        file.seek(SeekFrom::Start(record.offset))
             .map_err(|e| problem(&self.path, e.to_string()))?;
-        let mut line = vec![0; brief.len as usize];
+        let mut line = vec![0; record.len as usize];
         file.read_exact(&mut line)
             .map_err(|e| problem(&self.path, e.to_string()))?;
+        drop(guard);
         let value: Value = serde_json::from_slice(&line)
-            .map_err(|e| problem(&self.path, format!("the row of `{}`: {e}", brief.name)))?;
+            .map_err(|e| problem(&self.path, format!("the row of `{name}`: {e}")))?;
         let row = RegistryRow::from_value(&value).map_err(|e| problem(&self.path, e))?;
-        if *row.server.name != *brief.name {
+        if row.server.name != name {
             return Err(problem(
                 &self.path,
                 "it changed while it was read; load it again",
@@ -337,7 +518,9 @@ impl CachedRegistry {
 
     /// The position of server `name`.
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.servers.binary_search_by(|b| (*b.name).cmp(name)).ok()
+        self.records
+            .binary_search_by(|r| self.text(r.spans[0]).cmp(name))
+            .ok()
     }
 
     pub fn path(&self) -> &Path {
@@ -546,13 +729,16 @@ mod tests {
         }
         assert_eq!(writer.finish(header("http://127.0.0.1:1")).unwrap(), 3);
         let cache = CachedRegistry::load(&path).unwrap().unwrap();
-        let names: Vec<&str> = cache.servers.iter().map(|b| &*b.name).collect();
+        let names: Vec<&str> = cache.briefs().map(|b| b.name).collect();
         assert_eq!(names, ["a/one", "b/two", "c/three"]);
         let i = cache.find("a/one").unwrap();
-        assert_eq!(cache.servers[i].version.as_ref(), "2");
+        assert_eq!(cache.brief(i).version, "2");
         assert_eq!(cache.row(i).unwrap(), row("a/one", "2"));
-        assert_eq!(&*cache.servers[1].packages[0].identifier, "pkg");
-        assert_eq!(cache.servers[1].display_name(), "two");
+        assert_eq!(cache.brief(1).packages().next().unwrap().identifier, "pkg");
+        assert_eq!(cache.brief(1).display_name(), "two");
+        assert_eq!(cache.brief(1).description, "about b/two");
+        assert_eq!(cache.brief(1).published_at, Some(1_756_684_800));
+        assert_eq!(read_header(&path).unwrap().unwrap().servers, 3);
         // No temp files are left.
         let files: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(files.len(), 1);
@@ -584,7 +770,7 @@ mod tests {
 
     impl PartialEq for CachedRegistry {
         fn eq(&self, other: &Self) -> bool {
-            self.header == other.header && self.servers == other.servers
+            self.header == other.header && self.records == other.records && self.text == other.text
         }
     }
 }

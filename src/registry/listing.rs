@@ -58,8 +58,8 @@ impl Listing {
         let mut visible = Vec::new();
         for (r, loaded) in registries.iter().enumerate() {
             let Some(cache) = &loaded.cache else { continue };
-            for (i, brief) in cache.servers.iter().enumerate() {
-                if seen.insert(&brief.name) {
+            for (i, brief) in cache.briefs().enumerate() {
+                if seen.insert(brief.name) {
                     visible.push(RowRef {
                         registry: r as u16,
                         index: i as u32,
@@ -74,7 +74,7 @@ impl Listing {
     }
 
     /// The listed servers (one per name).
-    pub fn servers(&self) -> impl ExactSizeIterator<Item = (RowRef, &Brief)> + '_ {
+    pub fn servers(&self) -> impl ExactSizeIterator<Item = (RowRef, Brief<'_>)> + '_ {
         self.visible.iter().map(|&r| (r, self.brief(r)))
     }
 
@@ -86,12 +86,12 @@ impl Listing {
         self.visible.is_empty()
     }
 
-    pub fn brief(&self, at: RowRef) -> &Brief {
+    pub fn brief(&self, at: RowRef) -> Brief<'_> {
         let cache = self.registries[at.registry as usize]
             .cache
             .as_ref()
             .expect("a listed row's registry has a cache");
-        &cache.servers[at.index as usize]
+        cache.brief(at.index as usize)
     }
 
     /// The registry base URL of a listed row.

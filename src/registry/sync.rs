@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::cache::{
     CACHE_FORMAT, CacheHeader, CacheProblem, CacheWriter, CachedRegistry, cache_path,
-    for_each_line, line_name,
+    for_each_line, line_name, read_header,
 };
 use super::client::{ApiVersion, FetchError, ListQuery, RegistryClient};
 use super::model::{RegistryRow, Status};
@@ -145,13 +145,13 @@ pub async fn sync_registry(
     progress(SyncProgress::Started {
         registry: registry.url.clone(),
         full: !incremental,
-        expected: old.as_ref().map(|c| c.servers.len()),
+        expected: old.as_ref().map(|c| c.len()),
     });
     let mut report = SyncReport {
         registry: registry.url.clone(),
         ok: false,
         full: !incremental,
-        servers: old.as_ref().map_or(0, |c| c.servers.len()),
+        servers: old.as_ref().map_or(0, |c| c.len()),
         received: 0,
         changed: 0,
         removed: 0,
@@ -421,19 +421,20 @@ pub fn cache_status(config_dir: &Path, registries: &[RegistrySource]) -> Vec<Cac
         .iter()
         .map(|r| {
             let path = cache_path(config_dir, &r.url);
-            let loaded: Result<Option<CachedRegistry>, CacheProblem> = CachedRegistry::load(&path);
-            let (cache, problem) = match loaded {
-                Ok(c) => (c, None),
+            // The header says it all; the rows are not read.
+            let loaded: Result<Option<CacheHeader>, CacheProblem> = read_header(&path);
+            let (header, problem) = match loaded {
+                Ok(h) => (h, None),
                 Err(p) => (None, Some(p.to_string())),
             };
             CacheStatus {
                 registry: r.url.clone(),
                 origin: r.origin,
-                cached: cache.is_some(),
-                servers: cache.as_ref().map_or(0, |c| c.servers.len()),
-                synced_at: cache.as_ref().map(|c| c.header.synced_at),
-                skipped: cache.as_ref().map_or(0, |c| c.header.skipped),
-                api: cache.as_ref().map(|c| c.header.api.clone()),
+                cached: header.is_some(),
+                servers: header.as_ref().map_or(0, |h| h.servers),
+                synced_at: header.as_ref().map(|h| h.synced_at),
+                skipped: header.as_ref().map_or(0, |h| h.skipped),
+                api: header.as_ref().map(|h| h.api.clone()),
                 path: path.display().to_string(),
                 problem,
             }
