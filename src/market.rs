@@ -431,7 +431,7 @@ pub enum Found<'a> {
 #[non_exhaustive]
 pub enum FindError {
     #[error(
-        "nothing called `{0}` in the catalog or the cached registry listing; `plugboard catalog {0}` searches, `plugboard registry sync` refreshes the listing"
+        "no catalog entry or registry server named `{0}` (the registry listing is the cached one); `plugboard catalog {0}` searches, `plugboard registry sync` refreshes the listing"
     )]
     Unknown(String),
     #[error(transparent)]

@@ -70,12 +70,6 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
         ),
     };
     let spec = form(&bp, args.option.as_deref(), runtimes::system())?;
-    if let Some(why) = spec.option().and_then(|o| o.unavailable.clone()) {
-        eprintln!(
-            "warning: option `{}` of {what} cannot run here: {} ({})",
-            spec.option_id, why.reason, why.fix
-        );
-    }
     let name = args
         .name
         .clone()

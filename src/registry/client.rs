@@ -279,6 +279,21 @@ impl RegistryClient {
 
     async fn get(&self, url: &str) -> Result<Vec<u8>, FetchError> {
         let network = |e: reqwest::Error| match network_fault(&e) {
+            // A TLS failure the connection layer files under "other": a plain-HTTP answer to
+            // the handshake, an alert from the peer.
+            HttpFault::Network {
+                kind: NetKind::Other,
+                detail,
+                ..
+            } if ["corrupt message", "invalidcontenttype", "alert", "peer"]
+                .iter()
+                .any(|w| detail.to_ascii_lowercase().contains(w)) =>
+            {
+                FetchError::Network {
+                    kind: NetKind::Tls,
+                    detail,
+                }
+            }
             HttpFault::Network { kind, detail, .. } => FetchError::Network { kind, detail },
             other => FetchError::Network {
                 kind: NetKind::Other,

@@ -221,7 +221,11 @@ fn incremental_syncs_bring_new_versions_deprecations_and_deletions_and_skip_bad_
         &["catalog", "show", "io.github.sellisd/mcp-units"],
     );
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("nothing called"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no catalog entry or registry server named"),
+        "{}",
+        stderr(&out)
+    );
     let out = run(&home, &url, &["catalog", "brand", "new", "--json"]);
     let hits: Vec<Value> = serde_json::from_value(json_of(&out)).unwrap();
     assert_eq!(
@@ -268,11 +272,13 @@ fn each_registry_fails_on_its_own_and_the_others_are_synced() {
     let failing = RegistryFixture::start(&["--fail-status", "503"]);
     let not_a_registry = RegistryFixture::start(&["--not-a-registry"]);
     let closed = crate::support::fixture::closed_port();
+    // TLS spoken to a plain-HTTP port; a host name that does not resolve.
     let urls = format!(
-        "{},{},{},http://127.0.0.1:{closed}",
+        "{},{},{},http://127.0.0.1:{closed},https://127.0.0.1:{},http://registry.invalid",
         good.url(),
         failing.url(),
-        not_a_registry.url()
+        not_a_registry.url(),
+        good.port
     );
     let home = Home::new();
     let out = run(&home, &urls, &["registry", "sync", "--json"]);
@@ -290,7 +296,9 @@ fn each_registry_fails_on_its_own_and_the_others_are_synced() {
             Value::Null,
             json!("http"),
             json!("malformed"),
-            json!("refused")
+            json!("refused"),
+            json!("tls"),
+            json!("dns")
         ]
     );
     assert_eq!(report["registries"][0]["servers"], 1108);
