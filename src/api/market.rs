@@ -405,6 +405,11 @@ pub(super) fn curated_card(entry: &Entry, installed_as: Vec<String>) -> CatalogC
         name: entry.name.clone(),
         description: entry.description.clone(),
         categories: entry.categories.clone(),
+        category_labels: entry
+            .categories
+            .iter()
+            .map(|c| super::category_label(c))
+            .collect(),
         keywords: entry.keywords.clone(),
         popularity: entry.popularity,
         logo: entry.logo.clone(),
@@ -465,6 +470,7 @@ pub(super) fn registry_card(
             .unwrap_or_else(|| server.short_name().to_owned()),
         description: server.description.clone(),
         categories: vec![],
+        category_labels: vec![],
         keywords: vec![],
         popularity: None,
         logo: None,
@@ -520,6 +526,7 @@ fn market_card(
                         name: b.display_name().to_owned(),
                         description: b.description.to_owned(),
                         categories: vec![],
+                        category_labels: vec![],
                         keywords: vec![],
                         popularity: None,
                         logo: None,

@@ -12,10 +12,12 @@
 //! - [`remote`]: DNS, TLS (the certificate problem named), the endpoint shape (an SSE URL
 //!   configured as streamable HTTP), authorization (OAuth or a token);
 //! - [`deps`]: a package launch broken by its dependencies (an `ImportError` after a major
-//!   release, `requires-python`, `EBADENGINE`), fixed by pinning them to the version's date.
+//!   release, `requires-python`, `EBADENGINE`), fixed by pinning them to the version's date;
+//! - [`environment`]: the machine before any server: runtimes and the secret store.
 
 pub mod command;
 pub mod deps;
+pub mod environment;
 pub mod remote;
 pub mod stdio;
 
