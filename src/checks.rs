@@ -144,7 +144,12 @@ pub async fn test_installed(
         Ok(store) if matches!(server.auth, Auth::Oauth2(_)) => {
             test_with_oauth(servers, name, &server, store, &options, progress).await
         }
-        Ok(store) => probe::test_config(name, &server, store.as_ref(), &options, progress).await,
+        Ok(store) => {
+            crate::local_http::test_with_local(name, &server, store.as_ref(), timeout, || {
+                probe::test_config(name, &server, store.as_ref(), &options, progress)
+            })
+            .await
+        }
         Err(failure) => failed_before_resolving(&server, failure),
     };
     let mut result = result;
@@ -176,7 +181,10 @@ pub async fn test_prepared(
         timeout,
         known_era: None,
     };
-    probe::test_config(&prepared.name, &prepared.config, &store, &options, progress).await
+    crate::local_http::test_with_local(&prepared.name, &prepared.config, &store, timeout, || {
+        probe::test_config(&prepared.name, &prepared.config, &store, &options, progress)
+    })
+    .await
 }
 
 /// Test a server as the custom editor would save it, before anything is saved: `config` with

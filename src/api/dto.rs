@@ -92,6 +92,31 @@ pub struct CatalogCard {
     /// The names of the installed servers that came from this entry.
     pub installed_as: Vec<String>,
     pub docs_url: String,
+    /// `curated` or `registry`.
+    pub source: String,
+    /// A registry server's version.
+    pub version: Option<String>,
+    /// A registry server's namespace owner (`io.github.owner/…` → `owner`).
+    pub owner: Option<String>,
+    /// The owner is a GitHub account (an `io.github.` name).
+    pub github: bool,
+    /// The source repository (https).
+    pub repository: Option<String>,
+    /// A curated entry: the registry names it stands for; a registry server: its name.
+    pub registry_names: Vec<String>,
+    /// Every transport its options offer.
+    pub transports: Vec<Transport>,
+    /// What runs it: "Node.js", "Python", "Docker", ".NET", "Remote", …
+    pub runtimes: Vec<String>,
+    pub deprecated: bool,
+    /// Why it is deprecated, as the registry says.
+    pub status_message: Option<String>,
+    /// Whether some option can run on this machine.
+    pub runs_here: bool,
+    /// Why none can, when none can.
+    pub why_not: Option<String>,
+    /// The registry it comes from.
+    pub registry: Option<String>,
 }
 
 /// A category with the number of entries in it.
@@ -115,6 +140,8 @@ pub enum FieldTarget {
     Url,
     OauthClientId,
     OauthClientSecret,
+    /// A value used inside others (a placeholder of a header, an argument or the URL).
+    Value,
 }
 
 impl From<form::FieldTarget> for FieldTarget {
@@ -127,6 +154,7 @@ impl From<form::FieldTarget> for FieldTarget {
             form::FieldTarget::Url => FieldTarget::Url,
             form::FieldTarget::OauthClientId => FieldTarget::OauthClientId,
             form::FieldTarget::OauthClientSecret => FieldTarget::OauthClientSecret,
+            form::FieldTarget::Value => FieldTarget::Value,
         }
     }
 }
@@ -139,6 +167,29 @@ pub enum InputKind {
     Text,
     Password,
     Url,
+    Number,
+    /// A switch: `true` or `false`.
+    Boolean,
+    /// One of `choices`.
+    Select,
+    FilePath,
+    /// Several values, one per line.
+    List,
+}
+
+impl From<form::InputKind> for InputKind {
+    fn from(kind: form::InputKind) -> InputKind {
+        match kind {
+            form::InputKind::Text => InputKind::Text,
+            form::InputKind::Password => InputKind::Password,
+            form::InputKind::Url => InputKind::Url,
+            form::InputKind::Number => InputKind::Number,
+            form::InputKind::Boolean => InputKind::Boolean,
+            form::InputKind::Select => InputKind::Select,
+            form::InputKind::FilePath => InputKind::FilePath,
+            form::InputKind::List => InputKind::List,
+        }
+    }
 }
 
 /// One field of an install form (the core's `form::FormField`).
@@ -157,6 +208,8 @@ pub struct FormField {
     /// Markdown; the UI renders https links only.
     pub help: Option<String>,
     pub default: Option<String>,
+    /// The values a `select` field offers.
+    pub choices: Vec<String>,
 }
 
 /// One connection option, for the chooser.
@@ -167,6 +220,34 @@ pub struct OptionSummary {
     pub label: String,
     pub transport: Transport,
     pub transport_label: String,
+    /// What runs it ("Node.js", "uv", "Docker"), for a local option.
+    pub runtime: Option<String>,
+    /// Whether Plugboard can install it at all.
+    pub installable: bool,
+    /// Why it cannot be installed, or cannot run here, and the fix.
+    pub unavailable: Option<Unavailable>,
+}
+
+/// Why an option cannot be used here.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Unavailable {
+    /// `runtime.missing`, `runtime.docker_daemon`, `unsupported`.
+    pub code: String,
+    pub reason: String,
+    /// The doctor's fix; empty when nothing can be done here.
+    pub fix: String,
+}
+
+/// A launch's dependencies resolved as of a date.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PinView {
+    /// `uv` or `npm`.
+    pub tool: String,
+    pub flag: String,
+    pub date: String,
+    pub published_at: String,
 }
 
 /// The install form of one option of one entry.
@@ -185,6 +266,14 @@ pub struct FormSpec {
     pub default_name: String,
     pub fields: Vec<FormField>,
     pub options: Vec<OptionSummary>,
+    /// `curated` or `registry`.
+    pub source: String,
+    /// A registry server's version.
+    pub version: Option<String>,
+    /// The dependency pin of this option's launch.
+    pub pin: Option<PinView>,
+    /// What the user should know about this launch.
+    pub notes: Vec<String>,
 }
 
 /// Everything the install modal shows.
@@ -213,6 +302,10 @@ pub struct InstallRequest {
     /// health.
     #[serde(default)]
     pub test_id: Option<String>,
+    /// A registry server: take its dependencies' newest versions instead of pinning them to
+    /// the version's publication date.
+    #[serde(default)]
+    pub no_pin: bool,
 }
 
 /// An env variable or header of an installed server, as the UI may see it.
@@ -260,6 +353,10 @@ pub struct AuthView {
 pub struct SourceView {
     pub catalog: String,
     pub option: String,
+    /// The registry server it was installed from, its version and dependency pin date.
+    pub registry_name: Option<String>,
+    pub version: Option<String>,
+    pub pinned: Option<String>,
     /// From the catalog, when the entry is still in it.
     pub entry_name: Option<String>,
     pub logo: Option<String>,

@@ -54,6 +54,7 @@ fn install_fixture(api: &Api, name: &str) -> ServerView {
         ]),
         store_as_secret: BTreeMap::new(),
         test_id: None,
+        no_pin: false,
     })
     .unwrap()
 }
@@ -157,6 +158,7 @@ fn errors_are_field_level_and_never_echo_values() {
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
             test_id: None,
+            no_pin: false,
         })
         .unwrap_err();
     assert_eq!(
@@ -171,6 +173,7 @@ fn errors_are_field_level_and_never_echo_values() {
             values: BTreeMap::from([("BOGUS".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
             test_id: None,
+            no_pin: false,
         })
         .unwrap_err();
     assert_eq!(err.code, "invalid");
@@ -186,6 +189,7 @@ fn errors_are_field_level_and_never_echo_values() {
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
             test_id: None,
+            no_pin: false,
         })
         .unwrap_err();
     assert_eq!(dup.code, "duplicate");
@@ -435,6 +439,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
         values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
         store_as_secret: BTreeMap::new(),
         test_id: None,
+        no_pin: false,
     };
     // The catalog command (`mcp-fixture`) is not on PATH here: the test fails to spawn.
     let report = runtime()
@@ -450,6 +455,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
     let view = api
         .install(&InstallRequest {
             test_id: Some("pre-1".into()),
+            no_pin: false,
             ..request
         })
         .unwrap();

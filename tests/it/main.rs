@@ -22,6 +22,8 @@ mod peers;
 mod pinning;
 mod probe_remote;
 mod probe_stdio;
+mod registry_cli;
+mod registry_forms;
 mod run_eras;
 mod run_remote;
 mod run_stdio;
