@@ -139,7 +139,10 @@ pub async fn test_installed(
             test_with_oauth(servers, name, &server, store, probe, timeout, progress).await
         }
         Ok(store) => {
-            probe::test_config(name, &server, store.as_ref(), probe, timeout, progress).await
+            crate::local_http::test_with_local(name, &server, store.as_ref(), timeout, || {
+                probe::test_config(name, &server, store.as_ref(), probe, timeout, progress)
+            })
+            .await
         }
         Err(failure) => failed_before_resolving(&server, failure),
     };
@@ -168,14 +171,16 @@ pub async fn test_prepared(
         let _ = store.set(&SecretKey::new(namespace, name), value);
     }
     let probe = catalog_probe(catalog, &prepared.config);
-    probe::test_config(
-        &prepared.name,
-        &prepared.config,
-        &store,
-        probe,
-        timeout,
-        progress,
-    )
+    crate::local_http::test_with_local(&prepared.name, &prepared.config, &store, timeout, || {
+        probe::test_config(
+            &prepared.name,
+            &prepared.config,
+            &store,
+            probe,
+            timeout,
+            progress,
+        )
+    })
     .await
 }
 

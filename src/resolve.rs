@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 
 use crate::catalog::CredentialProbe;
-use crate::config::{Auth, ConfigValue, SecretRef, ServerConfig, TransportKind};
+use crate::config::{Auth, ConfigValue, SECRET_ARG_OPEN, SecretRef, ServerConfig, TransportKind};
 use crate::connect::env::{self, LookupError};
 use crate::probe::{ErrorKind, Failure};
 use crate::redact::Redactor;
@@ -133,6 +133,36 @@ impl ResolvedServer {
     /// How long resolving took.
     pub fn resolve_time(&self) -> Duration {
         self.resolve_time
+    }
+
+    /// The target and the redactor, taken apart.
+    pub fn into_parts(self) -> (Target, Redactor) {
+        (self.target, self.redactor)
+    }
+}
+
+/// The local process of a server Plugboard starts itself (its `launch`: a package serving HTTP
+/// on this machine), resolved as a stdio server is: secrets substituted, command found.
+pub fn resolve_launch(
+    name: &str,
+    server: &ServerConfig,
+    secrets: &dyn SecretStore,
+) -> Result<(StdioTarget, Redactor), ResolveError> {
+    let launch = server
+        .launch
+        .as_ref()
+        .ok_or_else(|| ResolveError::Invalid {
+            server: name.to_owned(),
+            detail: "it has no local process to start".into(),
+        })?;
+    let mut local = ServerConfig::stdio(launch.command.clone(), launch.args.clone());
+    local.env = launch.env.clone();
+    local.cwd = launch.cwd.clone();
+    local.secret_namespace = Some(server.secret_namespace(name).to_owned());
+    let (target, redactor) = resolve(name, &local, secrets, None)?.into_parts();
+    match target {
+        Target::Stdio(stdio) => Ok((stdio, redactor)),
+        Target::Remote(_) => unreachable!("a stdio config resolves to a stdio target"),
     }
 }
 
@@ -305,6 +335,27 @@ impl Secrets<'_> {
             ConfigValue::Secret(reference) => self.get(reference),
         }
     }
+
+    /// An argument with each `${secret:NAME}` replaced by that secret.
+    fn arg(&mut self, arg: &str) -> Result<String, ResolveError> {
+        let mut out = String::new();
+        let mut rest = arg;
+        while let Some(at) = rest.find(SECRET_ARG_OPEN) {
+            let after = &rest[at + SECRET_ARG_OPEN.len()..];
+            let Some(end) = after.find('}') else { break };
+            out.push_str(&rest[..at]);
+            let secret = self.get(&SecretRef::new(&after[..end]))?;
+            out.push_str(secret.expose());
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    /// Every argument with its secret references replaced.
+    pub fn args(&mut self, args: &[String]) -> Result<Vec<String>, ResolveError> {
+        args.iter().map(|a| self.arg(a)).collect()
+    }
 }
 
 /// Resolve server `name` for a test or a connection. `probe` is the catalog's credential
@@ -366,10 +417,11 @@ pub fn resolve(
                             path,
                         },
                     })?;
+                let args = store.args(&server.args)?;
                 Target::Stdio(StdioTarget {
                     command,
                     program: found.path,
-                    args: server.args.clone(),
+                    args,
                     env: env_values,
                     cwd,
                     via_login_shell: found.via_login_shell,

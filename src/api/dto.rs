@@ -115,6 +115,8 @@ pub enum FieldTarget {
     Url,
     OauthClientId,
     OauthClientSecret,
+    /// A value used inside others (a placeholder of a header, an argument or the URL).
+    Value,
 }
 
 impl From<form::FieldTarget> for FieldTarget {
@@ -127,6 +129,7 @@ impl From<form::FieldTarget> for FieldTarget {
             form::FieldTarget::Url => FieldTarget::Url,
             form::FieldTarget::OauthClientId => FieldTarget::OauthClientId,
             form::FieldTarget::OauthClientSecret => FieldTarget::OauthClientSecret,
+            form::FieldTarget::Value => FieldTarget::Value,
         }
     }
 }
@@ -139,6 +142,29 @@ pub enum InputKind {
     Text,
     Password,
     Url,
+    Number,
+    /// A switch: `true` or `false`.
+    Boolean,
+    /// One of `choices`.
+    Select,
+    FilePath,
+    /// Several values, one per line.
+    List,
+}
+
+impl From<form::InputKind> for InputKind {
+    fn from(kind: form::InputKind) -> InputKind {
+        match kind {
+            form::InputKind::Text => InputKind::Text,
+            form::InputKind::Password => InputKind::Password,
+            form::InputKind::Url => InputKind::Url,
+            form::InputKind::Number => InputKind::Number,
+            form::InputKind::Boolean => InputKind::Boolean,
+            form::InputKind::Select => InputKind::Select,
+            form::InputKind::FilePath => InputKind::FilePath,
+            form::InputKind::List => InputKind::List,
+        }
+    }
 }
 
 /// One field of an install form (the core's `form::FormField`).
@@ -157,6 +183,8 @@ pub struct FormField {
     /// Markdown; the UI renders https links only.
     pub help: Option<String>,
     pub default: Option<String>,
+    /// The values a `select` field offers.
+    pub choices: Vec<String>,
 }
 
 /// One connection option, for the chooser.

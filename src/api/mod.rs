@@ -588,17 +588,14 @@ fn spec_dto(spec: &form::FormSpec, option: &ConnectionOption, entry: &Entry) -> 
                 key: f.key.clone(),
                 label: f.label.clone(),
                 target: f.target.into(),
-                input: match f.input {
-                    form::InputKind::Text => InputKind::Text,
-                    form::InputKind::Password => InputKind::Password,
-                    form::InputKind::Url => InputKind::Url,
-                },
+                input: f.input.into(),
                 required: f.required,
                 secret: f.secret,
                 secret_toggle: f.secret_toggle,
                 placeholder: f.placeholder.clone(),
                 help: f.help.clone(),
                 default: f.default.clone(),
+                choices: f.choices.clone(),
             })
             .collect(),
         options: entry

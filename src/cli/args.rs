@@ -131,9 +131,9 @@ const QUICK: [(&str, Describe); 4] = [
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Search the integration catalog, or show one entry
+    /// Search the marketplace (curated catalog and registries), or show one entry or server
     Catalog(CatalogArgs),
-    /// Install a catalog entry through its form
+    /// Install a catalog entry or a registry server through its form
     Install(InstallArgs),
     /// Add a custom server (stdio command or URL)
     Add(AddArgs),
@@ -176,6 +176,51 @@ pub enum Command {
     Secrets(SecretsCommand),
     /// The MCP clients Plugboard knows: their config files and Plugboard's servers in them
     Clients(JsonFlag),
+    /// The MCP registries whose servers the catalog lists: sync, status, add, remove
+    #[command(subcommand)]
+    Registry(RegistryCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RegistryCommand {
+    /// Fetch what changed in each registry since the last sync (everything the first time)
+    Sync(RegistrySyncArgs),
+    /// Each registry: where it comes from, its cached servers and how old the cache is
+    Status(JsonFlag),
+    /// Also read this registry (after the others; its servers are listed with theirs)
+    Add(RegistryUrlArgs),
+    /// Stop reading this registry (the official one too)
+    Remove(RegistryUrlArgs),
+    /// Whether registry launches resolve dependencies as of the version's publication date
+    Pinning(PinningArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RegistrySyncArgs {
+    /// Fetch everything again instead of the changes since the last sync
+    #[arg(long)]
+    pub full: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct RegistryUrlArgs {
+    /// The registry's base URL (it serves /v0.1/servers)
+    pub url: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Toggle {
+    On,
+    Off,
+}
+
+#[derive(Debug, Args)]
+pub struct PinningArgs {
+    /// on (the default) or off
+    #[arg(value_enum)]
+    pub state: Toggle,
 }
 
 #[derive(Debug, Args)]
@@ -293,16 +338,46 @@ pub struct RenameArgs {
 pub struct CatalogArgs {
     #[command(subcommand)]
     pub show: Option<CatalogShow>,
-    /// Words to look for in names, ids, keywords and descriptions
+    /// Words to look for (every one must match) in names, titles, ids, keywords, package
+    /// identifiers and descriptions
     pub query: Vec<String>,
+    /// The curated catalog, the registries' servers, or both (the default)
+    #[arg(long, value_enum, default_value = "all")]
+    pub source: SourceArg,
     /// Only entries in this category (`plugboard catalog --categories` lists them)
     #[arg(long)]
     pub category: Option<String>,
+    /// Only servers offering this transport
+    #[arg(long, value_enum)]
+    pub transport: Option<TransportArg>,
+    /// Only servers run by this runtime: node, python, docker, dotnet, bun, mcpb, remote
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// Only servers installed here
+    #[arg(long)]
+    pub installed: bool,
+    /// Show at most this many matches (all of them by default)
+    #[arg(long)]
+    pub limit: Option<usize>,
     /// List the categories with their entry counts
     #[arg(long)]
     pub categories: bool,
     #[command(flatten)]
     pub json: JsonFlag,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SourceArg {
+    All,
+    Curated,
+    Registry,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    Stdio,
+    Shttp,
+    Sse,
 }
 
 #[derive(Debug, Subcommand)]
@@ -313,14 +388,22 @@ pub enum CatalogShow {
 
 #[derive(Debug, Args)]
 pub struct CatalogShowArgs {
+    /// A catalog entry id or a registry server name (`io.github.owner/server`)
     pub id: String,
+    /// A registry server's version other than the latest (asks the registry)
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Also list every version of a registry server (asks the registry)
+    #[arg(long)]
+    pub versions: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// The catalog entry id
+    /// A catalog entry id, or a registry server name with an optional version
+    /// (`io.github.owner/server@1.2.0`)
     pub id: String,
     /// Which connection option to install (default: the entry's preferred one)
     #[arg(long)]
@@ -340,6 +423,10 @@ pub struct InstallArgs {
     /// Save without testing the connection first
     #[arg(long)]
     pub no_test: bool,
+    /// A registry server: take its dependencies' newest versions instead of those of its
+    /// publication date
+    #[arg(long)]
+    pub no_pin: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -423,6 +510,12 @@ pub struct EditArgs {
     /// Seconds to allow for a test of this server (0 = back to the default)
     #[arg(long)]
     pub timeout: Option<u64>,
+    /// Resolve a uvx/npx server's dependencies as of its version's publication date
+    #[arg(long, conflicts_with = "unpin_dependencies")]
+    pub pin_dependencies: bool,
+    /// Take that pin off again (the dependencies' newest versions)
+    #[arg(long)]
+    pub unpin_dependencies: bool,
 }
 
 #[derive(Debug, Args)]

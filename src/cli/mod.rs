@@ -10,6 +10,7 @@ mod input;
 mod install_cmd;
 mod output;
 mod pin_cmd;
+mod registry_cmd;
 mod run_cmd;
 mod secrets_cmd;
 mod servers_cmd;
@@ -136,6 +137,7 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Catalog(args) => catalog_cmd::run(args),
         Command::Tour => tour::run(),
         Command::Secrets(command) => secrets_cmd::run(command),
+        Command::Registry(command) => registry_cmd::run(command),
         other => {
             let servers = Servers::open_default()?;
             match other {
@@ -157,7 +159,11 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Export(args) => clients_cmd::export(&servers, args),
                 Command::Import(args) => clients_cmd::import(&servers, args),
                 Command::Clients(args) => clients_cmd::detect(&servers, args.json),
-                Command::Catalog(_) | Command::Tour | Command::Run(_) | Command::Secrets(_) => {
+                Command::Catalog(_)
+                | Command::Tour
+                | Command::Run(_)
+                | Command::Secrets(_)
+                | Command::Registry(_) => {
                     unreachable!("handled above")
                 }
             }

@@ -181,6 +181,9 @@ pub fn remove(servers: &Servers, name: &str) -> Result<(), CliError> {
 }
 
 pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
+    if args.pin_dependencies || args.unpin_dependencies {
+        return pin_dependencies(servers, &args.name, args.pin_dependencies);
+    }
     let mut patch = ServerPatch::default();
     let mut input = SecretInput::for_flags(
         None,
@@ -243,5 +246,28 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
     }
     servers.edit(&args.name, patch)?;
     println!("Updated `{}`.", args.name);
+    Ok(())
+}
+
+/// `plugboard edit NAME --pin-dependencies | --unpin-dependencies`.
+fn pin_dependencies(servers: &Servers, name: &str, pin: bool) -> Result<(), CliError> {
+    if pin {
+        let server = servers.config().load()?.server(name)?;
+        let listed = crate::doctor::deps::published_in_listing(servers.config().dir(), &server);
+        let relaunch = crate::deps::rot::apply_pin(servers, name, listed.as_deref())?;
+        println!(
+            "`{name}` now runs `{} {}`: its dependencies are resolved as of {}.",
+            relaunch.command,
+            relaunch.args.join(" "),
+            relaunch.date
+        );
+    } else {
+        let args = crate::deps::rot::remove_pin(servers, name)?;
+        println!(
+            "`{name}` now runs with its dependencies' newest versions ({}).",
+            args.join(" ")
+        );
+    }
+    println!("Test it with `plugboard test {name}`.");
     Ok(())
 }

@@ -179,7 +179,36 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
     match resolved.target() {
         Target::Stdio(target) => stdio::relay(name, target, redactor).await,
         Target::Remote(target) => {
-            bridge::bridge(name, resolved.transport(), target, session, redactor).await
+            // A package serving HTTP here is started first and stopped when the bridge ends.
+            let local = match &server.launch {
+                None => None,
+                Some(_) => Some(
+                    crate::local_http::LocalServer::start(
+                        name,
+                        &server,
+                        resolve_store.as_ref(),
+                        crate::local_http::START_TIMEOUT,
+                    )
+                    .await
+                    .map_err(|e| RunError::Spawn {
+                        command: server
+                            .launch
+                            .as_ref()
+                            .map(|l| l.command.clone())
+                            .unwrap_or_default(),
+                        detail: redactor.redact(&format!(
+                            "{} ({})\n{}",
+                            e.failure.error, e.failure.hint, e.stderr
+                        )),
+                    })?,
+                ),
+            };
+            let bridged =
+                bridge::bridge(name, resolved.transport(), target, session, redactor).await;
+            if let Some(local) = local {
+                local.stop().await;
+            }
+            bridged
         }
     }
 }

@@ -21,5 +21,7 @@ mod peers;
 mod pinning;
 mod probe_remote;
 mod probe_stdio;
+mod registry_cli;
+mod registry_forms;
 mod run_remote;
 mod run_stdio;

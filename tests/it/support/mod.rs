@@ -5,6 +5,8 @@
 
 pub mod fixture;
 pub mod peers;
+pub mod registry;
+pub mod snapshot;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -47,6 +49,7 @@ impl Home {
         cmd.args(args)
             .env("PLUGBOARD_HOME", self.path())
             .env_remove("PLUGBOARD_CATALOG_DIR")
+            .env_remove("PLUGBOARD_REGISTRY_URL")
             .stdin(Stdio::null());
         for (key, _) in std::env::vars_os() {
             if key.to_string_lossy().starts_with("PLUGBOARD_SECRET_") {
