@@ -20,7 +20,8 @@ fn run(home: &Home, url: &str, args: &[&str]) -> std::process::Output {
 }
 
 fn json_of(out: &std::process::Output) -> Value {
-    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(out), stderr(out)))
+    serde_json::from_str(&stdout(out))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(out), stderr(out)))
 }
 
 fn sync(home: &Home, url: &str) -> Value {
@@ -47,12 +48,18 @@ fn a_sync_lists_the_snapshot_and_the_marketplace_works_offline_with_the_caches_a
     let out = run(&home, &url, &["catalog", "--json"]);
     assert_code(&out, 0);
     let hits: Vec<Value> = serde_json::from_value(json_of(&out)).unwrap();
-    let snapshot: BTreeSet<String> = latest_rows().iter().map(|r| r.server.name.clone()).collect();
+    let snapshot: BTreeSet<String> = latest_rows()
+        .iter()
+        .map(|r| r.server.name.clone())
+        .collect();
     let mut listed = BTreeSet::new();
     for hit in &hits {
         match hit["source"].as_str().unwrap() {
             "registry" => {
-                assert!(listed.insert(hit["registry_name"].as_str().unwrap().to_owned()), "{hit}");
+                assert!(
+                    listed.insert(hit["registry_name"].as_str().unwrap().to_owned()),
+                    "{hit}"
+                );
             }
             _ => {
                 for name in hit["registry_name"].as_str().into_iter() {
@@ -81,23 +88,42 @@ fn a_sync_lists_the_snapshot_and_the_marketplace_works_offline_with_the_caches_a
     assert_eq!(row["version"], "0.2.1");
     assert_eq!(row["owner"], "AungMyoKyaw");
     assert_eq!(row["transport"], "stdio");
-    assert!(row["options"].as_array().unwrap().iter().any(|o| o["id"] == "npm"));
+    assert!(
+        row["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == "npm")
+    );
 
     // A sync now fails (nothing listens) and says the cache is still used.
     let out = run(&home, &url, &["registry", "sync"]);
     assert_code(&out, 1);
     let text = stdout(&out);
     assert!(text.contains("sync failed (refused)"), "{text}");
-    assert!(text.contains("Offline: listing the 1108 servers cached"), "{text}");
+    assert!(
+        text.contains("Offline: listing the 1108 servers cached"),
+        "{text}"
+    );
     let status = json_of(&run(&home, &url, &["registry", "status", "--json"]));
     assert_eq!(status["registries"][0]["servers"], 1108);
     assert_eq!(status["registries"][0]["origin"], "environment");
     // Searching works offline, multi-word, ranked.
-    let out = run(&home, &url, &["catalog", "current", "time", "--source", "registry", "--json"]);
+    let out = run(
+        &home,
+        &url,
+        &[
+            "catalog", "current", "time", "--source", "registry", "--json",
+        ],
+    );
     let hits: Vec<Value> = serde_json::from_value(json_of(&out)).unwrap();
     assert!(!hits.is_empty());
     for hit in &hits {
-        let text = format!("{} {} {}", hit["name"], hit["registry_name"], hit["description"]).to_lowercase();
+        let text = format!(
+            "{} {} {}",
+            hit["name"], hit["registry_name"], hit["description"]
+        )
+        .to_lowercase();
         assert!(text.contains("current") && text.contains("time"), "{hit}");
     }
 }
@@ -122,16 +148,25 @@ fn incremental_syncs_bring_new_versions_deprecations_and_deletions_and_skip_bad_
     let url = fixture.url();
     assert_eq!(sync(&home, &url)["servers"], 1108);
 
-    fixture.post("/fixture/rows", &json!([
-        row("io.github.AungMyoKyaw/betterprompt-mcp", "9.0.0", json!({})),
-        row("io.github.plugboard-test/brand-new", "1.0.0", json!({"title": "Brand New"})),
-        {"server": {"name": "io.github.plugboard-test/broken", "description": "no version"}},
-    ]));
-    fixture.post("/fixture/status", &json!({
-        "name": "io.github.guanqun-yang/mcp-server-r-counter", "status": "deprecated",
-        "statusMessage": "use the r-counter-2 server instead"
-    }));
-    fixture.post("/fixture/status", &json!({"name": "io.github.sellisd/mcp-units", "status": "deleted"}));
+    fixture.post(
+        "/fixture/rows",
+        &json!([
+            row("io.github.AungMyoKyaw/betterprompt-mcp", "9.0.0", json!({})),
+            row("io.github.plugboard-test/brand-new", "1.0.0", json!({"title": "Brand New"})),
+            {"server": {"name": "io.github.plugboard-test/broken", "description": "no version"}},
+        ]),
+    );
+    fixture.post(
+        "/fixture/status",
+        &json!({
+            "name": "io.github.guanqun-yang/mcp-server-r-counter", "status": "deprecated",
+            "statusMessage": "use the r-counter-2 server instead"
+        }),
+    );
+    fixture.post(
+        "/fixture/status",
+        &json!({"name": "io.github.sellisd/mcp-units", "status": "deleted"}),
+    );
 
     let report = sync(&home, &url);
     assert_eq!(report["ok"], true, "{report}");
@@ -141,25 +176,58 @@ fn incremental_syncs_bring_new_versions_deprecations_and_deletions_and_skip_bad_
     assert_eq!(report["skipped"], 1, "{report}");
     assert_eq!(report["servers"], 1108 + 1 - 1, "{report}");
     let stats = fixture.stats();
-    let last = stats["queries"].as_array().unwrap().last().unwrap().as_str().unwrap().to_owned();
-    assert!(last.contains("updated_since=") && last.contains("version=latest"), "{last}");
+    let last = stats["queries"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        last.contains("updated_since=") && last.contains("version=latest"),
+        "{last}"
+    );
 
-    let shown = json_of(&run(&home, &url, &["catalog", "show", "io.github.AungMyoKyaw/betterprompt-mcp", "--json"]));
+    let shown = json_of(&run(
+        &home,
+        &url,
+        &[
+            "catalog",
+            "show",
+            "io.github.AungMyoKyaw/betterprompt-mcp",
+            "--json",
+        ],
+    ));
     assert_eq!(shown["server"]["version"], "9.0.0");
-    let out = run(&home, &url, &["catalog", "r-counter", "--source", "registry", "--json"]);
+    let out = run(
+        &home,
+        &url,
+        &["catalog", "r-counter", "--source", "registry", "--json"],
+    );
     let hits: Vec<Value> = serde_json::from_value(json_of(&out)).unwrap();
     let deprecated = hits
         .iter()
         .find(|h| h["registry_name"] == "io.github.guanqun-yang/mcp-server-r-counter")
         .expect("a deprecated server is still listed");
     assert_eq!(deprecated["deprecated"], true);
-    assert_eq!(deprecated["status_message"], "use the r-counter-2 server instead");
-    let out = run(&home, &url, &["catalog", "show", "io.github.sellisd/mcp-units"]);
+    assert_eq!(
+        deprecated["status_message"],
+        "use the r-counter-2 server instead"
+    );
+    let out = run(
+        &home,
+        &url,
+        &["catalog", "show", "io.github.sellisd/mcp-units"],
+    );
     assert_code(&out, 2);
     assert!(stderr(&out).contains("nothing called"), "{}", stderr(&out));
     let out = run(&home, &url, &["catalog", "brand", "new", "--json"]);
     let hits: Vec<Value> = serde_json::from_value(json_of(&out)).unwrap();
-    assert_eq!(hits[0]["registry_name"], "io.github.plugboard-test/brand-new");
+    assert_eq!(
+        hits[0]["registry_name"],
+        "io.github.plugboard-test/brand-new"
+    );
 
     // A second sync with nothing new keeps everything.
     let report = sync(&home, &url);
@@ -167,11 +235,31 @@ fn incremental_syncs_bring_new_versions_deprecations_and_deletions_and_skip_bad_
     assert_eq!(report["removed"], 0);
 
     // Other versions on demand.
-    let out = run(&home, &url, &["catalog", "show", "io.github.AungMyoKyaw/betterprompt-mcp", "--version", "0.2.1", "--versions", "--json"]);
+    let out = run(
+        &home,
+        &url,
+        &[
+            "catalog",
+            "show",
+            "io.github.AungMyoKyaw/betterprompt-mcp",
+            "--version",
+            "0.2.1",
+            "--versions",
+            "--json",
+        ],
+    );
     let shown = json_of(&out);
     assert_eq!(shown["server"]["version"], "0.2.1");
-    let versions: Vec<&str> = shown["versions"].as_array().unwrap().iter().map(|v| v["version"].as_str().unwrap()).collect();
-    assert!(versions.contains(&"9.0.0") && versions.contains(&"0.2.1"), "{versions:?}");
+    let versions: Vec<&str> = shown["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert!(
+        versions.contains(&"9.0.0") && versions.contains(&"0.2.1"),
+        "{versions:?}"
+    );
 }
 
 #[test]
@@ -190,15 +278,33 @@ fn each_registry_fails_on_its_own_and_the_others_are_synced() {
     let out = run(&home, &urls, &["registry", "sync", "--json"]);
     assert_code(&out, 1);
     let report = json_of(&out);
-    let codes: Vec<Value> = report["registries"].as_array().unwrap().iter().map(|r| r["error_code"].clone()).collect();
-    assert_eq!(codes, [Value::Null, json!("http"), json!("malformed"), json!("refused")]);
+    let codes: Vec<Value> = report["registries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["error_code"].clone())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            Value::Null,
+            json!("http"),
+            json!("malformed"),
+            json!("refused")
+        ]
+    );
     assert_eq!(report["registries"][0]["servers"], 1108);
     for r in &report["registries"].as_array().unwrap()[1..] {
         assert!(!r["hint"].as_str().unwrap().is_empty(), "{r}");
     }
     let out = run(&home, &urls, &["catalog", "--source", "registry", "--json"]);
     assert_code(&out, 0);
-    assert!(serde_json::from_value::<Vec<Value>>(json_of(&out)).unwrap().len() > 1000);
+    assert!(
+        serde_json::from_value::<Vec<Value>>(json_of(&out))
+            .unwrap()
+            .len()
+            > 1000
+    );
 }
 
 #[test]
@@ -222,7 +328,12 @@ fn a_corrupt_cache_is_reported_never_breaks_the_marketplace_and_is_rebuilt() {
     let url = fixture.url();
     sync(&home, &url);
     let dir = home.path().join("registry");
-    let cache = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let cache = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     std::fs::write(&cache, b"{\"plugboard_registry_cache\": 1, \"url\"").unwrap();
     let out = run(&home, &url, &["catalog", "--json"]);
     assert_code(&out, 0);
@@ -230,7 +341,10 @@ fn a_corrupt_cache_is_reported_never_breaks_the_marketplace_and_is_rebuilt() {
     let hits: Vec<Value> = serde_json::from_value(json_of(&out)).unwrap();
     assert!(hits.iter().all(|h| h["source"] == "curated"));
     let report = sync(&home, &url);
-    assert_eq!(report["full"], true, "a corrupt cache is rebuilt by a full pull");
+    assert_eq!(
+        report["full"], true,
+        "a corrupt cache is rebuilt by a full pull"
+    );
     assert_eq!(report["servers"], 1108);
     assert!(!home.config_path().exists(), "the config is never touched");
     // No temp file is left behind.
@@ -242,14 +356,38 @@ fn registries_are_read_in_order_added_and_removed() {
     let home = Home::new();
     // No PLUGBOARD_REGISTRY_URL: the official registry (status needs no network).
     let status = json_of(&home.run(&["registry", "status", "--json"]));
-    assert_eq!(status["registries"][0]["registry"], "https://registry.modelcontextprotocol.io");
+    assert_eq!(
+        status["registries"][0]["registry"],
+        "https://registry.modelcontextprotocol.io"
+    );
     assert_eq!(status["registries"][0]["origin"], "default");
     assert_eq!(status["registries"][0]["cached"], false);
-    assert_code(&home.run(&["registry", "add", "https://registry.example.com/"]), 0);
+    assert_code(
+        &home.run(&["registry", "add", "https://registry.example.com/"]),
+        0,
+    );
     let status = json_of(&home.run(&["registry", "status", "--json"]));
-    let urls: Vec<&str> = status["registries"].as_array().unwrap().iter().map(|r| r["registry"].as_str().unwrap()).collect();
-    assert_eq!(urls, ["https://registry.modelcontextprotocol.io", "https://registry.example.com"]);
-    assert_code(&home.run(&["registry", "remove", "https://registry.modelcontextprotocol.io"]), 0);
+    let urls: Vec<&str> = status["registries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["registry"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        urls,
+        [
+            "https://registry.modelcontextprotocol.io",
+            "https://registry.example.com"
+        ]
+    );
+    assert_code(
+        &home.run(&[
+            "registry",
+            "remove",
+            "https://registry.modelcontextprotocol.io",
+        ]),
+        0,
+    );
     let status = json_of(&home.run(&["registry", "status", "--json"]));
     assert_eq!(status["registries"].as_array().unwrap().len(), 1);
     let out = home.run(&["registry", "add", "ftp://nope"]);
@@ -270,7 +408,13 @@ fn a_registry_server_installed_from_the_cli_keeps_its_secret_in_the_keyring_only
     sync(&home, &url);
     let token = "tmdb-Secret-Token-5f0c2e91d7";
     let out = home
-        .cmd(&["install", "io.github.tcehjaava/tmdb-mcp-server", "--secret-stdin", "TMDB_ACCESS_TOKEN", "--json"])
+        .cmd(&[
+            "install",
+            "io.github.tcehjaava/tmdb-mcp-server",
+            "--secret-stdin",
+            "TMDB_ACCESS_TOKEN",
+            "--json",
+        ])
         .env("PLUGBOARD_REGISTRY_URL", &url)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -285,22 +429,46 @@ fn a_registry_server_installed_from_the_cli_keeps_its_secret_in_the_keyring_only
     assert_code(&out, 0);
     let installed = json_of(&out);
     assert_eq!(installed["test"]["ok"], true, "{installed}");
-    assert!(installed["test"]["tools"].as_array().unwrap().len() >= 5, "{installed}");
-    let config: Value = serde_json::from_slice(&std::fs::read(home.config_path()).unwrap()).unwrap();
+    assert!(
+        installed["test"]["tools"].as_array().unwrap().len() >= 5,
+        "{installed}"
+    );
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(home.config_path()).unwrap()).unwrap();
     let server = &config["servers"]["tmdb-mcp-server"];
-    assert_eq!(server["env"]["TMDB_ACCESS_TOKEN"], json!({"secret": "TMDB_ACCESS_TOKEN"}));
-    assert_eq!(server["source"]["registry"]["name"], "io.github.tcehjaava/tmdb-mcp-server");
+    assert_eq!(
+        server["env"]["TMDB_ACCESS_TOKEN"],
+        json!({"secret": "TMDB_ACCESS_TOKEN"})
+    );
+    assert_eq!(
+        server["source"]["registry"]["name"],
+        "io.github.tcehjaava/tmdb-mcp-server"
+    );
     assert_eq!(server["source"]["registry"]["version"], "0.1.1");
-    let args: Vec<&str> = server["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let args: Vec<&str> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
     assert!(args.contains(&"tmdb-mcp-server@0.1.1"), "{args:?}");
     // The secret is in the keyring, under the server's namespace…
     let store = plugboard::secrets::KeyringStore::open().unwrap();
-    let key = plugboard::secrets::SecretKey::new(server["secret_namespace"].as_str().unwrap(), "TMDB_ACCESS_TOKEN");
-    let stored = plugboard::secrets::SecretStore::get(&store, &key).unwrap().unwrap();
+    let key = plugboard::secrets::SecretKey::new(
+        server["secret_namespace"].as_str().unwrap(),
+        "TMDB_ACCESS_TOKEN",
+    );
+    let stored = plugboard::secrets::SecretStore::get(&store, &key)
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.expose(), token);
     // …and nowhere else: no file, no output.
     for (path, bytes) in home.all_file_bytes() {
-        assert!(!contains_bytes(&bytes, token.as_bytes()), "{} holds the secret", path.display());
+        assert!(
+            !contains_bytes(&bytes, token.as_bytes()),
+            "{} holds the secret",
+            path.display()
+        );
     }
     assert!(!stdout(&out).contains(token) && !stderr(&out).contains(token));
     let out = run(&home, &url, &["test", "tmdb-mcp-server", "--json"]);
@@ -310,7 +478,11 @@ fn a_registry_server_installed_from_the_cli_keeps_its_secret_in_the_keyring_only
     let hits: Vec<Value> = serde_json::from_value(json_of(&out)).unwrap();
     assert_eq!(hits[0]["installed_as"], json!(["tmdb-mcp-server"]));
     assert_code(&home.run(&["remove", "tmdb-mcp-server"]), 0);
-    assert!(plugboard::secrets::SecretStore::get(&store, &key).unwrap().is_none());
+    assert!(
+        plugboard::secrets::SecretStore::get(&store, &key)
+            .unwrap()
+            .is_none()
+    );
 }
 
 /// A PyPI registry server whose unpinned dependencies moved on: plain `uvx pkg==0.0.3` fails
@@ -331,21 +503,36 @@ fn a_pypi_server_that_fails_unpinned_starts_pinned_to_its_publication_date() {
     };
     assert_code(&run_uv(&["registry", "sync"]), 0);
     let name = "io.github.guanqun-yang/mcp-server-r-counter";
-    assert_code(&run_uv(&["install", name, "--no-pin", "--no-test", "--name", "plain"]), 0);
+    assert_code(
+        &run_uv(&["install", name, "--no-pin", "--no-test", "--name", "plain"]),
+        0,
+    );
     let out = run_uv(&["test", "plain", "--json"]);
     assert_code(&out, 1);
     let result = json_of(&out);
     assert!(
-        result["stderr_tail"].as_str().unwrap_or("").contains("No module named 'mcp.server.fastmcp'"),
+        result["stderr_tail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("No module named 'mcp.server.fastmcp'"),
         "{result}"
     );
     let out = run_uv(&["doctor", "plain", "--json"]);
     let report = json_of(&out);
     let findings = report["servers"][0]["findings"].as_array().unwrap();
-    let rot = findings.iter().find(|f| f["code"] == "deps.moved_on").unwrap_or_else(|| panic!("{report}"));
+    let rot = findings
+        .iter()
+        .find(|f| f["code"] == "deps.moved_on")
+        .unwrap_or_else(|| panic!("{report}"));
     let fix = rot["fix"].as_str().unwrap();
-    assert!(fix.contains("plugboard edit plain --pin-dependencies"), "{fix}");
-    assert!(fix.contains("--exclude-newer 2025-09-27T03:25:25Z"), "{fix}");
+    assert!(
+        fix.contains("plugboard edit plain --pin-dependencies"),
+        "{fix}"
+    );
+    assert!(
+        fix.contains("--exclude-newer 2025-09-27T03:25:25Z"),
+        "{fix}"
+    );
 
     // Installed pinned (the default), it starts.
     let out = run_uv(&["install", name, "--name", "pinned", "--json"]);
@@ -353,13 +540,21 @@ fn a_pypi_server_that_fails_unpinned_starts_pinned_to_its_publication_date() {
     let installed = json_of(&out);
     assert_eq!(installed["test"]["ok"], true, "{installed}");
     assert_eq!(installed["test"]["tools"][0]["name"], "count");
-    let config: Value = serde_json::from_slice(&std::fs::read(home.config_path()).unwrap()).unwrap();
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(home.config_path()).unwrap()).unwrap();
     let pinned = &config["servers"]["pinned"];
     assert_eq!(
         pinned["args"],
-        json!(["--exclude-newer", "2025-09-27T03:25:25Z", "mcp-server-r-counter==0.0.3"])
+        json!([
+            "--exclude-newer",
+            "2025-09-27T03:25:25Z",
+            "mcp-server-r-counter==0.0.3"
+        ])
     );
-    assert_eq!(pinned["source"]["registry"]["pinned"]["date"], "2025-09-27T03:25:25Z");
+    assert_eq!(
+        pinned["source"]["registry"]["pinned"]["date"],
+        "2025-09-27T03:25:25Z"
+    );
     // The doctor's fix, applied to the plain one, makes it start too.
     assert_code(&run_uv(&["edit", "plain", "--pin-dependencies"]), 0);
     assert_code(&run_uv(&["test", "plain"]), 0);
@@ -371,13 +566,15 @@ fn a_pypi_server_that_fails_unpinned_starts_pinned_to_its_publication_date() {
 fn a_local_http_package_is_started_tested_and_stopped() {
     let fixture = RegistryFixture::start(&[]);
     let everything: Value = serde_json::from_str(
-        &std::fs::read_to_string(crate::support::repo_root().join("tests/peers/package-lock.json")).unwrap(),
+        &std::fs::read_to_string(crate::support::repo_root().join("tests/peers/package-lock.json"))
+            .unwrap(),
     )
     .unwrap();
-    let version = everything["packages"]["node_modules/@modelcontextprotocol/server-everything"]["version"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let version =
+        everything["packages"]["node_modules/@modelcontextprotocol/server-everything"]["version"]
+            .as_str()
+            .unwrap()
+            .to_owned();
     fixture.post("/fixture/rows", &json!([{"server": {
         "name": "io.github.plugboard-test/everything-http", "version": version,
         "description": "server-everything over streamable HTTP, started locally",
@@ -392,22 +589,39 @@ fn a_local_http_package_is_started_tested_and_stopped() {
     let url = fixture.url();
     sync(&home, &url);
     let port = crate::support::peers::free_port();
-    let out = run(&home, &url, &["install", "io.github.plugboard-test/everything-http", "--set", &format!("port={port}"), "--json"]);
+    let out = run(
+        &home,
+        &url,
+        &[
+            "install",
+            "io.github.plugboard-test/everything-http",
+            "--set",
+            &format!("port={port}"),
+            "--json",
+        ],
+    );
     assert_code(&out, 0);
     let installed = json_of(&out);
     assert_eq!(installed["test"]["ok"], true, "{installed}");
     assert!(installed["test"]["tools"].as_array().unwrap().len() >= 5);
-    let config: Value = serde_json::from_slice(&std::fs::read(home.config_path()).unwrap()).unwrap();
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(home.config_path()).unwrap()).unwrap();
     let server = &config["servers"]["everything-http"];
     assert_eq!(server["type"], "shttp");
     assert_eq!(server["url"], format!("http://127.0.0.1:{port}/mcp"));
     assert_eq!(server["launch"]["command"], "npx");
     assert_eq!(server["launch"]["env"]["PORT"], port.to_string());
     // Stopped: nothing listens on its port any more.
-    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "the package was left running");
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the package was left running"
+    );
     let out = run(&home, &url, &["test", "everything-http"]);
     assert_code(&out, 0);
-    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "the package was left running");
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the package was left running"
+    );
 }
 
 /// What runtimes need to reach their package indexes reaches the servers Plugboard starts.

@@ -13,7 +13,11 @@ pub fn registry_fixture_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let exe = std::env::current_exe().expect("test exe");
-        let dir = exe.parent().and_then(|p| p.parent()).expect("target dir").to_path_buf();
+        let dir = exe
+            .parent()
+            .and_then(|p| p.parent())
+            .expect("target dir")
+            .to_path_buf();
         let bin = dir.join(format!("registry-fixture{}", std::env::consts::EXE_SUFFIX));
         if std::env::var_os("PLUGBOARD_SKIP_FIXTURE_BUILD").is_none() || !bin.exists() {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -73,7 +77,8 @@ impl RegistryFixture {
     }
 
     fn request(&self, method: &str, path: &str, body: &str) -> String {
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("connect to the fixture");
+        let mut stream =
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("connect to the fixture");
         write!(
             stream,
             "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -83,7 +88,10 @@ impl RegistryFixture {
         let mut response = String::new();
         stream.read_to_string(&mut response).unwrap();
         let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-        assert!(head.starts_with("HTTP/1.1 200"), "{method} {path}: {head}\n{body}");
+        assert!(
+            head.starts_with("HTTP/1.1 200"),
+            "{method} {path}: {head}\n{body}"
+        );
         body.to_owned()
     }
 
