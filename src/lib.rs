@@ -4,6 +4,7 @@
 //! [`redact`] → result. See ARCHITECTURE.md for the map and the invariants.
 
 pub mod api;
+pub mod bundles;
 pub mod catalog;
 pub mod checks;
 pub mod cli;
@@ -31,3 +32,4 @@ pub mod runtimes;
 pub mod search;
 pub mod secrets;
 pub mod tls;
+pub mod updates;

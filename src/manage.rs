@@ -144,6 +144,14 @@ impl Servers {
     pub fn remove(&self, name: &str) -> Result<RemoveOutcome, ManageError> {
         let removed = self.config.remove(name)?;
         self.health().forget(name);
+        if let Some(bundle) = removed
+            .as_ref()
+            .and_then(|s| s.source.as_ref())
+            .and_then(|s| s.bundle.as_ref())
+        {
+            crate::mcpb::BundleStore::in_config_dir(self.config.dir())
+                .remove(std::path::Path::new(&bundle.dir));
+        }
         crate::pinning::PinStore::in_config_dir(self.config.dir()).forget(name);
         let keys = removed
             .map(|server| server.secret_keys(name))

@@ -383,6 +383,12 @@ impl ServerConfig {
                     .chain(launch.into_iter().flat_map(|l| l.args.iter()))
                     .flat_map(|a| arg_secret_names(a)),
             )
+            .chain(
+                self.source
+                    .iter()
+                    .flat_map(|s| s.inputs.values())
+                    .filter_map(ConfigValue::secret_name),
+            )
             .collect();
         names.sort_unstable();
         names.dedup();

@@ -59,9 +59,11 @@ pub fn default_option<'a>(
     blueprint: &'a Blueprint,
     options: &[OptionSummary],
 ) -> Option<&'a OptionPlan> {
+    // A package that runs as it is goes before a bundle that must be downloaded first.
     let pick = options
         .iter()
-        .position(OptionSummary::runs_here)
+        .position(|o| o.runs_here() && !o.bundle)
+        .or_else(|| options.iter().position(OptionSummary::runs_here))
         .or_else(|| options.iter().position(|o| o.installable))?;
     blueprint.options.get(pick)
 }

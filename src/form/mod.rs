@@ -31,6 +31,7 @@
 pub mod blueprint;
 pub mod curated;
 pub mod engine;
+pub mod inputs;
 pub mod mcpb;
 pub mod server_json;
 pub mod spec;
