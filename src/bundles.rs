@@ -88,7 +88,13 @@ fn opened(
         registry,
         package_env,
     };
-    let blueprint = blueprint(&unpacked.manifest, &site, &SystemDirs::current());
+    let mut blueprint = blueprint(&unpacked.manifest, &site, &SystemDirs::current());
+    // A registry server keeps the name the registry gives it.
+    if let Some(r) = &site.registry {
+        blueprint.default_name = crate::form::server_json::server_name_for(
+            r.name.split_once('/').map_or(r.name.as_str(), |(_, n)| n),
+        );
+    }
     let bundle = OpenedBundle {
         unpacked,
         blueprint,

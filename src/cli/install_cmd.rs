@@ -147,6 +147,11 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
         spec = form(&bp, None, runtimes::system())?;
         opened = Some(bundle);
     }
+    if !args.json.json {
+        for note in &spec.notes {
+            eprintln!("note: {note}");
+        }
+    }
     if let Some(why) = spec.option().and_then(|o| o.unavailable.clone()) {
         eprintln!(
             "warning: option `{}` of {what} cannot run here: {} ({})",

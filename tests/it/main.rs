@@ -4,6 +4,7 @@
 mod support;
 
 mod architecture;
+mod bundles_cli;
 mod catalog_files;
 mod cli_input;
 mod cli_servers;
