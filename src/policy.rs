@@ -239,10 +239,10 @@ impl PolicyState {
         !matches!(self, PolicyState::None)
     }
 
-    /// Whether `subject` may be installed.
-    pub fn check(&self, subject: Subject<'_>, published: &dyn Published) -> Result<(), Refusal> {
+    /// Refuse at once when the policy file cannot be used: checked before anything is looked
+    /// up, so no install gets as far as naming what it would install.
+    pub fn usable(&self) -> Result<(), Refusal> {
         match self {
-            PolicyState::None => Ok(()),
             PolicyState::Broken { path, reason } => Err(Refusal {
                 path: path.clone(),
                 reason: format!(
@@ -250,7 +250,16 @@ impl PolicyState {
                      ask your administrator to fix it"
                 ),
             }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether `subject` may be installed.
+    pub fn check(&self, subject: Subject<'_>, published: &dyn Published) -> Result<(), Refusal> {
+        self.usable()?;
+        match self {
             PolicyState::InForce(policy) => policy.check(subject, published),
+            _ => Ok(()),
         }
     }
 

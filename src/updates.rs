@@ -188,6 +188,7 @@ pub async fn prepare(
     sets: &[(String, String)],
     progress: impl FnMut(StageEvent),
 ) -> Result<PendingUpdate, UpdateError> {
+    policy.usable()?;
     let dir = servers.config().dir().to_owned();
     let old = servers.config().load()?.server(name)?;
     let origin = origin(&old)

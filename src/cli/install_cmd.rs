@@ -74,8 +74,9 @@ impl From<OpenError> for CliError {
 }
 
 pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
-    let (market, _) = load_market()?;
     let policy = crate::policy::current();
+    policy.usable()?;
+    let (market, _) = load_market()?;
     let dir = servers.config().dir().to_owned();
     let mut opened = None;
     let mut found = None;

@@ -122,11 +122,21 @@ pub fn show(servers: &Servers, name: &str, json: bool) -> Result<(), CliError> {
             );
         }
         if let Some(r) = &source.registry {
-            println!("  from:     registry {} ({}), version {}", r.name, r.url, r.version);
+            println!(
+                "  from:     registry {} ({}), version {}",
+                r.name, r.url, r.version
+            );
         }
         if let Some(b) = &source.bundle {
-            let file = b.file.as_deref().map(|f| format!(", file {f}")).unwrap_or_default();
-            println!("  bundle:   {} {} (sha256 {}{file})", b.name, b.version, b.sha256);
+            let file = b
+                .file
+                .as_deref()
+                .map(|f| format!(", file {f}"))
+                .unwrap_or_default();
+            println!(
+                "  bundle:   {} {} (sha256 {}{file})",
+                b.name, b.version, b.sha256
+            );
             println!("  unpacked: {}", b.dir);
         }
     }

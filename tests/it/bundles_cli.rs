@@ -20,7 +20,11 @@ pub fn json_of(out: &std::process::Output) -> Value {
 /// The bundle directories under `home`.
 pub fn bundle_dirs(home: &Home) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(home.path().join("bundles"))
-        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     names.sort();
     names
@@ -28,7 +32,8 @@ pub fn bundle_dirs(home: &Home) -> Vec<String> {
 
 /// The config entry of `name`.
 pub fn server_entry(home: &Home, name: &str) -> Value {
-    let config: Value = serde_json::from_slice(&std::fs::read(home.config_path()).unwrap()).unwrap();
+    let config: Value =
+        serde_json::from_slice(&std::fs::read(home.config_path()).unwrap()).unwrap();
     config["servers"][name].clone()
 }
 
@@ -36,7 +41,10 @@ pub fn server_entry(home: &Home, name: &str) -> Value {
 pub fn keyring_secret(home: &Home, name: &str, secret: &str) -> Option<String> {
     use plugboard::secrets::{KeyringStore, SecretKey, SecretStore};
     let entry = server_entry(home, name);
-    let namespace = entry["secret_namespace"].as_str().expect("a secret namespace").to_owned();
+    let namespace = entry["secret_namespace"]
+        .as_str()
+        .expect("a secret namespace")
+        .to_owned();
     let store = KeyringStore::open().expect("keyring");
     store
         .get(&SecretKey::new(&namespace, secret))
@@ -47,12 +55,16 @@ pub fn keyring_secret(home: &Home, name: &str, secret: &str) -> Option<String> {
 /// The `describe` tool's report of how the Node fixture was started.
 fn started_with(test: &Value, tool: &str) -> Value {
     let tools = test["tools"].as_array().expect("tools");
-    let t = tools.iter().find(|t| t["name"] == tool).unwrap_or_else(|| panic!("no {tool}: {test}"));
+    let t = tools
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap_or_else(|| panic!("no {tool}: {test}"));
     serde_json::from_str(t["description"].as_str().unwrap()).unwrap()
 }
 
 #[test]
-fn a_node_bundle_from_the_official_packer_installs_from_a_file_with_its_secret_in_the_keyring_only() {
+fn a_node_bundle_from_the_official_packer_installs_from_a_file_with_its_secret_in_the_keyring_only()
+{
     require_keyring();
     let home = Home::new();
     let bundle = notes_bundle("1.0.0", &["describe", "read_note"], false);
@@ -62,8 +74,19 @@ fn a_node_bundle_from_the_official_packer_installs_from_a_file_with_its_secret_i
     let list = format!("{}\n{}", a.display(), b.display());
     let file = bundle.file.to_str().unwrap();
     let out = home.run_with_stdin(
-        &["install", file, "--name", "notes", "--set", &format!("folders={list}"), "--set", "level=4",
-          "--secret-stdin", "api_key", "--json"],
+        &[
+            "install",
+            file,
+            "--name",
+            "notes",
+            "--set",
+            &format!("folders={list}"),
+            "--set",
+            "level=4",
+            "--secret-stdin",
+            "api_key",
+            "--json",
+        ],
         secret,
     );
     assert_code(&out, 0);
@@ -74,42 +97,78 @@ fn a_node_bundle_from_the_official_packer_installs_from_a_file_with_its_secret_i
     let started = started_with(&report["test"], "describe");
     assert_eq!(
         started["args"],
-        json!(["--level", "4", a.display().to_string(), b.display().to_string()]),
+        json!([
+            "--level",
+            "4",
+            a.display().to_string(),
+            b.display().to_string()
+        ]),
         "{started}"
     );
     assert_eq!(started["key_length"], secret.len());
     assert_eq!(started["verbose"], "false");
     let entry = server_entry(&home, "notes");
-    let dir = entry["source"]["bundle"]["dir"].as_str().unwrap().to_owned();
+    let dir = entry["source"]["bundle"]["dir"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(Path::new(&dir).join("server/index.js").exists());
-    assert!(dir.starts_with(home.path().join("bundles").to_str().unwrap()), "{dir}");
+    assert!(
+        dir.starts_with(home.path().join("bundles").to_str().unwrap()),
+        "{dir}"
+    );
     assert_eq!(entry["cwd"], dir.as_str());
     assert_eq!(entry["source"]["bundle"]["sha256"], bundle.sha256());
     assert_eq!(entry["source"]["bundle"]["version"], "1.0.0");
-    assert_eq!(entry["env"]["NOTES_API_KEY"], json!({"secret": "NOTES_API_KEY"}));
+    assert_eq!(
+        entry["env"]["NOTES_API_KEY"],
+        json!({"secret": "NOTES_API_KEY"})
+    );
 
     // The secret is in the keyring and nowhere else: no file of the home, no output.
-    assert_eq!(keyring_secret(&home, "notes", "NOTES_API_KEY").as_deref(), Some(secret));
+    assert_eq!(
+        keyring_secret(&home, "notes", "NOTES_API_KEY").as_deref(),
+        Some(secret)
+    );
     for (path, bytes) in home.all_file_bytes() {
-        assert!(!contains_bytes(&bytes, secret.as_bytes()), "{} holds the secret", path.display());
+        assert!(
+            !contains_bytes(&bytes, secret.as_bytes()),
+            "{} holds the secret",
+            path.display()
+        );
     }
     assert!(!stdout(&out).contains(secret) && !stderr(&out).contains(secret));
 
     // A later test of the installed server works from the keyring.
     let out = home.run(&["test", "notes", "--json"]);
     assert_code(&out, 0);
-    assert_eq!(started_with(&json_of(&out), "describe")["key_length"], secret.len());
+    assert_eq!(
+        started_with(&json_of(&out), "describe")["key_length"],
+        secret.len()
+    );
 
     // Removing the server deletes its bundle directory and its secret.
     let out = home.run(&["remove", "notes"]);
     assert_code(&out, 0);
-    assert!(stdout(&out).contains("bundle was deleted"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("bundle was deleted"),
+        "{}",
+        stdout(&out)
+    );
     assert!(!Path::new(&dir).exists());
     assert_eq!(bundle_dirs(&home), Vec::<String>::new());
     let store = plugboard::secrets::KeyringStore::open().unwrap();
     let namespace = entry["secret_namespace"].as_str().unwrap();
     use plugboard::secrets::SecretStore;
-    assert!(store.get(&plugboard::secrets::SecretKey::new(namespace, "NOTES_API_KEY")).unwrap().is_none());
+    assert!(
+        store
+            .get(&plugboard::secrets::SecretKey::new(
+                namespace,
+                "NOTES_API_KEY"
+            ))
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]
@@ -126,11 +185,18 @@ fn a_python_bundle_installs_with_its_defaults_and_its_form_is_validated_first() 
     assert!(stderr(&out).contains("secret field"), "{}", stderr(&out));
     let out = home.run(&["install", file]);
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("--secret-stdin token"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--secret-stdin token"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(bundle_dirs(&home), Vec::<String>::new());
     assert!(!home.config_path().exists() || server_entry(&home, "plugboard-clock").is_null());
 
-    let out = home.run_with_stdin(&["install", file, "--secret-stdin", "token", "--json"], "tok-55");
+    let out = home.run_with_stdin(
+        &["install", file, "--secret-stdin", "token", "--json"],
+        "tok-55",
+    );
     assert_code(&out, 0);
     let report = json_of(&out);
     let now = &report["test"]["tools"][0];
@@ -142,11 +208,21 @@ fn a_python_bundle_installs_with_its_defaults_and_its_form_is_validated_first() 
     assert_eq!(entry["command"], "python3");
     let sep = std::path::MAIN_SEPARATOR;
     assert!(
-        entry["args"][0].as_str().unwrap().ends_with(&format!("{sep}server{sep}main.py")),
+        entry["args"][0]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{sep}server{sep}main.py")),
         "${{/}} is the path separator: {entry}"
     );
-    assert_eq!(entry["source"]["inputs"]["token"], json!({"secret": "CLOCK_TOKEN"}));
-    assert_eq!(entry["source"]["inputs"].get("zone"), None, "defaults are not recorded");
+    assert_eq!(
+        entry["source"]["inputs"]["token"],
+        json!({"secret": "CLOCK_TOKEN"})
+    );
+    assert_eq!(
+        entry["source"]["inputs"].get("zone"),
+        None,
+        "defaults are not recorded"
+    );
     let out = home.run(&["remove", "plugboard-clock"]);
     assert_code(&out, 0);
     assert_eq!(bundle_dirs(&home), Vec::<String>::new());
@@ -167,9 +243,24 @@ fn registry_bundles_are_downloaded_over_https_only_and_checked_against_their_dig
         "/fixture/rows",
         &json!([
             mcpb_row("io.github.plugboard-test/notes", "2.0.0", &good, Some(&sha)),
-            mcpb_row("io.github.plugboard-test/notes-tampered", "2.0.0", &good, Some(&wrong)),
-            mcpb_row("io.github.plugboard-test/notes-unchecked", "2.0.0", &good, None),
-            mcpb_row("io.github.plugboard-test/notes-plain", "2.0.0", &http_url, Some(&sha)),
+            mcpb_row(
+                "io.github.plugboard-test/notes-tampered",
+                "2.0.0",
+                &good,
+                Some(&wrong)
+            ),
+            mcpb_row(
+                "io.github.plugboard-test/notes-unchecked",
+                "2.0.0",
+                &good,
+                None
+            ),
+            mcpb_row(
+                "io.github.plugboard-test/notes-plain",
+                "2.0.0",
+                &http_url,
+                Some(&sha)
+            ),
         ]),
     );
     let home = Home::new();
@@ -184,44 +275,98 @@ fn registry_bundles_are_downloaded_over_https_only_and_checked_against_their_dig
             .spawn()
             .unwrap();
         use std::io::Write;
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
         child.wait_with_output().unwrap()
     };
     assert_code(&run(&["registry", "sync"], ""), 0);
 
     // The form of a bundle package is the bundle's manifest's, after the download.
-    let out = run(&["install", "io.github.plugboard-test/notes", "--secret-stdin", "api_key", "--json"], "k-reg-1");
+    let out = run(
+        &[
+            "install",
+            "io.github.plugboard-test/notes",
+            "--secret-stdin",
+            "api_key",
+            "--json",
+        ],
+        "k-reg-1",
+    );
     assert_code(&out, 0);
     let report = json_of(&out);
     assert_eq!(report["test"]["ok"], true);
     let entry = server_entry(&home, "notes");
-    assert_eq!(entry["source"]["registry"]["name"], "io.github.plugboard-test/notes");
+    assert_eq!(
+        entry["source"]["registry"]["name"],
+        "io.github.plugboard-test/notes"
+    );
     assert_eq!(entry["source"]["registry"]["version"], "2.0.0");
     assert_eq!(entry["source"]["bundle"]["sha256"], sha);
-    assert_eq!(keyring_secret(&home, "notes", "NOTES_API_KEY").as_deref(), Some("k-reg-1"));
+    assert_eq!(
+        keyring_secret(&home, "notes", "NOTES_API_KEY").as_deref(),
+        Some("k-reg-1")
+    );
     assert_eq!(bundle_dirs(&home).len(), 1);
     let config_before = std::fs::read(home.config_path()).unwrap();
 
     for (name, why, code) in [
-        ("notes-tampered", "does not match the registry's fileSha256", 1),
+        (
+            "notes-tampered",
+            "does not match the registry's fileSha256",
+            1,
+        ),
         ("notes-unchecked", "no fileSha256", 2),
         ("notes-plain", "https only", 2),
     ] {
-        let out = run(&["install", &format!("io.github.plugboard-test/{name}"), "--secret-stdin", "api_key"], "k");
+        let out = run(
+            &[
+                "install",
+                &format!("io.github.plugboard-test/{name}"),
+                "--secret-stdin",
+                "api_key",
+            ],
+            "k",
+        );
         assert_code(&out, code);
         assert!(stderr(&out).contains(why), "{name}: {}", stderr(&out));
         assert_eq!(bundle_dirs(&home).len(), 1, "{name}: nothing left behind");
-        assert_eq!(std::fs::read(home.config_path()).unwrap(), config_before, "{name}");
+        assert_eq!(
+            std::fs::read(home.config_path()).unwrap(),
+            config_before,
+            "{name}"
+        );
     }
     assert_code(&run(&["remove", "notes"], ""), 0);
     assert_eq!(bundle_dirs(&home), Vec::<String>::new());
 }
 
 fn refused(home: &Home, bundle: &Path, why: &str) {
-    let out = home.run_with_stdin(&["install", bundle.to_str().unwrap(), "--secret-stdin", "api_key"], "k");
+    let out = home.run_with_stdin(
+        &[
+            "install",
+            bundle.to_str().unwrap(),
+            "--secret-stdin",
+            "api_key",
+        ],
+        "k",
+    );
     assert_ne!(out.status.code(), Some(0), "{}", stdout(&out));
-    assert!(stderr(&out).contains(why), "{}: {}", bundle.display(), stderr(&out));
-    assert_eq!(bundle_dirs(home), Vec::<String>::new(), "{}: nothing left", bundle.display());
+    assert!(
+        stderr(&out).contains(why),
+        "{}: {}",
+        bundle.display(),
+        stderr(&out)
+    );
+    assert_eq!(
+        bundle_dirs(home),
+        Vec::<String>::new(),
+        "{}: nothing left",
+        bundle.display()
+    );
     assert!(!home.config_path().exists(), "no server saved");
 }
 
@@ -244,22 +389,45 @@ fn hostile_bundles_are_refused_and_leave_nothing_behind() {
     let escape = work.path().join("escape");
     std::fs::create_dir(&escape).unwrap();
     let traversal = work.path().join("traversal.mcpb");
-    raw_zip(&traversal, &[("manifest.json", m), ("../../escape/evil.js", b"pwned")]);
+    raw_zip(
+        &traversal,
+        &[("manifest.json", m), ("../../escape/evil.js", b"pwned")],
+    );
     refused(&home, &traversal, "climbs out of the bundle");
     let absolute = work.path().join("absolute.mcpb");
     let target = escape.join("abs.js");
-    raw_zip(&absolute, &[("manifest.json", m), (target.to_str().unwrap(), b"pwned")]);
+    raw_zip(
+        &absolute,
+        &[("manifest.json", m), (target.to_str().unwrap(), b"pwned")],
+    );
     refused(&home, &absolute, "absolute path");
-    assert_eq!(std::fs::read_dir(&escape).unwrap().count(), 0, "nothing written outside");
+    assert_eq!(
+        std::fs::read_dir(&escape).unwrap().count(),
+        0,
+        "nothing written outside"
+    );
     let bomb = work.path().join("bomb.mcpb");
-    raw_zip(&bomb, &[("manifest.json", m), ("server/zeros.bin", &vec![0u8; 64 << 20])]);
-    assert!(std::fs::metadata(&bomb).unwrap().len() < 1 << 20, "a small file");
+    raw_zip(
+        &bomb,
+        &[
+            ("manifest.json", m),
+            ("server/zeros.bin", &vec![0u8; 64 << 20]),
+        ],
+    );
+    assert!(
+        std::fs::metadata(&bomb).unwrap().len() < 1 << 20,
+        "a small file"
+    );
     refused(&home, &bomb, "possible zip bomb");
     let newer = work.path().join("newer.mcpb");
     let mut v: Value = serde_json::from_str(&manifest).unwrap();
     v["manifest_version"] = json!("0.9");
     raw_zip(&newer, &[("manifest.json", v.to_string().as_bytes())]);
-    refused(&home, &newer, "manifest_version 0.9 is newer than this Plugboard understands");
+    refused(
+        &home,
+        &newer,
+        "manifest_version 0.9 is newer than this Plugboard understands",
+    );
     let notzip = work.path().join("notzip.mcpb");
     std::fs::write(&notzip, b"#!/bin/sh\necho hi\n").unwrap();
     refused(&home, &notzip, "not a zip archive");
@@ -268,7 +436,11 @@ fn hostile_bundles_are_refused_and_leave_nothing_behind() {
     refused(&home, &nomanifest, "no manifest.json");
     let out = home.run(&["install", "./does-not-exist.mcpb"]);
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("does-not-exist.mcpb"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("does-not-exist.mcpb"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -295,11 +467,28 @@ fn a_manifest_with_unknown_fields_installs_and_says_what_was_not_used() {
         }
     }
     let file = work.path().join("extra.mcpb");
-    let refs: Vec<(&str, &[u8])> = entries.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
+    let refs: Vec<(&str, &[u8])> = entries
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
     raw_zip(&file, &refs);
-    let out = home.run_with_stdin(&["install", file.to_str().unwrap(), "--secret-stdin", "api_key", "--name", "extra"], "k1");
+    let out = home.run_with_stdin(
+        &[
+            "install",
+            file.to_str().unwrap(),
+            "--secret-stdin",
+            "api_key",
+            "--name",
+            "extra",
+        ],
+        "k1",
+    );
     assert_code(&out, 0);
-    assert!(stderr(&out).contains("the manifest's fields sandbox are not used"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the manifest's fields sandbox are not used"),
+        "{}",
+        stderr(&out)
+    );
     let entry = server_entry(&home, "extra");
     assert_eq!(entry["source"]["bundle"]["name"], "plugboard-notes");
     assert_code(&home.run(&["remove", "extra"]), 0);
@@ -309,13 +498,21 @@ fn a_manifest_with_unknown_fields_installs_and_says_what_was_not_used() {
 fn bundles_that_do_not_fit_this_machine_are_refused_before_install() {
     let home = Home::new();
     let elsewhere = pack("node-server", |src| {
-        edit_json(&src.join("manifest.json"), |m| m["compatibility"]["platforms"] = json!(["win32"]));
+        edit_json(&src.join("manifest.json"), |m| {
+            m["compatibility"]["platforms"] = json!(["win32"])
+        });
     });
     if std::env::consts::OS != "windows" {
         refused(&home, &elsewhere.file, "supports win32 only");
     }
     let future_node = pack("node-server", |src| {
-        edit_json(&src.join("manifest.json"), |m| m["compatibility"]["runtimes"]["node"] = json!(">=99.0.0"));
+        edit_json(&src.join("manifest.json"), |m| {
+            m["compatibility"]["runtimes"]["node"] = json!(">=99.0.0")
+        });
     });
-    refused(&home, &future_node.file, "needs node >=99.0.0, and this machine has");
+    refused(
+        &home,
+        &future_node.file,
+        "needs node >=99.0.0, and this machine has",
+    );
 }

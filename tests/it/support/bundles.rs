@@ -78,7 +78,9 @@ pub fn pack(name: &str, tweak: impl FnOnce(&Path)) -> Packed {
 /// The Node fixture at `version`, listing `tools` (and failing at start when `fail`).
 pub fn notes_bundle(version: &str, tools: &[&str], fail: bool) -> Packed {
     pack("node-server", |src| {
-        edit_json(&src.join("manifest.json"), |m| m["version"] = version.into());
+        edit_json(&src.join("manifest.json"), |m| {
+            m["version"] = version.into()
+        });
         std::fs::write(
             src.join("tools.json"),
             serde_json::json!({"version": version, "tools": tools, "fail": fail}).to_string(),
@@ -155,14 +157,36 @@ impl FileServer {
         let certs = root.path().join(".certs");
         std::fs::create_dir(&certs).unwrap();
         let (cert, key, ca) = if https {
-            let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+            let ec = [
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+            ];
             let mut ca_args = vec!["req", "-x509"];
             ca_args.extend(ec);
-            ca_args.extend(["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Plugboard test CA"]);
+            ca_args.extend([
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=Plugboard test CA",
+            ]);
             openssl(&ca_args, &certs);
             let mut leaf = vec!["req"];
             leaf.extend(ec);
-            leaf.extend(["-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1"]);
+            leaf.extend([
+                "-keyout",
+                "leaf.key",
+                "-out",
+                "leaf.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ]);
             openssl(&leaf, &certs);
             std::fs::write(
                 certs.join("ext"),
@@ -170,7 +194,23 @@ impl FileServer {
             )
             .unwrap();
             openssl(
-                &["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "leaf.pem", "-days", "2", "-extfile", "ext"],
+                &[
+                    "x509",
+                    "-req",
+                    "-in",
+                    "leaf.csr",
+                    "-CA",
+                    "ca.pem",
+                    "-CAkey",
+                    "ca.key",
+                    "-CAcreateserial",
+                    "-out",
+                    "leaf.pem",
+                    "-days",
+                    "2",
+                    "-extfile",
+                    "ext",
+                ],
                 &certs,
             );
             (
