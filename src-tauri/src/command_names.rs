@@ -3,6 +3,9 @@
 pub const COMMANDS: &[&str] = &[
     "app_info",
     "catalog_cards",
+    "marketplace",
+    "registry_status",
+    "registry_sync",
     "categories",
     "install_form",
     "install_server",

@@ -7,8 +7,9 @@
 use plugboard::api::{
     Api, ApiError, AppInfo, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
     CustomServer, DoctorReport, ExportPreview, ExportResult, ExportSelection, ImportPreview,
-    ImportResultView, InstallForm, InstallRequest, JobStatus, RemoveResult, ServerDetail,
-    ServerView, StageProgress, StartupStep, TestReport, ToolDiff, UseIn,
+    ImportResultView, InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery,
+    RegistryStatus, RemoveResult, ServerDetail, ServerView, StageProgress, StartupStep,
+    TestReport, ToolDiff, UseIn,
 };
 use std::sync::Arc;
 
@@ -32,6 +33,31 @@ pub fn catalog_cards(
     filter: CatalogFilter,
 ) -> Res<Vec<CatalogCard>> {
     api.catalog_cards(&query, category.as_deref(), filter)
+}
+
+/// One window of the marketplace (curated entries and registry servers) for `query`.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn marketplace(
+    api: State<'_, Arc<Api>>,
+    query: MarketQuery,
+    offset: u32,
+    limit: u32,
+) -> Res<MarketPage> {
+    api.marketplace(&query, offset, limit)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn registry_status(api: State<'_, Arc<Api>>) -> RegistryStatus {
+    api.registry_status()
+}
+
+/// Start a background sync of the registries; poll `registry_status` for its progress.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn registry_sync(api: State<'_, Arc<Api>>, full: bool) -> RegistryStatus {
+    api.registry_sync(full)
 }
 
 #[tauri::command(async)]

@@ -26,6 +26,9 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
         .commands(collect_commands![
             commands::app_info,
             commands::catalog_cards,
+            commands::marketplace,
+            commands::registry_status,
+            commands::registry_sync,
             commands::categories,
             commands::install_form,
             commands::install_server,

@@ -92,6 +92,31 @@ pub struct CatalogCard {
     /// The names of the installed servers that came from this entry.
     pub installed_as: Vec<String>,
     pub docs_url: String,
+    /// `curated` or `registry`.
+    pub source: String,
+    /// A registry server's version.
+    pub version: Option<String>,
+    /// A registry server's namespace owner (`io.github.owner/…` → `owner`).
+    pub owner: Option<String>,
+    /// The owner is a GitHub account (an `io.github.` name).
+    pub github: bool,
+    /// The source repository (https).
+    pub repository: Option<String>,
+    /// A curated entry: the registry names it stands for; a registry server: its name.
+    pub registry_names: Vec<String>,
+    /// Every transport its options offer.
+    pub transports: Vec<Transport>,
+    /// What runs it: "Node.js", "Python", "Docker", ".NET", "Remote", …
+    pub runtimes: Vec<String>,
+    pub deprecated: bool,
+    /// Why it is deprecated, as the registry says.
+    pub status_message: Option<String>,
+    /// Whether some option can run on this machine.
+    pub runs_here: bool,
+    /// Why none can, when none can.
+    pub why_not: Option<String>,
+    /// The registry it comes from.
+    pub registry: Option<String>,
 }
 
 /// A category with the number of entries in it.
@@ -185,6 +210,11 @@ pub struct FormField {
     pub default: Option<String>,
     /// The values a `select` field offers.
     pub choices: Vec<String>,
+    /// For a path field: `file` or `directory` (which picker the app offers).
+    pub picker: Option<String>,
+    /// Bounds of a number field.
+    pub min: Option<f64>,
+    pub max: Option<f64>,
 }
 
 /// One connection option, for the chooser.
@@ -195,6 +225,36 @@ pub struct OptionSummary {
     pub label: String,
     pub transport: Transport,
     pub transport_label: String,
+    /// What runs it ("Node.js", "uv", "Docker"), for a local option.
+    pub runtime: Option<String>,
+    /// Whether Plugboard can install it at all.
+    pub installable: bool,
+    /// Why it cannot be installed, or cannot run here, and the fix.
+    pub unavailable: Option<Unavailable>,
+    /// An MCPB bundle: it is downloaded (and its form read from its manifest) first.
+    pub bundle: bool,
+}
+
+/// Why an option cannot be used here.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Unavailable {
+    /// `runtime.missing`, `runtime.docker_daemon`, `unsupported`.
+    pub code: String,
+    pub reason: String,
+    /// The doctor's fix; empty when nothing can be done here.
+    pub fix: String,
+}
+
+/// A launch's dependencies resolved as of a date.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PinView {
+    /// `uv` or `npm`.
+    pub tool: String,
+    pub flag: String,
+    pub date: String,
+    pub published_at: String,
 }
 
 /// The install form of one option of one entry.
@@ -213,6 +273,14 @@ pub struct FormSpec {
     pub default_name: String,
     pub fields: Vec<FormField>,
     pub options: Vec<OptionSummary>,
+    /// `curated` or `registry`.
+    pub source: String,
+    /// A registry server's version.
+    pub version: Option<String>,
+    /// The dependency pin of this option's launch.
+    pub pin: Option<PinView>,
+    /// What the user should know about this launch.
+    pub notes: Vec<String>,
 }
 
 /// Everything the install modal shows.
@@ -241,6 +309,10 @@ pub struct InstallRequest {
     /// health.
     #[serde(default)]
     pub test_id: Option<String>,
+    /// A registry server: take its dependencies' newest versions instead of pinning them to
+    /// the version's publication date.
+    #[serde(default)]
+    pub no_pin: bool,
 }
 
 /// An env variable or header of an installed server, as the UI may see it.
@@ -288,6 +360,10 @@ pub struct AuthView {
 pub struct SourceView {
     pub catalog: String,
     pub option: String,
+    /// The registry server it was installed from, its version and dependency pin date.
+    pub registry_name: Option<String>,
+    pub version: Option<String>,
+    pub pinned: Option<String>,
     /// From the catalog, when the entry is still in it.
     pub entry_name: Option<String>,
     pub logo: Option<String>,

@@ -10,6 +10,7 @@ mod doctor;
 mod dto;
 mod error;
 mod hints;
+mod market;
 mod oauth;
 mod paste;
 mod pins;
@@ -27,6 +28,7 @@ pub use clients::{
 pub use doctor::{DoctorReport, FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
 pub use error::{ApiError, FieldError};
+pub use market::{MarketPage, MarketQuery, RegistryStatus, RegistryView, SyncProgressView};
 pub use pins::{
     DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,
 };
@@ -36,11 +38,10 @@ pub use testing::{
     ToolView,
 };
 
-use crate::catalog::{
-    Catalog, CatalogAuth, CatalogTransport, ConnectionOption, Entry, Registration,
-};
+use crate::catalog::{Catalog, CatalogTransport, ConnectionOption, Entry};
 use crate::config::ConfigStore;
-use crate::form::{self, FieldState, FormInput, build_server, field_states, form_for};
+use crate::form::server_json::Pinning;
+use crate::form::{self, FieldState, FormInput, field_states, form_for};
 use crate::manage::{self, ServerPatch, Servers, ValuePatch};
 use crate::secrets::{SecretStore, Sensitive};
 
@@ -52,6 +53,8 @@ pub struct Api {
     oauth: oauth::OAuth,
     /// The `plugboard` CLI that exported launchers name, when set explicitly.
     cli: Option<std::path::PathBuf>,
+    /// The marketplace over the catalog and the registries, and the registry sync.
+    market: Arc<market::MarketState>,
 }
 
 impl Api {
@@ -67,6 +70,7 @@ impl Api {
             tests: Default::default(),
             oauth: Default::default(),
             cli: None,
+            market: Default::default(),
         })
     }
 
@@ -77,6 +81,7 @@ impl Api {
             tests: Default::default(),
             oauth: Default::default(),
             cli: None,
+            market: Default::default(),
         }
     }
 
@@ -162,7 +167,7 @@ impl Api {
         Ok(catalog
             .search(query, category)
             .into_iter()
-            .map(|e| card(e, installed.get(&e.id).cloned().unwrap_or_default()))
+            .map(|e| market::curated_card(e, installed.get(&e.id).cloned().unwrap_or_default()))
             .filter(|c| match filter {
                 CatalogFilter::All => true,
                 CatalogFilter::Installed => !c.installed_as.is_empty(),
@@ -187,15 +192,18 @@ impl Api {
         Ok(out)
     }
 
-    /// The install form of `option_id` of entry `entry_id` (its preferred option when `None`).
+    /// The install form of `option_id` (its default option when `None`: the first that can
+    /// run here) of catalog entry or registry server `entry_id`.
     pub fn install_form(
         &self,
         entry_id: &str,
         option_id: Option<&str>,
     ) -> Result<InstallForm, ApiError> {
-        let entry = self.entry(entry_id)?;
-        let spec = form_for(entry, option_id)?;
-        let installed = self.installed_by_entry()?;
+        let pinning = Pinning::browsing(crate::registry::sources::pinning_enabled(
+            self.servers.config().dir(),
+        ));
+        let (blueprint, card) = self.blueprint_of(entry_id, &pinning)?;
+        let spec = form::engine::form(&blueprint, option_id, crate::runtimes::system())?;
         let taken: BTreeSet<String> = self
             .servers
             .config()
@@ -204,13 +212,14 @@ impl Api {
             .map(String::from)
             .collect();
         let suggested_name = unique_name(&spec.default_name, &taken);
-        let option = entry
-            .option(&spec.option_id)
-            .unwrap_or(entry.default_option());
+        let entry = self.catalog()?.get(entry_id);
+        let oauth = entry
+            .and_then(|e| e.option(&spec.option_id))
+            .and_then(|o| market::oauth_of_auth(&o.auth));
         Ok(InstallForm {
-            entry: card(entry, installed.get(&entry.id).cloned().unwrap_or_default()),
-            install_hint: entry.install_hint.clone(),
-            spec: spec_dto(&spec, option, entry),
+            entry: card,
+            install_hint: entry.and_then(|e| e.install_hint.clone()),
+            spec: spec_dto(&spec, oauth),
             suggested_name,
         })
     }
@@ -219,8 +228,23 @@ impl Api {
     /// are wrapped as `Sensitive` at once; errors are scrubbed of every supplied value.
     pub fn prepare(&self, request: &InstallRequest) -> Result<form::PreparedServer, ApiError> {
         let scrub = |e: ApiError| e.scrub(request.values.values().map(String::as_str));
-        let entry = self.entry(&request.entry_id).map_err(scrub)?;
-        let spec = form_for(entry, Some(&request.option_id)).map_err(|e| scrub(e.into()))?;
+        let npm_check = |identifier: &str, version: &str, date: &str| {
+            crate::deps::npm_before_allowed(identifier, version, date)
+        };
+        let pinning = Pinning {
+            enabled: !request.no_pin
+                && crate::registry::sources::pinning_enabled(self.servers.config().dir()),
+            npm: Some(&npm_check),
+        };
+        let (blueprint, _) = self
+            .blueprint_of(&request.entry_id, &pinning)
+            .map_err(scrub)?;
+        let spec = form::engine::form(
+            &blueprint,
+            Some(&request.option_id),
+            crate::runtimes::system(),
+        )
+        .map_err(|e| scrub(e.into()))?;
         let name = request.name.trim();
         crate::config::validate_name(name).map_err(|m| scrub(ApiError::field("name", m)))?;
         let mut input = FormInput::default();
@@ -230,7 +254,7 @@ impl Api {
                 .insert(key.clone(), Sensitive::new(value.clone()));
         }
         input.store_as_secret = request.store_as_secret.clone();
-        build_server(entry, &spec, &input, name).map_err(|e| scrub(e.into()))
+        form::engine::build(&blueprint, &spec, &input, name).map_err(|e| scrub(e.into()))
     }
 
     /// Install a catalog entry from its filled form: secrets to the keyring, the rest to the
@@ -539,38 +563,12 @@ fn transport_of(option: &ConnectionOption) -> Transport {
     }
 }
 
-fn oauth_of(option: &ConnectionOption) -> Option<OAuthKind> {
-    match &option.auth {
-        CatalogAuth::Oauth2 { oauth } => Some(match oauth.registration {
-            Registration::Dynamic => OAuthKind::Dynamic,
-            Registration::PreRegistered => OAuthKind::PreRegistered,
-        }),
-        _ => None,
-    }
-}
-
-fn card(entry: &Entry, installed_as: Vec<String>) -> CatalogCard {
-    let option = entry.default_option();
-    CatalogCard {
-        id: entry.id.clone(),
-        name: entry.name.clone(),
-        description: entry.description.clone(),
-        categories: entry.categories.clone(),
-        category_labels: entry.categories.iter().map(|c| category_label(c)).collect(),
-        keywords: entry.keywords.clone(),
-        popularity: entry.popularity,
-        logo: entry.logo.clone(),
-        transport: transport_of(option),
-        transport_label: option.transport_label().to_string(),
-        option_label: option.label.clone(),
-        option_count: entry.options.len() as u32,
-        oauth: oauth_of(option),
-        installed_as,
-        docs_url: entry.docs_url.clone(),
-    }
-}
-
-fn spec_dto(spec: &form::FormSpec, option: &ConnectionOption, entry: &Entry) -> FormSpec {
+fn spec_dto(spec: &form::FormSpec, oauth: Option<OAuthKind>) -> FormSpec {
+    let (source, version) = match &spec.source {
+        form::FormSource::Curated { .. } => ("curated", None),
+        form::FormSource::Registry { version, .. } => ("registry", Some(version.clone())),
+        form::FormSource::Bundle { version, .. } => ("bundle", Some(version.clone())),
+    };
     FormSpec {
         entry_id: spec.entry_id.clone(),
         option_id: spec.option_id.clone(),
@@ -579,7 +577,11 @@ fn spec_dto(spec: &form::FormSpec, option: &ConnectionOption, entry: &Entry) -> 
         transport_label: spec.transport.label().to_string(),
         command: spec.command.clone(),
         url: spec.url.clone(),
-        oauth: oauth_of(option),
+        oauth: if spec.oauth {
+            oauth.or(Some(OAuthKind::Dynamic))
+        } else {
+            None
+        },
         default_name: spec.default_name.clone(),
         fields: spec
             .fields
@@ -596,18 +598,44 @@ fn spec_dto(spec: &form::FormSpec, option: &ConnectionOption, entry: &Entry) -> 
                 help: f.help.clone(),
                 default: f.default.clone(),
                 choices: f.choices.clone(),
+                picker: f.picker.map(|p| {
+                    match p {
+                        form::spec::Picker::File => "file",
+                        form::spec::Picker::Directory => "directory",
+                    }
+                    .to_owned()
+                }),
+                min: f.min,
+                max: f.max,
             })
             .collect(),
-        options: entry
+        options: spec
             .options
             .iter()
             .map(|o| OptionSummary {
                 id: o.id.clone(),
                 label: o.label.clone(),
-                transport: transport_of(o),
-                transport_label: o.transport_label().to_string(),
+                transport: o.transport.into(),
+                transport_label: o.transport.label().to_string(),
+                runtime: o.runtime.clone(),
+                installable: o.installable,
+                unavailable: o.unavailable.as_ref().map(|u| Unavailable {
+                    code: u.code.clone(),
+                    reason: u.reason.clone(),
+                    fix: u.fix.clone(),
+                }),
+                bundle: o.bundle,
             })
             .collect(),
+        source: source.into(),
+        version,
+        pin: spec.pin.as_ref().map(|p| PinView {
+            tool: p.tool.clone(),
+            flag: p.flag.clone(),
+            date: p.date.clone(),
+            published_at: p.published_at.clone(),
+        }),
+        notes: spec.notes.clone(),
     }
 }
 
@@ -669,10 +697,18 @@ fn server_view(view: &manage::ServerView, catalog: Option<&Catalog>) -> ServerVi
     };
     let source = view.source.as_ref().map(|s| {
         let entry = catalog.and_then(|c| c.get(&s.catalog));
+        let registry = s.registry.as_ref();
         SourceView {
             catalog: s.catalog.clone(),
             option: s.option.clone(),
-            entry_name: entry.map(|e| e.name.clone()),
+            registry_name: registry.map(|r| r.name.clone()),
+            version: registry.map(|r| r.version.clone()),
+            pinned: registry
+                .and_then(|r| r.pinned.as_ref())
+                .map(|p| p.date.clone()),
+            entry_name: entry
+                .map(|e| e.name.clone())
+                .or_else(|| registry.map(|r| r.name.clone())),
             logo: entry.and_then(|e| e.logo.clone()),
             docs_url: entry.map(|e| e.docs_url.clone()),
         }

@@ -53,6 +53,7 @@ fn install_fixture(api: &Api, name: &str) -> ServerView {
             ("REGION".into(), "eu".into()),
         ]),
         store_as_secret: BTreeMap::new(),
+        no_pin: false,
         test_id: None,
     })
     .unwrap()
@@ -156,6 +157,7 @@ fn errors_are_field_level_and_never_echo_values() {
             name: "bad name".into(),
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
+            no_pin: false,
             test_id: None,
         })
         .unwrap_err();
@@ -170,6 +172,7 @@ fn errors_are_field_level_and_never_echo_values() {
             name: "ok".into(),
             values: BTreeMap::from([("BOGUS".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
+            no_pin: false,
             test_id: None,
         })
         .unwrap_err();
@@ -185,6 +188,7 @@ fn errors_are_field_level_and_never_echo_values() {
             name: "fixture".into(),
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
+            no_pin: false,
             test_id: None,
         })
         .unwrap_err();
@@ -434,6 +438,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
         name: "fx".into(),
         values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
         store_as_secret: BTreeMap::new(),
+        no_pin: false,
         test_id: None,
     };
     // The catalog command (`mcp-fixture`) is not on PATH here: the test fails to spawn.

@@ -17,6 +17,7 @@ const APP = process.env.PLUGBOARD_APP_BIN ?? join(root, "src-tauri/target/debug/
 const FIXTURE = join(root, "target/debug/mcp-fixture");
 const OAUTH_SERVER = join(root, "target/debug/oauth-server");
 const CLI = join(root, "target/debug/plugboard");
+const REGISTRY_FIXTURE = join(root, "target/debug/registry-fixture");
 const DRIVER = process.env.TAURI_DRIVER ?? join(root, ".tools/bin/tauri-driver");
 const SHOTS = join(root, "target/e2e-screenshots");
 const TOKEN = "e2e-Token-7f3c91-value";
@@ -25,7 +26,7 @@ const BEARER = "bearer-Secret-e2e-5521";
 // A name no other process has, to find the silent server's process (and check it is gone).
 const SILENT = `silent-e2e-${process.pid}`;
 
-for (const [what, path] of [["app", APP], ["fixture", FIXTURE], ["OAuth fixture", OAUTH_SERVER], ["CLI", CLI], ["tauri-driver", DRIVER]]) {
+for (const [what, path] of [["app", APP], ["fixture", FIXTURE], ["OAuth fixture", OAUTH_SERVER], ["CLI", CLI], ["registry fixture", REGISTRY_FIXTURE], ["tauri-driver", DRIVER]]) {
   if (!existsSync(path)) {
     console.error(`e2e: the ${what} is missing at ${path}; run scripts/test-app`);
     process.exit(2);
@@ -114,19 +115,28 @@ writeFileSync(
 const configFile = join(home, "mcp_config.json");
 const config = () => (existsSync(configFile) ? readFileSync(configFile, "utf8") : "");
 
+/** The port a fixture prints as `PORT=<n>` once it listens. */
+function portOf(child, what) {
+  return new Promise((res, rej) => {
+    let buf = "";
+    child.stdout.on("data", (d) => {
+      buf += d;
+      const m = buf.match(/PORT=(\d+)/);
+      if (m) res(Number(m[1]));
+    });
+    child.on("exit", () => rej(new Error(`the ${what} exited`)));
+    setTimeout(() => rej(new Error(`the ${what} did not start`)), 20000);
+  });
+}
+
 // A real authorization server + protected MCP endpoint on loopback, and a server in the config
 // that signs in to it with OAuth (dynamic registration).
 const oauthServer = spawn(OAUTH_SERVER, [], { stdio: ["pipe", "pipe", "ignore"] });
-const oauthPort = await new Promise((res, rej) => {
-  let buf = "";
-  oauthServer.stdout.on("data", (d) => {
-    buf += d;
-    const m = buf.match(/PORT=(\d+)/);
-    if (m) res(Number(m[1]));
-  });
-  oauthServer.on("exit", () => rej(new Error("the OAuth fixture exited")));
-  setTimeout(() => rej(new Error("the OAuth fixture did not start")), 10000);
-});
+const oauthPort = await portOf(oauthServer, "OAuth fixture");
+// The MCP Registry the app reads: the real snapshot (1,108 servers) through the registry API.
+const registryServer = spawn(REGISTRY_FIXTURE, [], { stdio: ["pipe", "pipe", "ignore"] });
+const registryUrl = `http://127.0.0.1:${await portOf(registryServer, "registry fixture")}`;
+const TMDB_TOKEN = "tmdb-e2e-Secret-8c41a7d2";
 // …and a server whose command does not exist, for the doctor.
 const GHOST_COMMAND = `pb-e2e-no-such-command-${process.pid}`;
 writeFileSync(
@@ -176,6 +186,7 @@ async function startDriver(extraEnv = {}) {
       ...process.env,
       PLUGBOARD_HOME: home,
       PLUGBOARD_CATALOG_DIR: catalogDir,
+      PLUGBOARD_REGISTRY_URL: registryUrl,
       BROWSER: "true",
       HOME: userHome,
       XDG_CONFIG_HOME: join(userHome, ".config"),
@@ -372,7 +383,7 @@ try {
   await step("keyboard: Tab to a card, Enter opens it, Escape closes and returns focus", async () => {
     await (await s.find('[data-testid="market-search"]')).click();
     const active = () => s.execute("const a = document.activeElement; return a ? (a.dataset.entry || a.dataset.testid || a.id || a.tagName) : null");
-    for (let i = 0; i < 6 && (await active()) !== "e2e-fixture"; i++) await s.keys("\uE004");
+    for (let i = 0; i < 14 && (await active()) !== "e2e-fixture"; i++) await s.keys("\uE004");
     if ((await active()) !== "e2e-fixture") throw new Error(`Tab did not reach the first card (at ${await active()})`);
     await s.keys("\uE007");
     await s.waitFor('[data-testid="install-modal"]');
@@ -425,6 +436,65 @@ try {
     if (!config().includes('"fx"')) throw new Error("not saved");
     const kr = keyring();
     if (kr !== null && !kr.includes("TOKEN")) throw new Error(`the token is not in the keyring: ${kr}`);
+  });
+
+  await step("registry: synced listing, filters, deprecated and can't-run badges", async () => {
+    await s.waitUntil(async () => (await text('[data-testid="registry-listing"]')).includes("1,108 registry servers"), {
+      timeout: 30000,
+      what: "the registry listing after the first sync",
+    });
+    await select('[data-testid="market-source"]', "registry");
+    await select('[data-testid="market-runtime"]', "docker");
+    const sources = () => s.execute("return [...document.querySelectorAll('[data-testid=catalog-card]')].map((c) => c.dataset.source)");
+    await s.waitUntil(async () => {
+      const shown = await sources();
+      return shown.length > 0 && shown.every((x) => x === "registry");
+    }, { what: "registry servers that run with Docker" });
+    const count = Number((await text('[data-testid="market-count"]')).replace(/[^0-9]/g, ""));
+    if (count < 50) throw new Error(`only ${count} Docker servers`);
+    await shot("06a-registry-docker-filter");
+    await select('[data-testid="market-runtime"]', "");
+    await select('[data-testid="market-source"]', "");
+    await s.waitUntil(async () => Number((await text('[data-testid="market-count"]')).replace(/[^0-9]/g, "")) > 1000, {
+      what: "the whole list back",
+    });
+    // Scrolling far down the virtual grid renders the cards there, few at a time.
+    await s.execute("document.getElementById('main').scrollTop = 60000");
+    await s.waitUntil(async () => {
+      const shown = await sources();
+      return shown.length > 0 && shown.every((x) => x === "registry");
+    }, { what: "registry cards deep in the list" });
+    const rendered = (await sources()).length;
+    if (rendered > 60) throw new Error(`${rendered} cards in the DOM: the grid is not virtual`);
+    await shot("06b-registry-scrolled");
+    await s.execute("document.getElementById('main').scrollTop = 0");
+  });
+
+  await step("registry: install a server from the registry, its secret in the keyring only", async () => {
+    await fill('[data-testid="market-search"]', "tmdb movie");
+    const entry = '[data-entry="io.github.tcehjaava/tmdb-mcp-server"]';
+    await (await s.waitFor(entry, { timeout: 10000 })).click();
+    await s.waitFor('[data-testid="install-modal"] [data-testid="field-TMDB_ACCESS_TOKEN"]');
+    const origin = await text('[data-testid="install-origin"]');
+    if (!origin.includes("tcehjaava") || !origin.includes("0.1.1")) throw new Error(`origin: ${origin}`);
+    await fill('[data-testid="field-TMDB_ACCESS_TOKEN"]', TMDB_TOKEN);
+    await (await s.find('[data-testid="test-connection"]')).click();
+    await s.waitFor('[data-testid="test-reachable"], [data-testid="test-verified"]', { timeout: 150000, what: "the test of the npx server" });
+    await shot("06c-registry-install-tested");
+    await (await s.find('[data-testid="save-server"]')).click();
+    await s.waitGone('[data-testid="install-modal"]');
+    await s.waitFor(`${entry} [data-testid="installed-badge"]`);
+    const saved = JSON.parse(config()).servers["tmdb-mcp-server"];
+    if (!saved || JSON.stringify(saved.env) !== JSON.stringify({ TMDB_ACCESS_TOKEN: { secret: "TMDB_ACCESS_TOKEN" } })) {
+      throw new Error(`saved as ${JSON.stringify(saved)}`);
+    }
+    if (saved.source?.registry?.name !== "io.github.tcehjaava/tmdb-mcp-server") throw new Error("no registry source");
+    const kr = keyring();
+    if (kr !== null && !kr.includes("TMDB_ACCESS_TOKEN")) throw new Error(`the token is not in the keyring: ${kr}`);
+    const files = spawnSync("grep", ["-rl", TMDB_TOKEN, home], { encoding: "utf8" }).stdout.trim();
+    if (files) throw new Error(`the token was written to ${files}`);
+    await fill('[data-testid="market-search"]', "");
+    await s.waitFor('[data-entry="e2e-silent"]', { what: "the marketplace back at its start" });
   });
 
   await step("a running test can be cancelled", async () => {
@@ -881,6 +951,8 @@ try {
   await stopDriver();
   oauthServer.stdin.end();
   oauthServer.kill("SIGTERM");
+  registryServer.stdin.end();
+  registryServer.kill("SIGTERM");
   rmSync(work, { recursive: true, force: true });
 }
 

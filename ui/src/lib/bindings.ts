@@ -8,6 +8,11 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 export const commands = {
 	appInfo: () => __TAURI_INVOKE<AppInfo>("app_info"),
 	catalogCards: (query: string, category: string | null, filter: CatalogFilter) => typedError<CatalogCard[], ApiError>(__TAURI_INVOKE("catalog_cards", { query, category, filter })),
+	/**  One window of the marketplace (curated entries and registry servers) for `query`. */
+	marketplace: (query: MarketQuery, offset: number, limit: number) => typedError<MarketPage, ApiError>(__TAURI_INVOKE("marketplace", { query, offset, limit })),
+	registryStatus: () => __TAURI_INVOKE<RegistryStatus>("registry_status"),
+	/**  Start a background sync of the registries; poll `registry_status` for its progress. */
+	registrySync: (full: boolean) => __TAURI_INVOKE<RegistryStatus>("registry_sync", { full }),
 	categories: () => typedError<CategoryCount[], ApiError>(__TAURI_INVOKE("categories")),
 	installForm: (entryId: string, optionId: string | null) => typedError<InstallForm, ApiError>(__TAURI_INVOKE("install_form", { entryId, optionId })),
 	installServer: (request: InstallRequest) => typedError<ServerView, ApiError>(__TAURI_INVOKE("install_server", { request })),
@@ -134,6 +139,31 @@ export type CatalogCard = {
 	/**  The names of the installed servers that came from this entry. */
 	installed_as: string[],
 	docs_url: string,
+	/**  `curated` or `registry`. */
+	source: string,
+	/**  A registry server's version. */
+	version: string | null,
+	/**  A registry server's namespace owner (`io.github.owner/…` → `owner`). */
+	owner: string | null,
+	/**  The owner is a GitHub account (an `io.github.` name). */
+	github: boolean,
+	/**  The source repository (https). */
+	repository: string | null,
+	/**  A curated entry: the registry names it stands for; a registry server: its name. */
+	registry_names: string[],
+	/**  Every transport its options offer. */
+	transports: Transport[],
+	/**  What runs it: "Node.js", "Python", "Docker", ".NET", "Remote", … */
+	runtimes: string[],
+	deprecated: boolean,
+	/**  Why it is deprecated, as the registry says. */
+	status_message: string | null,
+	/**  Whether some option can run on this machine. */
+	runs_here: boolean,
+	/**  Why none can, when none can. */
+	why_not: string | null,
+	/**  The registry it comes from. */
+	registry: string | null,
 };
 
 /**
@@ -305,7 +335,9 @@ export type FieldError = {
 };
 
 /**  What a form field fills in. */
-export type FieldTarget = "env" | "arg" | "header" | "credential" | "url" | "oauth_client_id" | "oauth_client_secret";
+export type FieldTarget = "env" | "arg" | "header" | "credential" | "url" | "oauth_client_id" | "oauth_client_secret" | 
+/**  A value used inside others (a placeholder of a header, an argument or the URL). */
+"value";
 
 /**  How bad a finding is. */
 export type FindingSeverity = "error" | "warning" | "info";
@@ -336,6 +368,13 @@ export type FormField = {
 	/**  Markdown; the UI renders https links only. */
 	help: string | null,
 	default: string | null,
+	/**  The values a `select` field offers. */
+	choices: string[],
+	/**  For a path field: `file` or `directory` (which picker the app offers). */
+	picker: string | null,
+	/**  Bounds of a number field. */
+	min: number | null,
+	max: number | null,
 };
 
 /**  The install form of one option of one entry. */
@@ -352,6 +391,14 @@ export type FormSpec = {
 	default_name: string,
 	fields: FormField[],
 	options: OptionSummary[],
+	/**  `curated` or `registry`. */
+	source: string,
+	/**  A registry server's version. */
+	version: string | null,
+	/**  The dependency pin of this option's launch. */
+	pin: PinView | null,
+	/**  What the user should know about this launch. */
+	notes: string[],
 };
 
 /**  The last test of an installed server, in short, for its card. */
@@ -400,7 +447,13 @@ export type ImportResultView = {
 };
 
 /**  How a field is shown. */
-export type InputKind = "text" | "password" | "url";
+export type InputKind = "text" | "password" | "url" | "number" | 
+/**  A switch: `true` or `false`. */
+"boolean" | 
+/**  One of `choices`. */
+"select" | "file_path" | 
+/**  Several values, one per line. */
+"list";
 
 /**  Everything the install modal shows. */
 export type InstallForm = {
@@ -425,6 +478,11 @@ export type InstallRequest = {
 	 *  health.
 	 */
 	test_id?: string | null,
+	/**
+	 *  A registry server: take its dependencies' newest versions instead of pinning them to
+	 *  the version's publication date.
+	 */
+	no_pin?: boolean,
 };
 
 /**  Where a job is. */
@@ -459,6 +517,26 @@ export type KeyValue = {
 	set?: boolean | null,
 };
 
+/**  One window of the marketplace's list. */
+export type MarketPage = {
+	/**  Matches in all. */
+	total: number,
+	offset: number,
+	cards: CatalogCard[],
+};
+
+/**  What the marketplace shows: a search and its filters. */
+export type MarketQuery = {
+	text: string,
+	/**  `curated` or `registry`; everything when absent. */
+	source?: string | null,
+	transport?: Transport | null,
+	/**  `node`, `python`, `docker`, `dotnet`, `bun`, `mcpb`, `remote`. */
+	runtime?: string | null,
+	installed?: CatalogFilter,
+	category?: string | null,
+};
+
 /**  How an entry's preferred option signs in, when it does so with OAuth. */
 export type OAuthKind = 
 /**  The server registers Plugboard itself (MCP discovery + dynamic registration). */
@@ -472,6 +550,14 @@ export type OptionSummary = {
 	label: string,
 	transport: Transport,
 	transport_label: string,
+	/**  What runs it ("Node.js", "uv", "Docker"), for a local option. */
+	runtime: string | null,
+	/**  Whether Plugboard can install it at all. */
+	installable: boolean,
+	/**  Why it cannot be installed, or cannot run here, and the fix. */
+	unavailable: Unavailable | null,
+	/**  An MCPB bundle: it is downloaded (and its form read from its manifest) first. */
+	bundle: boolean,
 };
 
 /**  One changed path of a JSON value (an input schema, annotations). Values as compact JSON. */
@@ -495,10 +581,51 @@ export type PinStateView =
 /**  Nothing approved yet: the first sight had flagged tools. */
 "unapproved";
 
+/**  A launch's dependencies resolved as of a date. */
+export type PinView = {
+	/**  `uv` or `npm`. */
+	tool: string,
+	flag: string,
+	date: string,
+	published_at: string,
+};
+
 export type PromptView = {
 	name: string,
 	description: string | null,
 	arguments: Value[],
+};
+
+/**  The registries, their caches and the sync. */
+export type RegistryStatus = {
+	registries: RegistryView[],
+	syncing: boolean,
+	progress: SyncProgressView | null,
+	/**  The last sync could not reach a registry: the list is the cache. */
+	offline: boolean,
+	/**  A sync is due (never synced, or the oldest cache is older than a day). */
+	stale: boolean,
+	/**  Registry servers listed in all. */
+	servers: number,
+	pin_dependencies: boolean,
+};
+
+/**  A registry and its cache, as the app shows it. */
+export type RegistryView = {
+	url: string,
+	/**  `default`, `environment`, `settings`. */
+	origin: string,
+	cached: boolean,
+	servers: number,
+	/**  "3 hours" (ago), when it was synced. */
+	age: string | null,
+	/**  Why its cache cannot be used. */
+	problem: string | null,
+	/**  How its last sync in this session failed, and what to do. */
+	error: string | null,
+	hint: string | null,
+	/**  Rows of its last sync that could not be read. */
+	skipped: number,
 };
 
 /**  What removing a server did. */
@@ -587,6 +714,10 @@ export type ServerView = {
 export type SourceView = {
 	catalog: string,
 	option: string,
+	/**  The registry server it was installed from, its version and dependency pin date. */
+	registry_name: string | null,
+	version: string | null,
+	pinned: string | null,
 	/**  From the catalog, when the entry is still in it. */
 	entry_name: string | null,
 	logo: string | null,
@@ -608,6 +739,15 @@ export type StartupStep = {
 	/**  The page to show: `installed`. */
 	page: string,
 	after_ms: number,
+};
+
+/**  A sync in progress. */
+export type SyncProgressView = {
+	registry: string,
+	full: boolean,
+	rows: number,
+	/**  The servers it had last time (for a progress bar), if known. */
+	expected: number | null,
 };
 
 /**  The result of a test connection (DESIGN.md §5's keys), already redacted by the probe. */
@@ -687,6 +827,15 @@ export type ToolView = {
 
 /**  How a server is reached. */
 export type Transport = "stdio" | "sse" | "shttp" | "auto";
+
+/**  Why an option cannot be used here. */
+export type Unavailable = {
+	/**  `runtime.missing`, `runtime.docker_daemon`, `unsupported`. */
+	code: string,
+	reason: string,
+	/**  The doctor's fix; empty when nothing can be done here. */
+	fix: string,
+};
 
 /**  The "Use in…" section of a server's detail view. */
 export type UseIn = {

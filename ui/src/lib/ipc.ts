@@ -23,6 +23,9 @@ import type {
   InstallForm,
   InstallRequest,
   JobStatus,
+  MarketPage,
+  MarketQuery,
+  RegistryStatus,
   RemoveResult,
   ServerDetail,
   ServerView,
@@ -73,7 +76,14 @@ export type {
   InstallForm,
   InstallRequest,
   KeyValue,
+  MarketPage,
+  MarketQuery,
   OptionSummary,
+  PinView,
+  RegistryStatus,
+  RegistryView,
+  SyncProgressView,
+  Unavailable,
   RemoveResult,
   ServerDetail,
   ServerView,
@@ -138,6 +148,24 @@ export const api = {
   catalogCards: (query: string, category: string | null, filter: CatalogFilter): Promise<CatalogCard[]> =>
     unwrap(() => commands.catalogCards(query, category, filter)),
   categories: (): Promise<CategoryCount[]> => unwrap(() => commands.categories()),
+  /** One window of the marketplace (curated entries first where they match, then registry servers). */
+  marketplace: (query: MarketQuery, offset: number, limit: number): Promise<MarketPage> =>
+    unwrap(() => commands.marketplace(query, offset, limit)),
+  registryStatus: async (): Promise<RegistryStatus> => {
+    try {
+      return await commands.registryStatus();
+    } catch (e) {
+      throw toFailure(e);
+    }
+  },
+  /** Start a background sync of the registries (poll `registryStatus` for progress). */
+  registrySync: async (full: boolean): Promise<RegistryStatus> => {
+    try {
+      return await commands.registrySync(full);
+    } catch (e) {
+      throw toFailure(e);
+    }
+  },
   installForm: (entryId: string, optionId: string | null): Promise<InstallForm> =>
     unwrap(() => commands.installForm(entryId, optionId)),
   install: (request: InstallRequest): Promise<ServerView> => unwrap(() => commands.installServer(request)),
