@@ -4,6 +4,7 @@
 //! [`redact`] → result. See ARCHITECTURE.md for the map and the invariants.
 
 pub mod api;
+pub mod bundles;
 pub mod catalog;
 pub mod checks;
 pub mod cli;
@@ -19,9 +20,11 @@ pub mod health;
 pub mod local_http;
 pub mod manage;
 pub mod market;
+pub mod mcpb;
 pub mod oauth;
 pub mod pin_report;
 pub mod pinning;
+pub mod policy;
 pub mod probe;
 pub mod redact;
 pub mod regex_rules;
@@ -32,3 +35,4 @@ pub mod runtimes;
 pub mod search;
 pub mod secrets;
 pub mod tls;
+pub mod updates;

@@ -145,6 +145,15 @@ impl Servers {
     pub fn remove(&self, name: &str) -> Result<RemoveOutcome, ManageError> {
         let removed = self.config.remove(name)?;
         self.health().forget(name);
+        let bundle_removed = removed
+            .as_ref()
+            .and_then(|s| s.source.as_ref())
+            .and_then(|s| s.bundle.as_ref())
+            .filter(|b| {
+                crate::mcpb::BundleStore::in_config_dir(self.config.dir())
+                    .remove(std::path::Path::new(&b.dir))
+            })
+            .map(|b| b.dir.clone());
         crate::pinning::PinStore::in_config_dir(self.config.dir()).forget(name);
         let keys = removed
             .map(|server| server.secret_keys(name))
@@ -152,6 +161,7 @@ impl Servers {
         let mut outcome = RemoveOutcome {
             secrets_deleted: 0,
             secret_errors: vec![],
+            bundle_removed,
         };
         if keys.is_empty() {
             return Ok(outcome);
@@ -295,6 +305,8 @@ fn credential_secret_name(server: &ServerConfig) -> Option<&str> {
 pub struct RemoveOutcome {
     pub secrets_deleted: usize,
     pub secret_errors: Vec<String>,
+    /// The MCPB bundle directory deleted with the server.
+    pub bundle_removed: Option<String>,
 }
 
 /// A change to one env variable or header.

@@ -40,4 +40,13 @@ pub const COMMANDS: &[&str] = &[
     "import_from_client",
     "doctor",
     "ui_ready",
+    "policy_status",
+    "open_bundle",
+    "discard_bundle",
+    "outdated",
+    "prepare_update",
+    "apply_update",
+    "discard_update",
+    "pick_path",
+    "watch_drops",
 ];

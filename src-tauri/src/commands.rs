@@ -8,8 +8,8 @@ use plugboard::api::{
     Api, ApiError, AppInfo, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
     CustomServer, DoctorReport, ExportPreview, ExportResult, ExportSelection, ImportPreview,
     ImportResultView, InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery,
-    RegistryStatus, RemoveResult, ServerDetail, ServerView, StageProgress, StartupStep,
-    TestReport, ToolDiff, UseIn,
+    OutdatedView, PolicyView, RegistryStatus, RemoveResult, ServerDetail, ServerView,
+    StageProgress, StartupStep, TestReport, ToolDiff, UpdatePreview, UseIn,
 };
 use std::sync::Arc;
 
@@ -151,8 +151,10 @@ pub async fn test_custom(
     server: CustomServer,
     on_progress: Channel<StageProgress>,
 ) -> Res<TestReport> {
-    api.test_custom_task(test_id, original, server, move |p| drop(on_progress.send(p)))
-        .await
+    api.test_custom_task(test_id, original, server, move |p| {
+        drop(on_progress.send(p))
+    })
+    .await
 }
 
 /// The servers in a text pasted into the custom editor (a command line or a JSON snippet).
@@ -336,4 +338,86 @@ pub async fn doctor(api: State<'_, Arc<Api>>, name: Option<String>) -> Res<Docto
 #[specta::specta]
 pub fn ui_ready(mark: String, count: u32) -> Option<StartupStep> {
     plugboard::api::startup::ui_ready(&mark, count)
+}
+
+/// The organisation policy in force.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn policy_status(api: State<'_, Arc<Api>>) -> PolicyView {
+    api.policy_status()
+}
+
+/// Open an MCPB bundle file for install: its form's entry id (`bundle:TOKEN`).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn open_bundle(api: State<'_, Arc<Api>>, path: String) -> Res<String> {
+    api.open_bundle(&path)
+}
+
+/// Close a bundle's install form without installing (its unpacked files are removed).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn discard_bundle(api: State<'_, Arc<Api>>, entry_id: String) -> bool {
+    api.discard_bundle(&entry_id)
+}
+
+/// Installed registry servers and whether a newer version is listed.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn outdated(api: State<'_, Arc<Api>>) -> Res<Vec<OutdatedView>> {
+    api.outdated()
+}
+
+/// Prepare and test an update (nothing is saved).
+#[tauri::command]
+#[specta::specta]
+pub async fn prepare_update(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    to: Option<String>,
+    on_progress: Channel<StageProgress>,
+) -> Res<UpdatePreview> {
+    api.prepare_update_task(name, to, move |p| drop(on_progress.send(p)))
+        .await
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn apply_update(api: State<'_, Arc<Api>>, token: String) -> Res<ServerView> {
+    api.apply_update(&token)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn discard_update(api: State<'_, Arc<Api>>, token: String) -> bool {
+    api.discard_update(&token)
+}
+
+/// A native picker: `file`, `directory` or `bundle` (an `.mcpb` file). `None` when cancelled.
+/// It is asked for from a thread of its own: the dialog itself is run by the window's GTK loop.
+#[tauri::command]
+#[specta::specta]
+pub async fn pick_path(kind: String) -> Option<String> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let dialog = rfd::FileDialog::new();
+        let path = match kind.as_str() {
+            "directory" => dialog.pick_folder(),
+            "bundle" => dialog.add_filter("MCPB bundle", &["mcpb"]).pick_file(),
+            _ => dialog.pick_file(),
+        };
+        let _ = tx.send(path);
+    });
+    rx.await.ok().flatten().map(|p| p.display().to_string())
+}
+
+/// Bundle files dropped on the window, sent to the UI as they come.
+#[derive(Default)]
+pub struct Drops(pub std::sync::Mutex<Option<Channel<String>>>);
+
+/// Receive the paths of `.mcpb` files dropped on the window.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn watch_drops(drops: State<'_, Drops>, on_drop: Channel<String>) {
+    *drops.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(on_drop);
 }

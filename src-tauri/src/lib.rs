@@ -63,6 +63,15 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::import_from_client,
             commands::doctor,
             commands::ui_ready,
+            commands::policy_status,
+            commands::open_bundle,
+            commands::discard_bundle,
+            commands::outdated,
+            commands::prepare_update,
+            commands::apply_update,
+            commands::discard_update,
+            commands::pick_path,
+            commands::watch_drops,
         ])
 }
 
@@ -104,6 +113,23 @@ pub fn run() {
     let builder = specta_builder();
     tauri::Builder::default()
         .manage(std::sync::Arc::new(api))
+        .manage(commands::Drops::default())
+        .on_window_event(|window, event| {
+            use tauri::Manager;
+            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+                let drops = window.state::<commands::Drops>();
+                let channel = drops.0.lock().unwrap_or_else(|p| p.into_inner());
+                for path in paths {
+                    if path
+                        .extension()
+                        .is_some_and(|e| e.eq_ignore_ascii_case("mcpb"))
+                        && let Some(channel) = channel.as_ref()
+                    {
+                        let _ = channel.send(path.display().to_string());
+                    }
+                }
+            }
+        })
         .invoke_handler(builder.invoke_handler())
         .run(tauri::generate_context!())
         .expect("the Plugboard window could not be started");

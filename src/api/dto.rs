@@ -210,6 +210,11 @@ pub struct FormField {
     pub default: Option<String>,
     /// The values a `select` field offers.
     pub choices: Vec<String>,
+    /// For a path field: `file` or `directory` (which picker the app offers).
+    pub picker: Option<String>,
+    /// Bounds of a number field.
+    pub min: Option<f64>,
+    pub max: Option<f64>,
 }
 
 /// One connection option, for the chooser.
@@ -226,6 +231,8 @@ pub struct OptionSummary {
     pub installable: bool,
     /// Why it cannot be installed, or cannot run here, and the fix.
     pub unavailable: Option<Unavailable>,
+    /// An MCPB bundle: it is downloaded (and its form read from its manifest) first.
+    pub bundle: bool,
 }
 
 /// Why an option cannot be used here.
@@ -286,6 +293,42 @@ pub struct InstallForm {
     pub spec: FormSpec,
     /// `default_name`, or `default_name-2`, … when that name is taken.
     pub suggested_name: String,
+    /// The MCPB bundle this form installs (its requests use the entry id `bundle:TOKEN`).
+    pub bundle: Option<BundleView>,
+}
+
+/// An MCPB bundle unpacked for an install form.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct BundleView {
+    pub token: String,
+    /// The manifest's `name`, its display name, version and description.
+    pub name: String,
+    pub title: String,
+    pub version: String,
+    pub description: String,
+    pub author: Option<String>,
+    pub sha256: String,
+    pub files: u32,
+    /// Unpacked bytes.
+    pub bytes: f64,
+    /// The tools its manifest declares.
+    pub tools: Vec<String>,
+}
+
+/// The organisation policy in force.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PolicyView {
+    pub in_force: bool,
+    /// The policy file cannot be used: every install is refused.
+    pub broken: bool,
+    /// One sentence: what is in force and why installs are refused.
+    pub summary: String,
+    pub path: Option<String>,
+    pub registries: Vec<String>,
+    pub only_registry_servers: bool,
+    pub allowed_names: Vec<String>,
 }
 
 /// A filled install form, from the UI. Values may be secrets: this type is never serialized.
@@ -519,4 +562,37 @@ pub struct AppInfo {
     pub catalog_error: Option<String>,
     /// Whether the core was built with the connection tester.
     pub can_test: bool,
+}
+
+/// Where an installed registry server stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OutdatedView {
+    pub name: String,
+    pub registry_name: String,
+    pub installed: String,
+    pub latest: Option<String>,
+    /// `current`, `update_available` or `not_listed`.
+    pub state: String,
+    /// The registry's deprecation message.
+    pub deprecated: Option<String>,
+    pub bundle: bool,
+}
+
+/// A prepared update: the new version tested, its tools compared with the approved ones.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct UpdatePreview {
+    /// Applies it (`apply_update`) or drops it (`discard_update`); only a passing update has one
+    /// that works.
+    pub token: String,
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    /// The new version's test passed.
+    pub passed: bool,
+    pub test: super::testing::TestReport,
+    pub tools: super::pins::ToolDiff,
+    /// Fields the new version no longer asks for.
+    pub dropped_fields: Vec<String>,
 }

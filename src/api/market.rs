@@ -216,6 +216,7 @@ impl Api {
                         Origin::Default => "default",
                         Origin::Environment => "environment",
                         Origin::Settings => "settings",
+                        Origin::Policy => "policy",
                     }
                     .into(),
                     cached: s.cached,
@@ -328,6 +329,16 @@ impl Api {
         id: &str,
         pinning: &Pinning<'_>,
     ) -> Result<(Blueprint, CatalogCard), ApiError> {
+        if let Some(token) = super::bundles::bundle_token(id) {
+            let bp = self.bundles.blueprint(token).ok_or_else(|| {
+                ApiError::new(
+                    "not_found",
+                    "this bundle's form was closed; open the bundle again",
+                )
+            })?;
+            let view = self.bundles.view(token).expect("a pending bundle");
+            return Ok((bp, bundle_card(&view)));
+        }
         if let Ok(entry) = self.entry(id) {
             let installed = self.installed()?;
             let card = curated_card(
@@ -554,5 +565,39 @@ fn market_card(
                 }
             }
         }
+    }
+}
+
+/// The card of a bundle opened for install.
+pub(super) fn bundle_card(view: &super::dto::BundleView) -> CatalogCard {
+    CatalogCard {
+        id: format!("{}{}", super::bundles::BUNDLE_PREFIX, view.token),
+        name: view.title.clone(),
+        description: view.description.clone(),
+        categories: vec![],
+        category_labels: vec![],
+        keywords: vec![],
+        popularity: None,
+        logo: None,
+        transport: Transport::Stdio,
+        transport_label: "stdio".into(),
+        option_label: format!("MCPB bundle {} {}", view.name, view.version),
+        option_count: 1,
+        oauth: None,
+        installed_as: vec![],
+        docs_url: String::new(),
+        source: "bundle".into(),
+        version: Some(view.version.clone()),
+        owner: view.author.clone(),
+        github: false,
+        repository: None,
+        registry_names: vec![],
+        transports: vec![Transport::Stdio],
+        runtimes: vec![],
+        deprecated: false,
+        status_message: None,
+        runs_here: true,
+        why_not: None,
+        registry: None,
     }
 }

@@ -4,6 +4,7 @@
 //! Everything the app does is here, in the core, so the CLI and the core tests reach it too. No
 //! function returns a stored secret value: secrets travel only from the UI into the core.
 
+mod bundles;
 mod clients;
 mod custom;
 mod doctor;
@@ -16,6 +17,7 @@ mod paste;
 mod pins;
 pub mod startup;
 mod testing;
+mod updates;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -55,6 +57,10 @@ pub struct Api {
     cli: Option<std::path::PathBuf>,
     /// The marketplace over the catalog and the registries, and the registry sync.
     market: Arc<market::MarketState>,
+    /// Bundles unpacked for an open install form.
+    bundles: bundles::PendingBundles,
+    /// Tested updates waiting for the user's go-ahead.
+    updates: updates::PendingUpdates,
 }
 
 impl Api {
@@ -71,6 +77,8 @@ impl Api {
             oauth: Default::default(),
             cli: None,
             market: Default::default(),
+            bundles: Default::default(),
+            updates: Default::default(),
         })
     }
 
@@ -82,6 +90,8 @@ impl Api {
             oauth: Default::default(),
             cli: None,
             market: Default::default(),
+            bundles: Default::default(),
+            updates: Default::default(),
         }
     }
 
@@ -202,8 +212,33 @@ impl Api {
         let pinning = Pinning::browsing(crate::registry::sources::pinning_enabled(
             self.servers.config().dir(),
         ));
-        let (blueprint, card) = self.blueprint_of(entry_id, &pinning)?;
-        let spec = form::engine::form(&blueprint, option_id, crate::runtimes::system())?;
+        let (mut blueprint, mut card) = self.blueprint_of(entry_id, &pinning)?;
+        let mut spec = form::engine::form(&blueprint, option_id, crate::runtimes::system())?;
+        let mut bundle_id = bundles::bundle_token(entry_id).map(str::to_owned);
+        // A registry option that is an MCPB bundle: fetch it; its manifest gives the form.
+        if let Some(url) = blueprint
+            .option(&spec.option_id)
+            .and_then(|o| o.bundle.as_ref())
+            .map(|b| b.url.clone())
+        {
+            let id = self.fetch_registry_bundle(entry_id, &url)?;
+            let (bp, bundle_card) = self.blueprint_of(&id, &pinning)?;
+            spec = form::engine::form(&bp, None, crate::runtimes::system())?;
+            // The chooser keeps the registry server's other options.
+            spec.options = form::engine::summaries(&blueprint, crate::runtimes::system())
+                .into_iter()
+                .map(|mut o| {
+                    if o.bundle {
+                        o.id = spec.option_id.clone();
+                    }
+                    o
+                })
+                .collect();
+            blueprint = bp;
+            card.installed_as = bundle_card.installed_as;
+            bundle_id = bundles::bundle_token(&id).map(str::to_owned);
+        }
+        let _ = &blueprint;
         let taken: BTreeSet<String> = self
             .servers
             .config()
@@ -221,6 +256,7 @@ impl Api {
             install_hint: entry.and_then(|e| e.install_hint.clone()),
             spec: spec_dto(&spec, oauth),
             suggested_name,
+            bundle: bundle_id.and_then(|t| self.bundles.view(&t)),
         })
     }
 
@@ -254,12 +290,21 @@ impl Api {
                 .insert(key.clone(), Sensitive::new(value.clone()));
         }
         input.store_as_secret = request.store_as_secret.clone();
-        form::engine::build(&blueprint, &spec, &input, name).map_err(|e| scrub(e.into()))
+        let mut prepared =
+            form::engine::build(&blueprint, &spec, &input, name).map_err(|e| scrub(e.into()))?;
+        form::inputs::record(&spec, &input, &mut prepared);
+        if let Some(dir) =
+            bundles::bundle_token(&request.entry_id).and_then(|t| self.bundles.dir(t))
+        {
+            prepared.config.cwd = Some(dir);
+        }
+        Ok(prepared)
     }
 
     /// Install a catalog entry from its filled form: secrets to the keyring, the rest to the
     /// config. Returns the new server's view.
     pub fn install(&self, request: &InstallRequest) -> Result<ServerView, ApiError> {
+        self.allowed_install(&request.entry_id)?;
         let prepared = self.prepare(request)?;
         if let Err(taken) = self
             .servers
@@ -291,7 +336,33 @@ impl Api {
         {
             crate::checks::seed_health(&self.servers, &prepared.name, started, &result);
         }
+        if let Some(token) = bundles::bundle_token(&request.entry_id) {
+            self.bundles.keep(token);
+        }
         self.server(&prepared.name)
+    }
+
+    /// Whether the policy allows installing `entry_id` (a bundle was checked when opened).
+    fn allowed_install(&self, entry_id: &str) -> Result<(), ApiError> {
+        if bundles::bundle_token(entry_id).is_some() {
+            return crate::policy::current().usable().map_err(Into::into);
+        }
+        if let Ok(entry) = self.entry(entry_id) {
+            return self.allowed(crate::policy::Subject::Curated {
+                entry_id: &entry.id,
+                registry_names: &entry.registry_names,
+            });
+        }
+        let market = self.market()?;
+        let registry = market
+            .listing()
+            .find(entry_id)
+            .map(|at| market.listing().registry_url(at).to_owned())
+            .unwrap_or_default();
+        self.allowed(crate::policy::Subject::Registry {
+            registry: &registry,
+            name: entry_id,
+        })
     }
 
     /// Every installed server, in config order. Entries that cannot be read are listed with
@@ -462,6 +533,9 @@ impl Api {
         server: &CustomServer,
         test_id: Option<&str>,
     ) -> Result<ServerView, ApiError> {
+        if original.is_none() {
+            self.allowed(crate::policy::Subject::Custom { name: &server.name })?;
+        }
         let name = custom::save(&self.servers, original, server)?;
         if let Some((started, result)) = test_id.and_then(|id| self.tests.take_presave(id)) {
             crate::checks::seed_health(&self.servers, &name, started, &result);
@@ -567,6 +641,7 @@ fn spec_dto(spec: &form::FormSpec, oauth: Option<OAuthKind>) -> FormSpec {
     let (source, version) = match &spec.source {
         form::FormSource::Curated { .. } => ("curated", None),
         form::FormSource::Registry { version, .. } => ("registry", Some(version.clone())),
+        form::FormSource::Bundle { version, .. } => ("bundle", Some(version.clone())),
     };
     FormSpec {
         entry_id: spec.entry_id.clone(),
@@ -597,6 +672,15 @@ fn spec_dto(spec: &form::FormSpec, oauth: Option<OAuthKind>) -> FormSpec {
                 help: f.help.clone(),
                 default: f.default.clone(),
                 choices: f.choices.clone(),
+                picker: f.picker.map(|p| {
+                    match p {
+                        form::spec::Picker::File => "file",
+                        form::spec::Picker::Directory => "directory",
+                    }
+                    .to_owned()
+                }),
+                min: f.min,
+                max: f.max,
             })
             .collect(),
         options: spec
@@ -614,6 +698,7 @@ fn spec_dto(spec: &form::FormSpec, oauth: Option<OAuthKind>) -> FormSpec {
                     reason: u.reason.clone(),
                     fix: u.fix.clone(),
                 }),
+                bundle: o.bundle,
             })
             .collect(),
         source: source.into(),

@@ -234,7 +234,7 @@ impl HealthView {
     }
 }
 
-fn progress_of(event: StageEvent) -> Option<StageProgress> {
+pub(super) fn progress_of(event: StageEvent) -> Option<StageProgress> {
     Some(match event {
         StageEvent::Started { stage } => StageProgress::Started {
             stage: stage.as_str().to_string(),

@@ -53,6 +53,7 @@ fn install_fixture(api: &Api, name: &str) -> ServerView {
             ("REGION".into(), "eu".into()),
         ]),
         store_as_secret: BTreeMap::new(),
+        no_pin: false,
         test_id: None,
         no_pin: false,
     })
@@ -157,6 +158,7 @@ fn errors_are_field_level_and_never_echo_values() {
             name: "bad name".into(),
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
+            no_pin: false,
             test_id: None,
             no_pin: false,
         })
@@ -172,6 +174,7 @@ fn errors_are_field_level_and_never_echo_values() {
             name: "ok".into(),
             values: BTreeMap::from([("BOGUS".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
+            no_pin: false,
             test_id: None,
             no_pin: false,
         })
@@ -188,6 +191,7 @@ fn errors_are_field_level_and_never_echo_values() {
             name: "fixture".into(),
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
+            no_pin: false,
             test_id: None,
             no_pin: false,
         })
@@ -438,6 +442,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
         name: "fx".into(),
         values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
         store_as_secret: BTreeMap::new(),
+        no_pin: false,
         test_id: None,
         no_pin: false,
     };

@@ -179,6 +179,42 @@ pub enum Command {
     /// The MCP registries whose servers the catalog lists: sync, status, add, remove
     #[command(subcommand)]
     Registry(RegistryCommand),
+    /// Installed registry servers with a newer version in their registry
+    Outdated(OutdatedArgs),
+    /// Move an installed registry server to a newer version: same values and secrets, tested
+    /// before it is saved, with the tool diff
+    Update(UpdateArgs),
+    /// The organisation policy in force (which registries, which servers may be installed)
+    Policy(JsonFlag),
+}
+
+#[derive(Debug, Args)]
+pub struct OutdatedArgs {
+    /// Use the cached registry listings as they are (no sync first)
+    #[arg(long)]
+    pub offline: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The installed server
+    pub name: String,
+    /// The version to move to (default: the registry's latest)
+    #[arg(long, value_name = "VERSION")]
+    pub to: Option<String>,
+    /// A value for a field the new version adds; repeat for more fields
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Test the new version and show the tool diff, but change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Apply without asking when the tools changed
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
 }
 
 #[derive(Debug, Subcommand)]
@@ -402,8 +438,8 @@ pub struct CatalogShowArgs {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// A catalog entry id, or a registry server name with an optional version
-    /// (`io.github.owner/server@1.2.0`)
+    /// A catalog entry id, a registry server name with an optional version
+    /// (`io.github.owner/server@1.2.0`), or an MCPB bundle file (`./server.mcpb`)
     pub id: String,
     /// Which connection option to install (default: the entry's preferred one)
     #[arg(long)]

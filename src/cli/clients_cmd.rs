@@ -177,6 +177,16 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
         input: &input_value,
     };
     let plan = plan_import(kind, &path, &config, &options)?;
+    let policy = crate::policy::current();
+    if policy.in_force() && !args.dry_run {
+        let (market, _) = super::catalog_cmd::load_market()?;
+        for server in &plan.servers {
+            policy.check(
+                crate::policy::Subject::Imported { name: &server.name },
+                market.listing(),
+            )?;
+        }
+    }
     let json = args.json.json;
     if !json || args.dry_run {
         if json {

@@ -10,6 +10,7 @@ use super::catalog_cmd::load_market;
 use super::input::{SecretInput, key_value, prompt_line};
 use super::output::print_json;
 use super::test_cmd::{prepared_test, print_result, progress_printer, runtime};
+use crate::bundles::{OpenError, open_file, open_package};
 use crate::catalog::Catalog;
 use crate::checks;
 use crate::clock::now_ms;
@@ -18,12 +19,14 @@ use crate::config::{
     validate_header_name, validate_name,
 };
 use crate::form::engine::{build, form};
+use crate::form::inputs::record;
 use crate::form::server_json::{Pinning, blueprint};
 use crate::form::{
     FieldTarget, FormField, FormInput, InputKind, PreparedServer, curated, new_secret_namespace,
 };
 use crate::manage::{ServerView, Servers, looks_secret};
 use crate::market::Found;
+use crate::policy::Subject;
 use crate::probe::TestResult;
 use crate::registry::sources::pinning_enabled;
 use crate::runtimes;
@@ -47,29 +50,115 @@ fn split_version(id: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// `./x.mcpb`, `/path/x.mcpb`, or any existing file: a bundle to install.
+fn bundle_path(id: &str) -> Option<&std::path::Path> {
+    let path = std::path::Path::new(id);
+    let looks = id.to_ascii_lowercase().ends_with(".mcpb")
+        || id.starts_with("./")
+        || id.starts_with('/')
+        || id.starts_with("../");
+    (looks || (!id.contains('/') && path.is_file())).then_some(path)
+}
+
+impl From<OpenError> for CliError {
+    fn from(err: OpenError) -> Self {
+        match err {
+            OpenError::Policy(refusal) => refusal.into(),
+            OpenError::File { .. } => CliError::usage(format!("{err}; nothing was installed")),
+            other => {
+                let fix = other.fix().map(|f| format!(" ({f})")).unwrap_or_default();
+                CliError::failed(format!("{other}{fix}"))
+            }
+        }
+    }
+}
+
 pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
+    let policy = crate::policy::current();
+    policy.usable()?;
     let (market, _) = load_market()?;
-    let (id, version) = split_version(&args.id);
-    let found = runtime()?.block_on(market.find(id, version))?;
-    let pin = !args.no_pin && pinning_enabled(servers.config().dir());
-    let npm_check = |identifier: &str, version: &str, date: &str| {
-        crate::deps::npm_before_allowed(identifier, version, date)
+    let dir = servers.config().dir().to_owned();
+    let mut opened = None;
+    let mut found = None;
+    let (mut bp, what) = match bundle_path(&args.id) {
+        Some(path) => {
+            let bundle = open_file(&dir, path, &policy, market.listing())?;
+            let m = &bundle.unpacked.manifest;
+            let what = format!("the bundle `{}` {}", m.name, m.version);
+            let bp = bundle.blueprint.clone();
+            opened = Some(bundle);
+            (bp, what)
+        }
+        None => {
+            let (id, version) = split_version(&args.id);
+            let hit = runtime()?.block_on(market.find(id, version))?;
+            let pin = !args.no_pin && pinning_enabled(servers.config().dir());
+            let npm_check = |identifier: &str, version: &str, date: &str| {
+                crate::deps::npm_before_allowed(identifier, version, date)
+            };
+            let out = match &hit {
+                Found::Curated(entry) => {
+                    policy.check(
+                        Subject::Curated {
+                            entry_id: &entry.id,
+                            registry_names: &entry.registry_names,
+                        },
+                        market.listing(),
+                    )?;
+                    (curated::blueprint(entry), format!("`{}`", entry.id))
+                }
+                Found::Registry { row, registry } => {
+                    policy.check(
+                        Subject::Registry {
+                            registry,
+                            name: &row.server.name,
+                        },
+                        market.listing(),
+                    )?;
+                    (
+                        blueprint(
+                            row,
+                            registry,
+                            &Pinning {
+                                enabled: pin,
+                                npm: Some(&npm_check),
+                            },
+                        ),
+                        format!("`{}` {}", row.server.name, row.server.version),
+                    )
+                }
+            };
+            found = Some(hit);
+            out
+        }
     };
-    let (bp, what) = match &found {
-        Found::Curated(entry) => (curated::blueprint(entry), format!("`{}`", entry.id)),
-        Found::Registry { row, registry } => (
-            blueprint(
-                row,
-                registry,
-                &Pinning {
-                    enabled: pin,
-                    npm: Some(&npm_check),
-                },
-            ),
-            format!("`{}` {}", row.server.name, row.server.version),
-        ),
-    };
-    let spec = form(&bp, args.option.as_deref(), runtimes::system())?;
+    let mut spec = form(&bp, args.option.as_deref(), runtimes::system())?;
+    // A registry MCPB package: fetch the bundle; its manifest gives the form.
+    if let (Some(url), Some(Found::Registry { row, registry })) = (
+        bp.option(&spec.option_id)
+            .and_then(|o| o.bundle.as_ref())
+            .map(|b| b.url.clone()),
+        &found,
+    ) {
+        if !args.json.json {
+            eprintln!("Downloading the bundle {url}");
+        }
+        let bundle = runtime()?.block_on(open_package(&dir, row, registry, &url))?;
+        bp = bundle.blueprint.clone();
+        spec = form(&bp, None, runtimes::system())?;
+        opened = Some(bundle);
+    }
+    if !args.json.json {
+        for note in &spec.notes {
+            eprintln!("note: {note}");
+        }
+    }
+    if let Some(why) = spec.option().and_then(|o| o.unavailable.clone()) {
+        eprintln!(
+            "warning: option `{}` of {what} cannot run here: {} ({})",
+            spec.option_id, why.reason, why.fix
+        );
+    }
     let name = args
         .name
         .clone()
@@ -159,13 +248,23 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
         }
         CliError::usage(message)
     })?;
+    let mut prepared = prepared;
+    record(&spec, &input, &mut prepared);
+    if let Some(bundle) = &opened {
+        prepared.config.cwd = Some(bundle.dir().display().to_string());
+    }
+    // A failed test or save drops `opened`, which removes the unpacked bundle.
     test_then_save(
         servers,
         market.catalog(),
         &prepared,
         args.no_test,
         args.json.json,
-    )
+    )?;
+    if let Some(bundle) = opened {
+        bundle.keep();
+    }
+    Ok(())
 }
 
 /// Test the prepared server (unless told not to) and save it only if the test passed. Nothing is
@@ -269,6 +368,11 @@ fn test_then_save(
 
 pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     validate_name(&args.name).map_err(CliError::usage)?;
+    let policy = crate::policy::current();
+    if policy.in_force() {
+        let (market, _) = load_market()?;
+        policy.check(Subject::Custom { name: &args.name }, market.listing())?;
+    }
     if servers.config().load()?.contains(&args.name) {
         return Err(CliError::usage(format!(
             "a server named `{}` already exists; choose another name or `plugboard remove {}` first",

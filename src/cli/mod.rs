@@ -10,12 +10,14 @@ mod input;
 mod install_cmd;
 mod output;
 mod pin_cmd;
+mod policy_cmd;
 mod registry_cmd;
 mod run_cmd;
 mod secrets_cmd;
 mod servers_cmd;
 mod test_cmd;
 mod tour;
+mod update_cmd;
 
 use std::process::ExitCode;
 
@@ -138,6 +140,7 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Tour => tour::run(),
         Command::Secrets(command) => secrets_cmd::run(command),
         Command::Registry(command) => registry_cmd::run(command),
+        Command::Policy(args) => policy_cmd::show(args.json),
         other => {
             let servers = Servers::open_default()?;
             match other {
@@ -159,11 +162,14 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Export(args) => clients_cmd::export(&servers, args),
                 Command::Import(args) => clients_cmd::import(&servers, args),
                 Command::Clients(args) => clients_cmd::detect(&servers, args.json),
+                Command::Outdated(args) => update_cmd::outdated(&servers, args),
+                Command::Update(args) => update_cmd::update(&servers, args),
                 Command::Catalog(_)
                 | Command::Tour
                 | Command::Run(_)
                 | Command::Secrets(_)
-                | Command::Registry(_) => {
+                | Command::Registry(_)
+                | Command::Policy(_) => {
                     unreachable!("handled above")
                 }
             }

@@ -214,6 +214,7 @@ fn status(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
                 sources::Origin::Default => "default",
                 sources::Origin::Environment => "PLUGBOARD_REGISTRY_URL",
                 sources::Origin::Settings => "added",
+                sources::Origin::Policy => "policy",
             }
             .to_string(),
             if s.cached {

@@ -115,10 +115,30 @@ pub fn show(servers: &Servers, name: &str, json: bool) -> Result<(), CliError> {
     }
     println!("  enabled:  {}", if view.enabled { "yes" } else { "no" });
     if let Some(source) = &view.source {
-        println!(
-            "  from:     catalog `{}`, option `{}`",
-            source.catalog, source.option
-        );
+        if !source.catalog.is_empty() {
+            println!(
+                "  from:     catalog `{}`, option `{}`",
+                source.catalog, source.option
+            );
+        }
+        if let Some(r) = &source.registry {
+            println!(
+                "  from:     registry {} ({}), version {}",
+                r.name, r.url, r.version
+            );
+        }
+        if let Some(b) = &source.bundle {
+            let file = b
+                .file
+                .as_deref()
+                .map(|f| format!(", file {f}"))
+                .unwrap_or_default();
+            println!(
+                "  bundle:   {} {} (sha256 {}{file})",
+                b.name, b.version, b.sha256
+            );
+            println!("  unpacked: {}", b.dir);
+        }
     }
     println!("  target:   {}", target(&view));
     if let Some(cwd) = &view.cwd {
@@ -174,6 +194,9 @@ pub fn remove(servers: &Servers, name: &str) -> Result<(), CliError> {
             n => format!(" and its {n} secret(s)"),
         }
     );
+    if let Some(dir) = &outcome.bundle_removed {
+        println!("Its bundle was deleted ({dir}).");
+    }
     for err in &outcome.secret_errors {
         eprintln!("warning: a secret of `{name}` could not be deleted: {err}");
     }

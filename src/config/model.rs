@@ -170,8 +170,8 @@ pub struct OAuthSettings {
     pub callback_port: Option<u16>,
 }
 
-/// Where a server came from, when it was installed from the catalog or a registry.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a server came from, when it was installed from the catalog, a registry or a bundle.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     /// The curated catalog entry (empty for a registry server).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -180,6 +180,28 @@ pub struct Source {
     /// The registry version it was installed from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry: Option<RegistryOrigin>,
+    /// The MCPB bundle it runs from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<BundleOrigin>,
+    /// What the install form was filled with, field by field (secret fields as references to
+    /// this server's secrets), so an update can fill the new version's form the same way.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, ConfigValue>,
+}
+
+/// An MCPB bundle a server runs from: unpacked in `dir` (inside the config directory's
+/// `bundles/`, removed with the server).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleOrigin {
+    /// The manifest's name and version.
+    pub name: String,
+    pub version: String,
+    /// SHA-256 of the bundle file.
+    pub sha256: String,
+    pub dir: String,
+    /// The local file it was installed from, if it was not a registry package.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// A server installed from an MCP registry: which registry, name and version, and the
@@ -360,6 +382,12 @@ impl ServerConfig {
                     .iter()
                     .chain(launch.into_iter().flat_map(|l| l.args.iter()))
                     .flat_map(|a| arg_secret_names(a)),
+            )
+            .chain(
+                self.source
+                    .iter()
+                    .flat_map(|s| s.inputs.values())
+                    .filter_map(ConfigValue::secret_name),
             )
             .collect();
         names.sort_unstable();

@@ -11,9 +11,9 @@
 //!   variable named in its stderr);
 //! - [`remote`]: DNS, TLS (the certificate problem named), the endpoint shape (an SSE URL
 //!   configured as streamable HTTP), authorization (OAuth or a token);
+//! - [`environment`]: the machine before any server: runtimes and the secret store;
 //! - [`deps`]: a package launch broken by its dependencies (an `ImportError` after a major
-//!   release, `requires-python`, `EBADENGINE`), fixed by pinning them to the version's date;
-//! - [`environment`]: the machine before any server: runtimes and the secret store.
+//!   release, `requires-python`, `EBADENGINE`), fixed by pinning them to the version's date.
 
 pub mod command;
 pub mod deps;

@@ -27,6 +27,36 @@ pub enum FormSource {
         #[serde(skip_serializing_if = "Option::is_none")]
         published_at: Option<String>,
     },
+    /// An MCPB bundle unpacked into `dir`: a local file, or a registry package
+    /// (`registry` set).
+    Bundle {
+        /// The manifest's `name` and `version`.
+        name: String,
+        version: String,
+        sha256: String,
+        dir: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        registry: Option<RegistryRef>,
+    },
+}
+
+/// A registry version an MCPB bundle came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RegistryRef {
+    pub registry: String,
+    pub name: String,
+    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_at: Option<String>,
+}
+
+/// An option installed from an MCPB bundle a registry package names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BundleRef {
+    pub url: String,
+    pub sha256: Option<String>,
 }
 
 /// Everything needed to offer and install one server.
@@ -44,6 +74,10 @@ impl Blueprint {
         match &self.source {
             FormSource::Curated { entry_id } => entry_id,
             FormSource::Registry { name, .. } => name,
+            FormSource::Bundle {
+                registry: Some(r), ..
+            } => &r.name,
+            FormSource::Bundle { name, .. } => name,
         }
     }
 
@@ -71,6 +105,9 @@ pub struct OptionPlan {
     pub notes: Vec<String>,
     /// The catalog's credential probe (curated entries).
     pub probe: Option<CredentialProbe>,
+    /// Installed from this MCPB bundle: fetched and unpacked first, its manifest gives the
+    /// form (`mcpb::open_package`); the option itself cannot be built.
+    pub bundle: Option<BundleRef>,
 }
 
 /// What the option runs or reaches.

@@ -40,7 +40,7 @@ fn field(f: &Field, target: FieldTarget) -> FormField {
         placeholder: f.placeholder.clone(),
         help: f.help.clone(),
         default: f.default.clone(),
-        choices: vec![],
+        ..FormField::text(&f.key, &f.label, target)
     }
 }
 
@@ -152,6 +152,7 @@ fn option_plan(option: &ConnectionOption) -> OptionPlan {
         pin: None,
         notes: vec![],
         probe: option.probe.clone(),
+        bundle: None,
     }
 }
 

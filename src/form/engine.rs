@@ -18,8 +18,8 @@ use super::spec::{
 use super::template::{Part, Template};
 use crate::catalog::{CatalogOAuth, Registration};
 use crate::config::{
-    Auth, ConfigValue, DependencyPin, LocalLaunch, OAuthSettings, RegistryOrigin, SecretRef,
-    ServerConfig, Source, TransportKind, secret_arg, validate_remote_url,
+    Auth, BundleOrigin, ConfigValue, DependencyPin, LocalLaunch, OAuthSettings, RegistryOrigin,
+    SecretRef, ServerConfig, Source, TransportKind, secret_arg, validate_remote_url,
 };
 use crate::runtimes::{RuntimeCheck, availability, runtime_label};
 use crate::secrets::Sensitive;
@@ -40,6 +40,7 @@ pub fn summaries(blueprint: &Blueprint, runtimes: &dyn RuntimeCheck) -> Vec<Opti
                 .and_then(runtime_label)
                 .map(str::to_owned),
             installable: o.blocked.is_none(),
+            bundle: o.bundle.is_some(),
             unavailable: match &o.blocked {
                 Some(why) => Some(Unavailable {
                     code: "unsupported".into(),
@@ -58,9 +59,11 @@ pub fn default_option<'a>(
     blueprint: &'a Blueprint,
     options: &[OptionSummary],
 ) -> Option<&'a OptionPlan> {
+    // A package that runs as it is goes before a bundle that must be downloaded first.
     let pick = options
         .iter()
-        .position(OptionSummary::runs_here)
+        .position(|o| o.runs_here() && !o.bundle)
+        .or_else(|| options.iter().position(OptionSummary::runs_here))
         .or_else(|| options.iter().position(|o| o.installable))?;
     blueprint.options.get(pick)
 }
@@ -166,6 +169,15 @@ fn command_line(command: &str, args: &[ArgPlan], curated: bool) -> String {
 struct Value {
     text: String,
     secret: bool,
+    /// A list's values joined as the field says, for use inside a longer value.
+    joined: Option<String>,
+}
+
+impl Value {
+    /// The text placed inside a template.
+    fn inline(&self) -> &str {
+        self.joined.as_deref().unwrap_or(&self.text)
+    }
 }
 
 /// Check a filled form and turn it into a server. `name` is the server name (already checked
@@ -186,6 +198,17 @@ pub fn build(
         return Err(FormErrors::one(
             "option",
             format!("cannot install `{}` this way: {why}", blueprint.id()),
+        ));
+    }
+    if let Some(bundle) = &option.bundle {
+        return Err(FormErrors::one(
+            "option",
+            format!(
+                "option `{}` of `{}` is the MCPB bundle {}: fetch it first, its manifest gives the form",
+                option.id,
+                blueprint.id(),
+                bundle.url
+            ),
         ));
     }
     let mut errors = Vec::new();
@@ -299,7 +322,32 @@ fn source_of(blueprint: &Blueprint, option: &OptionPlan) -> Source {
         FormSource::Curated { entry_id } => Source {
             catalog: entry_id.clone(),
             option: option.id.clone(),
-            registry: None,
+            ..Source::default()
+        },
+        FormSource::Bundle {
+            name,
+            version,
+            sha256,
+            dir,
+            file,
+            registry,
+        } => Source {
+            option: option.id.clone(),
+            registry: registry.as_ref().map(|r| RegistryOrigin {
+                url: r.registry.clone(),
+                name: r.name.clone(),
+                version: r.version.clone(),
+                published_at: r.published_at.clone(),
+                pinned: None,
+            }),
+            bundle: Some(BundleOrigin {
+                name: name.clone(),
+                version: version.clone(),
+                sha256: sha256.clone(),
+                dir: dir.clone(),
+                file: file.clone(),
+            }),
+            ..Source::default()
         },
         FormSource::Registry {
             registry,
@@ -320,6 +368,7 @@ fn source_of(blueprint: &Blueprint, option: &OptionPlan) -> Source {
                     date: p.date.clone(),
                 }),
             }),
+            ..Source::default()
         },
     }
 }
@@ -353,6 +402,22 @@ fn field_values<'a>(
         };
         let text = match f.input {
             InputKind::Number => match raw.trim().parse::<f64>() {
+                Ok(n) if f.min.is_some_and(|min| n < min) => {
+                    error(format!(
+                        "{} must be at least {}",
+                        f.label,
+                        f.min.unwrap_or_default()
+                    ));
+                    continue;
+                }
+                Ok(n) if f.max.is_some_and(|max| n > max) => {
+                    error(format!(
+                        "{} must be at most {}",
+                        f.label,
+                        f.max.unwrap_or_default()
+                    ));
+                    continue;
+                }
                 Ok(n) if n.is_finite() => raw.trim().to_owned(),
                 _ => {
                     error(format!("{} must be a number", f.label));
@@ -402,7 +467,18 @@ fn field_values<'a>(
         } else {
             f.secret
         };
-        values.insert(f.key.as_str(), Value { text, secret });
+        let joined = match (&f.join, f.input) {
+            (Some(sep), InputKind::List) => Some(lines(&text).collect::<Vec<_>>().join(sep)),
+            _ => None,
+        };
+        values.insert(
+            f.key.as_str(),
+            Value {
+                text,
+                secret,
+                joined,
+            },
+        );
     }
     values
 }
@@ -426,13 +502,13 @@ fn render(
                     secret = true;
                     match secrets.as_deref_mut() {
                         Some(store) => {
-                            store.insert(v.clone(), Sensitive::new(value.text.clone()));
+                            store.insert(v.clone(), Sensitive::new(value.inline().to_owned()));
                             out.push_str(&secret_arg(v));
                         }
-                        None => out.push_str(&value.text),
+                        None => out.push_str(value.inline()),
                     }
                 }
-                Some(value) => out.push_str(&value.text),
+                Some(value) => out.push_str(value.inline()),
                 None => return None,
             },
         }
@@ -487,6 +563,7 @@ fn render_args(
                         Value {
                             text: piece.to_owned(),
                             secret: v.secret,
+                            joined: None,
                         },
                     )]);
                     let merged = |k: &str| one.get(k).or_else(|| values.get(k));

@@ -4,7 +4,7 @@
 //! ```text
 //! catalog entry ──► curated::blueprint ─┐
 //! registry row  ──► server_json::blueprint ─┼─► Blueprint ─► engine::form ─► FormSpec (UI, CLI)
-//! MCPB manifest ──► (issue 17: mcpb::blueprint) ┘                 │
+//! MCPB manifest ──► mcpb::blueprint ──────┘                 │
 //!                                         FormInput ─► engine::build ─► PreparedServer
 //! ```
 //!
@@ -31,6 +31,8 @@
 pub mod blueprint;
 pub mod curated;
 pub mod engine;
+pub mod inputs;
+pub mod mcpb;
 pub mod server_json;
 pub mod spec;
 pub mod template;

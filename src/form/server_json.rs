@@ -5,8 +5,8 @@
 //!   before it; PyPI → `uvx --exclude-newer DATE ID==VERSION` (dependencies as of a day after
 //!   the version's publication; pinning can be turned off); OCI → `docker run -i --rm … IMAGE`
 //!   with each environment variable passed as `-e NAME` (its value stays out of the command
-//!   line); NuGet → `dnx ID@VERSION --yes`; MCPB bundles are listed but cannot be installed
-//!   here yet.
+//!   line); NuGet → `dnx ID@VERSION --yes`; MCPB bundles are options whose form comes from
+//!   the bundle's manifest once it is fetched (`form::mcpb`).
 //! - `runtimeArguments` go to the runner, `packageArguments` to the package: positional ones
 //!   (`valueHint` names the field) and named ones (`--flag value`, a switch for booleans,
 //!   repeated per line when `isRepeated`); fixed values stay fixed.
@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 
 use super::blueprint::{
-    ArgPlan, AuthPlan, Blueprint, FormSource, Launch, OptionPlan, Pin, Split, ValuePlan,
+    ArgPlan, AuthPlan, Blueprint, BundleRef, FormSource, Launch, OptionPlan, Pin, Split, ValuePlan,
 };
 use super::engine::transport_kind;
 use super::spec::{FieldTarget, FormField, InputKind};
@@ -130,8 +130,8 @@ pub fn server_name_for(short: &str) -> String {
 
 /// Fields of one option, keyed uniquely.
 #[derive(Default)]
-struct Fields {
-    list: Vec<FormField>,
+pub(crate) struct Fields {
+    pub(crate) list: Vec<FormField>,
 }
 
 impl Fields {
@@ -241,7 +241,11 @@ fn input_field(key: &str, label: &str, input: &Input, target: FieldTarget) -> Fo
 }
 
 /// The value plans (and fields) of environment variables or headers.
-fn values_of(items: &[KeyValueInput], fields: &mut Fields, target: FieldTarget) -> Vec<ValuePlan> {
+pub(crate) fn values_of(
+    items: &[KeyValueInput],
+    fields: &mut Fields,
+    target: FieldTarget,
+) -> Vec<ValuePlan> {
     items
         .iter()
         .map(|item| match &item.input.value {
@@ -451,6 +455,7 @@ fn package_option(
     let mut pin = None;
     let mut runtime_args = package.runtime_arguments.clone();
     let mut extra_env = Vec::new();
+    let mut bundle = None;
     // (program, the runner's own leading args, the package spec to add, or None when the
     // runtime arguments already name it)
     let (program, lead, spec): (String, Vec<String>, Option<String>) = match package
@@ -597,10 +602,23 @@ fn package_option(
             ("dnx".to_owned(), vec![], Some(spec))
         }
         "mcpb" => {
-            blocked = Some(
-                "it is an MCPB bundle, which this version of Plugboard lists but cannot install yet"
-                    .into(),
-            );
+            // Its launch and form come from the bundle's manifest, once it is fetched.
+            if !identifier.starts_with("https://") {
+                blocked = Some(format!(
+                    "its MCPB bundle is not served over https ({identifier}): bundles are \
+                     downloaded over https only"
+                ));
+            } else if package.file_sha256.is_none() {
+                blocked = Some(
+                    "the registry gives no fileSha256 for its MCPB bundle, so its content cannot \
+                     be checked"
+                        .into(),
+                );
+            }
+            bundle = Some(BundleRef {
+                url: identifier.to_owned(),
+                sha256: package.file_sha256.clone(),
+            });
             (String::new(), vec![], None)
         }
         other => {
@@ -725,6 +743,7 @@ fn package_option(
         pin,
         notes,
         probe: None,
+        bundle,
     }
 }
 
@@ -816,5 +835,6 @@ fn remote_option(id: String, remote: &Transport) -> OptionPlan {
         pin: None,
         notes: vec![],
         probe: None,
+        bundle: None,
     }
 }

@@ -75,6 +75,26 @@ pub struct FormField {
     /// The values a `select` field offers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
+    /// For a path field: whether the app offers a file or a directory picker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub picker: Option<Picker>,
+    /// Bounds of a number field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+    /// For a list field used inside a longer value (an environment variable, part of an
+    /// argument): the text its values are joined with there.
+    #[serde(skip)]
+    pub join: Option<String>,
+}
+
+/// Which picker a path field offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Picker {
+    File,
+    Directory,
 }
 
 impl FormField {
@@ -92,6 +112,10 @@ impl FormField {
             help: None,
             default: None,
             choices: vec![],
+            picker: None,
+            min: None,
+            max: None,
+            join: None,
         }
     }
 }
@@ -115,8 +139,11 @@ pub struct OptionSummary {
     /// What runs it ("Node.js", "uv", "Docker", ".NET"), for a local option.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<String>,
-    /// Whether Plugboard can install it at all (an MCPB package cannot yet).
+    /// Whether Plugboard can install it at all.
     pub installable: bool,
+    /// Installed from an MCPB bundle, which is fetched first: its form comes from the
+    /// bundle's manifest (`mcpb::open_package`).
+    pub bundle: bool,
     /// Why it cannot be installed, or cannot run on this machine.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<Unavailable>,

@@ -66,6 +66,16 @@ impl Template {
         }
     }
 
+    /// Text and placeholders as given (a source that marks placeholders its own way).
+    pub fn from_parts(parts: Vec<Part>) -> Template {
+        Template {
+            parts: parts
+                .into_iter()
+                .filter(|p| !matches!(p, Part::Text(t) if t.is_empty()))
+                .collect(),
+        }
+    }
+
     /// Just the value of `name`.
     pub fn var(name: &str) -> Template {
         Template {

@@ -127,3 +127,43 @@ impl Listing {
             .min()
     }
 }
+
+/// What the policy's registries publish, answered from their caches.
+impl crate::policy::Published for Listing {
+    fn lists(&self, registry: &str, name: &str) -> bool {
+        self.registries.iter().any(|r| {
+            same_registry(&r.source.url, registry)
+                && r.cache.as_ref().is_some_and(|c| c.find(name).is_some())
+        })
+    }
+
+    fn bundle(&self, registry: &str, sha256: &str) -> Option<String> {
+        let loaded = self
+            .registries
+            .iter()
+            .find(|r| same_registry(&r.source.url, registry))?;
+        let cache = loaded.cache.as_ref()?;
+        cache
+            .servers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.packages.iter().any(|p| &*p.registry_type == "mcpb"))
+            .find_map(|(i, b)| {
+                let row = cache.row(i).ok()?;
+                row.server
+                    .packages
+                    .iter()
+                    .any(|p| {
+                        p.file_sha256
+                            .as_deref()
+                            .is_some_and(|d| d.eq_ignore_ascii_case(sha256))
+                    })
+                    .then(|| b.name.to_string())
+            })
+    }
+}
+
+fn same_registry(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/')
+        .eq_ignore_ascii_case(b.trim_end_matches('/'))
+}

@@ -1,7 +1,8 @@
 //! Which registries Plugboard reads, in order: the official registry (or, when
 //! `PLUGBOARD_REGISTRY_URL` is set, the comma-separated base URLs it names instead), then the
 //! ones added with `plugboard registry add URL`, minus the ones removed with `plugboard
-//! registry remove URL`. The choices live in `settings.json` under `"registries"` (`{"added":
+//! registry remove URL`; an organisation's policy that names registries replaces all of that
+//! (`policy`). The choices live in `settings.json` under `"registries"` (`{"added":
 //! [...], "removed": [...]}`), next to the other settings, which are kept as they are. A
 //! server listed by two registries is taken from the first.
 
@@ -29,6 +30,8 @@ pub enum Origin {
     Environment,
     /// `plugboard registry add`.
     Settings,
+    /// An organisation's policy file, which replaces every other choice.
+    Policy,
 }
 
 /// One registry to read.
@@ -45,6 +48,11 @@ pub struct RegistrySource {
 pub enum SourcesError {
     #[error("`{url}` is not a registry base URL: {detail}")]
     BadUrl { url: String, detail: String },
+    #[error(
+        "the registry list is fixed by the organisation policy {}: it cannot be changed here",
+        path.display()
+    )]
+    FixedByPolicy { path: std::path::PathBuf },
     #[error("{} cannot be used: {detail}; fix or remove that file", path.display())]
     Settings {
         path: std::path::PathBuf,
@@ -97,6 +105,16 @@ fn read_settings(config_dir: &Path) -> Result<Map<String, Value>, SourcesError> 
     }
 }
 
+/// Refuse to change the registry list while a policy fixes it.
+fn not_fixed_by_policy() -> Result<(), SourcesError> {
+    match crate::policy::current() {
+        crate::policy::PolicyState::InForce(p) if p.registries.is_some() => {
+            Err(SourcesError::FixedByPolicy { path: p.path })
+        }
+        _ => Ok(()),
+    }
+}
+
 fn update_settings(
     config_dir: &Path,
     change: impl FnOnce(&mut Map<String, Value>),
@@ -127,6 +145,18 @@ fn url_list(settings: &Map<String, Value>, which: &str) -> Vec<String> {
 /// The registries to read, in order. A bad URL in `PLUGBOARD_REGISTRY_URL` is an error (it was
 /// typed by the user just now); bad ones in the settings file are skipped.
 pub fn registries(config_dir: &Path) -> Result<Vec<RegistrySource>, SourcesError> {
+    if let crate::policy::PolicyState::InForce(policy) = crate::policy::current()
+        && let Some(list) = &policy.registries
+    {
+        return Ok(list
+            .iter()
+            .filter_map(|u| normalise_url(u).ok())
+            .map(|url| RegistrySource {
+                url,
+                origin: Origin::Policy,
+            })
+            .collect());
+    }
     let settings = read_settings(config_dir)?;
     let env = std::env::var(REGISTRY_URL_ENV)
         .ok()
@@ -164,6 +194,7 @@ pub fn registries(config_dir: &Path) -> Result<Vec<RegistrySource>, SourcesError
 
 /// `plugboard registry add URL`: read it after the others. Returns the normalised URL.
 pub fn add(config_dir: &Path, url: &str) -> Result<String, SourcesError> {
+    not_fixed_by_policy()?;
     let url = normalise_url(url)?;
     update_settings(config_dir, |settings| {
         let mut added = url_list(settings, "added");
@@ -183,6 +214,7 @@ pub fn add(config_dir: &Path, url: &str) -> Result<String, SourcesError> {
 /// `plugboard registry remove URL`: stop reading it (the official registry included).
 /// Returns the normalised URL, and whether it was in the list.
 pub fn remove(config_dir: &Path, url: &str) -> Result<(String, bool), SourcesError> {
+    not_fixed_by_policy()?;
     let url = normalise_url(url)?;
     let listed = registries(config_dir)?.iter().any(|r| r.url == url);
     update_settings(config_dir, |settings| {

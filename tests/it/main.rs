@@ -4,6 +4,7 @@
 mod support;
 
 mod architecture;
+mod bundles_cli;
 mod catalog_files;
 mod cli_input;
 mod cli_servers;
@@ -20,6 +21,7 @@ mod oauth_keyring;
 mod oauth_refusals;
 mod peers;
 mod pinning;
+mod policy_cli;
 mod probe_remote;
 mod probe_stdio;
 mod registry_cli;
@@ -27,3 +29,4 @@ mod registry_forms;
 mod run_eras;
 mod run_remote;
 mod run_stdio;
+mod updates_cli;

@@ -94,6 +94,18 @@ fn every_latest_server_of_the_snapshot_gets_a_form_or_says_why_not() {
                 ));
             }
             secret_fields += spec.fields.iter().filter(|f| f.secret).count();
+            // An MCPB bundle: its form comes from the bundle's manifest once it is fetched at
+            // install (`bundles_cli` installs real ones); here the option says so, and building
+            // it unfetched is refused.
+            if option.bundle.is_some() {
+                if !spec.option().is_some_and(|o| o.bundle) {
+                    failures.push(format!("{name} {}: a bundle option not marked", option.id));
+                }
+                if build(&bp, &spec, &fill(&spec), "srv").is_ok() {
+                    failures.push(format!("{name} {}: an unfetched bundle built", option.id));
+                }
+                continue;
+            }
             let prepared = match build(&bp, &spec, &fill(&spec), "srv") {
                 Ok(p) => p,
                 Err(e) => {

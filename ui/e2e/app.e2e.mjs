@@ -6,6 +6,8 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpsServer } from "node:https";
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,8 +18,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const APP = process.env.PLUGBOARD_APP_BIN ?? join(root, "src-tauri/target/debug/plugboard-app");
 const FIXTURE = join(root, "target/debug/mcp-fixture");
 const OAUTH_SERVER = join(root, "target/debug/oauth-server");
-const REGISTRY_FIXTURE = join(root, "target/debug/registry-fixture");
 const CLI = join(root, "target/debug/plugboard");
+const REGISTRY_FIXTURE = join(root, "target/debug/registry-fixture");
 const DRIVER = process.env.TAURI_DRIVER ?? join(root, ".tools/bin/tauri-driver");
 const SHOTS = join(root, "target/e2e-screenshots");
 const TOKEN = "e2e-Token-7f3c91-value";
@@ -26,7 +28,7 @@ const BEARER = "bearer-Secret-e2e-5521";
 // A name no other process has, to find the silent server's process (and check it is gone).
 const SILENT = `silent-e2e-${process.pid}`;
 
-for (const [what, path] of [["app", APP], ["fixture", FIXTURE], ["OAuth fixture", OAUTH_SERVER], ["registry fixture", REGISTRY_FIXTURE], ["CLI", CLI], ["tauri-driver", DRIVER]]) {
+for (const [what, path] of [["app", APP], ["fixture", FIXTURE], ["OAuth fixture", OAUTH_SERVER], ["CLI", CLI], ["registry fixture", REGISTRY_FIXTURE], ["tauri-driver", DRIVER]]) {
   if (!existsSync(path)) {
     console.error(`e2e: the ${what} is missing at ${path}; run scripts/test-app`);
     process.exit(2);
@@ -137,6 +139,56 @@ const oauthPort = await portOf(oauthServer, "OAuth fixture");
 const registryServer = spawn(REGISTRY_FIXTURE, [], { stdio: ["pipe", "pipe", "ignore"] });
 const registryUrl = `http://127.0.0.1:${await portOf(registryServer, "registry fixture")}`;
 const TMDB_TOKEN = "tmdb-e2e-Secret-8c41a7d2";
+
+// MCPB bundles packed by the official packer from the Node fixture bundle server, and a
+// loopback HTTPS server that publishes them for the registry (its test CA added to the trust
+// the app is started with).
+const BUNDLE_KEY = "notes-e2e-Key-41b7c9";
+const PACKER = join(root, "tests/bundles/node_modules/.bin/mcpb");
+function packNotes(version, tools) {
+  const src = join(work, `notes-src-${version}`);
+  spawnSync("cp", ["-r", join(root, "tests/bundles/node-server"), src]);
+  const manifest = JSON.parse(readFileSync(join(src, "manifest.json"), "utf8"));
+  manifest.version = version;
+  writeFileSync(join(src, "manifest.json"), JSON.stringify(manifest));
+  writeFileSync(join(src, "tools.json"), JSON.stringify({ version, tools }));
+  const file = join(work, `notes-${version}.mcpb`);
+  const r = spawnSync(PACKER, ["pack", src, file], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`mcpb pack: ${r.stdout}${r.stderr}`);
+  return { file, sha: createHash("sha256").update(readFileSync(file)).digest("hex") };
+}
+const certs = join(work, "certs");
+mkdirSync(certs);
+const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+for (const args of [
+  ["req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Plugboard e2e CA"],
+  ["req", ...ec, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1"],
+]) spawnSync("openssl", args, { cwd: certs });
+writeFileSync(join(certs, "ext"), "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n");
+spawnSync("openssl", ["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "leaf.pem", "-days", "2", "-extfile", "ext"], { cwd: certs });
+const systemTrust = process.env.SSL_CERT_FILE && existsSync(process.env.SSL_CERT_FILE) ? process.env.SSL_CERT_FILE : "/etc/ssl/certs/ca-certificates.crt";
+const trust = join(certs, "trust.pem");
+writeFileSync(trust, `${existsSync(systemTrust) ? readFileSync(systemTrust, "utf8") : ""}\n${readFileSync(join(certs, "ca.pem"), "utf8")}`);
+const bundleFiles = {};
+const bundleHost = createHttpsServer({ key: readFileSync(join(certs, "leaf.key")), cert: readFileSync(join(certs, "leaf.pem")) }, (req, res) => {
+  const file = bundleFiles[req.url];
+  if (!file) return res.writeHead(404).end();
+  res.writeHead(200, { "content-type": "application/octet-stream" }).end(readFileSync(file));
+});
+await new Promise((r) => bundleHost.listen(0, "127.0.0.1", r));
+const bundleBase = `https://127.0.0.1:${bundleHost.address().port}`;
+const NOTES = "io.github.plugboard-e2e/notes";
+/** Publish `bundle` as `version` of the registry fixture's notes server. */
+async function publishNotes(version, bundle) {
+  bundleFiles[`/notes-${version}.mcpb`] = bundle.file;
+  const row = { server: { name: NOTES, version, description: "Notes, as an MCPB bundle", packages: [
+    { registryType: "mcpb", identifier: `${bundleBase}/notes-${version}.mcpb`, fileSha256: bundle.sha, transport: { type: "stdio" } },
+  ] } };
+  const r = await fetch(`${registryUrl}/fixture/rows`, { method: "POST", body: JSON.stringify([row]), headers: { "content-type": "application/json" } });
+  if (!r.ok) throw new Error(`publishing ${version}: ${r.status}`);
+}
+const notesV1 = packNotes("1.0.0", ["describe", "read_note"]);
+const notesV2 = packNotes("1.1.0", ["describe", "read_note", "write_note"]);
 // …and a server whose command does not exist, for the doctor.
 const GHOST_COMMAND = `pb-e2e-no-such-command-${process.pid}`;
 writeFileSync(
@@ -164,6 +216,8 @@ async function startDriver(extraEnv = {}) {
     XDG_CONFIG_HOME: join(userHome, ".config"),
     // The `plugboard` CLI that launchers written into other apps name.
     PATH: `${dirname(CLI)}:${process.env.PATH}`,
+    // The machine's trust plus the bundle host's test CA.
+    SSL_CERT_FILE: trust,
     ...extraEnv,
   });
   base = driver.base;
@@ -292,6 +346,10 @@ try {
       s.execute("return [...document.querySelectorAll('[data-testid=\"install-modal\"] [data-field]')].map((e) => e.dataset.field)");
     let forms = 0;
     for (const entry of files) {
+      // The grid is virtual (only the cards in view exist): search for the entry first.
+      await fill('[data-testid="market-search"]', entry.name);
+      await s.waitUntil(async () => (await text('[data-testid="market-count"]')).includes(`“${entry.name}”`), { what: `the results for ${entry.name}` });
+      await sleep(150);
       await (await s.waitFor(`[data-testid="catalog-card"][data-entry="${entry.id}"]`, { what: `the card of ${entry.id}` })).click();
       const body = await s.waitFor('[data-testid="install-body"]:not([data-state="loading"])', { timeout: 10000, what: `the form of ${entry.id} to load` });
       if ((await body.attr("data-state")) !== "ready") throw new Error(`${entry.id}: ${await body.text()}`);
@@ -311,6 +369,7 @@ try {
       await s.keys("\uE00C");
       await s.waitGone('[data-testid="install-modal"]');
     }
+    await fill('[data-testid="market-search"]', "");
     timings.forms = `${files.length} entries, ${forms} forms`;
   });
 
@@ -452,6 +511,85 @@ try {
     if (files) throw new Error(`the token was written to ${files}`);
     await fill('[data-testid="market-search"]', "");
     await s.waitFor('[data-entry="e2e-silent"]', { what: "the marketplace back at its start" });
+  });
+
+  await step("a bundle file with a sensitive field: installed from the app, tested, its secret in the keyring only, gone with Remove", async () => {
+    await (await s.find('[data-testid="open-bundle"]')).click();
+    await fill('[data-testid="bundle-path"]', notesV1.file);
+    await (await s.find('[data-testid="bundle-open-button"]')).click();
+    await s.waitFor('[data-testid="install-modal"] [data-testid="install-bundle"]', { timeout: 20000, what: "the bundle's install form" });
+    const about = await text('[data-testid="install-bundle"]');
+    if (!about.includes("plugboard-notes") || !about.includes("1.0.0")) throw new Error(`bundle line: ${about}`);
+    const keyType = await s.execute("return document.querySelector('[data-testid=field-api_key]').type");
+    if (keyType !== "password") throw new Error(`the sensitive field is a ${keyType} input`);
+    await s.waitFor('[data-testid="browse-folders"]', { what: "the folder picker of a directory field" });
+    await fill('[data-testid="field-folders"]', work);
+    await fill('[data-testid="field-api_key"]', BUNDLE_KEY);
+    await (await s.find('[data-testid="test-connection"]')).click();
+    await s.waitFor('[data-testid="test-reachable"], [data-testid="test-verified"]', { timeout: 30000, what: "the bundle server's test" });
+    await shot("06d-bundle-tested");
+    await (await s.find('[data-testid="save-server"]')).click();
+    await s.waitGone('[data-testid="install-modal"]');
+    const saved = JSON.parse(config()).servers["plugboard-notes"];
+    if (!saved || JSON.stringify(saved.env.NOTES_API_KEY) !== JSON.stringify({ secret: "NOTES_API_KEY" })) throw new Error(`saved as ${JSON.stringify(saved)}`);
+    const dir = saved.source?.bundle?.dir;
+    if (!dir || !existsSync(join(dir, "server", "index.js"))) throw new Error(`no unpacked bundle: ${dir}`);
+    const kr = keyring();
+    if (kr !== null && !kr.includes("NOTES_API_KEY")) throw new Error(`the key is not in the keyring: ${kr}`);
+    const files = spawnSync("grep", ["-rl", BUNDLE_KEY, home], { encoding: "utf8" }).stdout.trim();
+    if (files) throw new Error(`the key was written to ${files}`);
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await (await (await s.waitFor(card("plugboard-notes"))).find('[data-testid="server-remove"]')).click();
+    await s.waitFor('[data-testid="confirm-dialog"]');
+    await (await s.find('[data-testid="confirm"]')).click();
+    await s.waitGone(card("plugboard-notes"));
+    if (existsSync(dir)) throw new Error(`the bundle is still at ${dir}`);
+  });
+
+  await step("update a registry bundle server: the badge, the test and the tool diff before it is applied", async () => {
+    await publishNotes("1.0.0", notesV1);
+    await (await s.find('[data-testid="nav-marketplace"]')).click();
+    await (await s.waitFor('[data-testid="registry-sync"]')).click();
+    const r = spawnSync(CLI, ["install", NOTES, "--secret-stdin", "api_key"], {
+      input: BUNDLE_KEY,
+      encoding: "utf8",
+      env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, SSL_CERT_FILE: trust, HOME: userHome },
+    });
+    if (r.status !== 0) {
+      // The listing may not have been synced by the CLI's own cache yet: sync, then install.
+      spawnSync(CLI, ["registry", "sync"], { env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, HOME: userHome } });
+      const again = spawnSync(CLI, ["install", NOTES, "--secret-stdin", "api_key"], {
+        input: BUNDLE_KEY,
+        encoding: "utf8",
+        env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, SSL_CERT_FILE: trust, HOME: userHome },
+      });
+      if (again.status !== 0) throw new Error(`CLI install: ${again.stdout}${again.stderr}`);
+    }
+    await publishNotes("1.1.0", notesV2);
+    await (await s.find('[data-testid="registry-sync"]')).click();
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    // The Installed page asks for updates when it opens: leave and come back until it is listed.
+    await s.waitUntil(async () => {
+      await (await s.find('[data-testid="nav-marketplace"]')).click();
+      await (await s.find('[data-testid="nav-installed"]')).click();
+      await sleep(500);
+      return await s.execute("return !!document.querySelector('[data-name=notes] [data-testid=update-available]')");
+    }, { timeout: 40000, what: "the update badge of notes" });
+    await shot("06e-update-badge");
+    await (await s.find('[data-name="notes"] [data-testid="update-available"]')).click();
+    await s.waitFor('[data-testid="update-dialog"] [data-testid="update-diff-summary"]', { timeout: 60000, what: "the tested update and its diff" });
+    const added = await text('[data-testid="update-dialog"] [data-testid="tools-added"]');
+    if (!added.includes("write_note")) throw new Error(`added tools: ${added}`);
+    await shot("06f-update-diff");
+    if (!JSON.parse(config()).servers.notes.source.registry.version.startsWith("1.0.0")) throw new Error("changed before it was applied");
+    await (await s.find('[data-testid="update-apply"]')).click();
+    await s.waitGone('[data-testid="update-dialog"]');
+    const after = JSON.parse(config()).servers.notes;
+    if (after.source.registry.version !== "1.1.0") throw new Error(`after the update: ${JSON.stringify(after.source)}`);
+    await s.waitGone('[data-name="notes"] [data-testid="update-available"]');
+    const kr = keyring();
+    if (kr !== null && !kr.includes("NOTES_API_KEY")) throw new Error("the key left the keyring");
+    await (await s.find('[data-testid="nav-marketplace"]')).click();
   });
 
   await step("a running test can be cancelled", async () => {
@@ -910,6 +1048,7 @@ try {
   oauthServer.kill("SIGTERM");
   registryServer.stdin.end();
   registryServer.kill("SIGTERM");
+  bundleHost.close();
   rmSync(work, { recursive: true, force: true });
 }
 

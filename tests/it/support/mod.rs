@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod bundles;
 pub mod fixture;
 pub mod peers;
 pub mod registry;

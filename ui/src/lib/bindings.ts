@@ -77,6 +77,25 @@ export const commands = {
 	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
 	 */
 	uiReady: (mark: string, count: number) => __TAURI_INVOKE<StartupStep | null>("ui_ready", { mark, count }),
+	/**  The organisation policy in force. */
+	policyStatus: () => __TAURI_INVOKE<PolicyView>("policy_status"),
+	/**  Open an MCPB bundle file for install: its form's entry id (`bundle:TOKEN`). */
+	openBundle: (path: string) => typedError<string, ApiError>(__TAURI_INVOKE("open_bundle", { path })),
+	/**  Close a bundle's install form without installing (its unpacked files are removed). */
+	discardBundle: (entryId: string) => __TAURI_INVOKE<boolean>("discard_bundle", { entryId }),
+	/**  Installed registry servers and whether a newer version is listed. */
+	outdated: () => typedError<OutdatedView[], ApiError>(__TAURI_INVOKE("outdated")),
+	/**  Prepare and test an update (nothing is saved). */
+	prepareUpdate: (name: string, to: string | null, onProgress: Channel<StageProgress>) => typedError<UpdatePreview, ApiError>(__TAURI_INVOKE("prepare_update", { name, to, onProgress })),
+	applyUpdate: (token: string) => typedError<ServerView, ApiError>(__TAURI_INVOKE("apply_update", { token })),
+	discardUpdate: (token: string) => __TAURI_INVOKE<boolean>("discard_update", { token }),
+	/**
+	 *  A native picker: `file`, `directory` or `bundle` (an `.mcpb` file). `None` when cancelled.
+	 *  It is asked for from a thread of its own: the dialog itself is run by the window's GTK loop.
+	 */
+	pickPath: (kind: string) => __TAURI_INVOKE<string | null>("pick_path", { kind }),
+	/**  Receive the paths of `.mcpb` files dropped on the window. */
+	watchDrops: (onDrop: Channel<string>) => __TAURI_INVOKE<void>("watch_drops", { onDrop }),
 };
 
 /* Types */
@@ -115,14 +134,21 @@ export type AuthView = {
 	scopes: string[],
 };
 
-/**  The caching hints of one result a modern server gave (`ttlMs`, `cacheScope`). */
-export type CacheHintView = {
-	/**  The method whose result carried them (`tools/list`, `server/discover`, ...). */
-	method: string,
-	/**  How long the result may be treated as fresh, in milliseconds. */
-	ttl_ms: number | null,
-	/**  `public` or `private`. */
-	cache_scope: string | null,
+/**  An MCPB bundle unpacked for an install form. */
+export type BundleView = {
+	token: string,
+	/**  The manifest's `name`, its display name, version and description. */
+	name: string,
+	title: string,
+	version: string,
+	description: string,
+	author: string | null,
+	sha256: string,
+	files: number,
+	/**  Unpacked bytes. */
+	bytes: number | null,
+	/**  The tools its manifest declares. */
+	tools: string[],
 };
 
 /**  One marketplace tile. */
@@ -380,6 +406,11 @@ export type FormField = {
 	default: string | null,
 	/**  The values a `select` field offers. */
 	choices: string[],
+	/**  For a path field: `file` or `directory` (which picker the app offers). */
+	picker: string | null,
+	/**  Bounds of a number field. */
+	min: number | null,
+	max: number | null,
 };
 
 /**  The install form of one option of one entry. */
@@ -468,6 +499,8 @@ export type InstallForm = {
 	spec: FormSpec,
 	/**  `default_name`, or `default_name-2`, … when that name is taken. */
 	suggested_name: string,
+	/**  The MCPB bundle this form installs (its requests use the entry id `bundle:TOKEN`). */
+	bundle: BundleView | null,
 };
 
 /**  A filled install form, from the UI. Values may be secrets: this type is never serialized. */
@@ -561,6 +594,21 @@ export type OptionSummary = {
 	installable: boolean,
 	/**  Why it cannot be installed, or cannot run here, and the fix. */
 	unavailable: Unavailable | null,
+	/**  An MCPB bundle: it is downloaded (and its form read from its manifest) first. */
+	bundle: boolean,
+};
+
+/**  Where an installed registry server stands. */
+export type OutdatedView = {
+	name: string,
+	registry_name: string,
+	installed: string,
+	latest: string | null,
+	/**  `current`, `update_available` or `not_listed`. */
+	state: string,
+	/**  The registry's deprecation message. */
+	deprecated: string | null,
+	bundle: boolean,
 };
 
 /**  One changed path of a JSON value (an input schema, annotations). Values as compact JSON. */
@@ -591,6 +639,19 @@ export type PinView = {
 	flag: string,
 	date: string,
 	published_at: string,
+};
+
+/**  The organisation policy in force. */
+export type PolicyView = {
+	in_force: boolean,
+	/**  The policy file cannot be used: every install is refused. */
+	broken: boolean,
+	/**  One sentence: what is in force and why installs are refused. */
+	summary: string,
+	path: string | null,
+	registries: string[],
+	only_registry_servers: boolean,
+	allowed_names: string[],
 };
 
 export type PromptView = {
@@ -674,9 +735,6 @@ export type ServerDiagnosis = {
 	failed_stage: string | null,
 	/**  Tools the server listed, when the test ran. */
 	tools: number | null,
-	/**  `modern` or `legacy`, and the protocol version, when the test got that far. */
-	era: string | null,
-	protocol_version: string | null,
 };
 
 /**  `serverInfo` from the handshake. */
@@ -763,15 +821,6 @@ export type TestReport = {
 	verification: string,
 	server: ServerIdentity | null,
 	protocol_version: string | null,
-	/**
-	 *  `modern` (2026-07-28) or `legacy` (`initialize`); absent when the test did not get that
-	 *  far.
-	 */
-	era: string | null,
-	/**  The protocol versions the server listed. */
-	supported_versions: string[],
-	/**  The caching hints of the server's results (shown; a test always lists afresh). */
-	cache_hints: CacheHintView[],
 	/**  The transport actually used: `stdio`, `sse` or `shttp`. */
 	transport: string,
 	tools: ToolView[],
@@ -850,6 +899,24 @@ export type Unavailable = {
 	reason: string,
 	/**  The doctor's fix; empty when nothing can be done here. */
 	fix: string,
+};
+
+/**  A prepared update: the new version tested, its tools compared with the approved ones. */
+export type UpdatePreview = {
+	/**
+	 *  Applies it (`apply_update`) or drops it (`discard_update`); only a passing update has one
+	 *  that works.
+	 */
+	token: string,
+	name: string,
+	from: string,
+	to: string,
+	/**  The new version's test passed. */
+	passed: boolean,
+	test: TestReport,
+	tools: ToolDiff,
+	/**  Fields the new version no longer asks for. */
+	dropped_fields: string[],
 };
 
 /**  The "Use in…" section of a server's detail view. */

@@ -25,6 +25,9 @@ import type {
   JobStatus,
   MarketPage,
   MarketQuery,
+  OutdatedView,
+  PolicyView,
+  UpdatePreview,
   RegistryStatus,
   RemoveResult,
   ServerDetail,
@@ -37,6 +40,10 @@ import type {
 } from "./bindings";
 
 export type {
+  BundleView,
+  OutdatedView,
+  PolicyView,
+  UpdatePreview,
   ExportPreview,
   ExportSelection,
   ExportChangeView,
@@ -217,6 +224,42 @@ export const api = {
     unwrap(() => commands.importFromClient(client, entries, rewriteSource)),
   /** The environment doctor for server `name`, or for every installed server (`null`). */
   doctor: (name: string | null): Promise<DoctorReport> => unwrap(() => commands.doctor(name)),
+  /** The organisation policy in force (never throws: no policy when it cannot be read). */
+  policyStatus: async (): Promise<PolicyView | null> => {
+    try {
+      return await commands.policyStatus();
+    } catch {
+      return null;
+    }
+  },
+  /** Open an MCPB bundle file: the entry id of its install form (`bundle:TOKEN`). */
+  openBundle: (path: string): Promise<string> => unwrap(() => commands.openBundle(path)),
+  /** Close a bundle's install form without installing: its unpacked files are removed. */
+  discardBundle: async (entryId: string): Promise<void> => {
+    try {
+      await commands.discardBundle(entryId);
+    } catch {
+      // Nothing to remove.
+    }
+  },
+  /** Installed registry servers and whether a newer version is listed. */
+  outdated: (): Promise<OutdatedView[]> => unwrap(() => commands.outdated()),
+  applyUpdate: (token: string): Promise<ServerView> => unwrap(() => commands.applyUpdate(token)),
+  discardUpdate: async (token: string): Promise<void> => {
+    try {
+      await commands.discardUpdate(token);
+    } catch {
+      // Nothing to drop.
+    }
+  },
+  /** A native file or folder picker (`file`, `directory`, `bundle`); `null` when cancelled. */
+  pickPath: async (kind: "file" | "directory" | "bundle"): Promise<string | null> => {
+    try {
+      return await commands.pickPath(kind);
+    } catch {
+      return null;
+    }
+  },
   /** Tell the shell the UI rendered `mark`; never throws (a lost mark only affects tracing). */
   uiReady: async (mark: string, count: number): Promise<StartupStep | null> => {
     try {
@@ -274,4 +317,20 @@ export function testForm(request: InstallRequest, onProgress: (p: StageProgress)
   const channel = new Channel<StageProgress>();
   channel.onmessage = onProgress;
   return running(id, unwrap(() => commands.testForm(id, request, channel)));
+}
+
+/** Prepare and test `name`'s update (to `to`, or the latest); nothing is saved. */
+export function prepareUpdate(name: string, to: string | null, onProgress: (p: StageProgress) => void): Promise<UpdatePreview> {
+  const channel = new Channel<StageProgress>();
+  channel.onmessage = onProgress;
+  return unwrap(() => commands.prepareUpdate(name, to, channel));
+}
+
+/** Hear the paths of `.mcpb` files dropped on the window. */
+export function watchBundleDrops(onDrop: (path: string) => void): void {
+  const channel = new Channel<string>();
+  channel.onmessage = onDrop;
+  commands.watchDrops(channel).catch(() => {
+    // Without the shell (tests), nothing is dropped.
+  });
 }
