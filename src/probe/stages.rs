@@ -427,7 +427,9 @@ async fn stages<P: FnMut(StageEvent)>(
                         _ => "to run it as a task".to_owned(),
                     };
                     run.result.warnings.push(format!(
-                        "the credential probe `{}` could not run unattended: the server asked for                          {asked}, which a test does not answer, so the credentials were not                          verified",
+                        "the credential probe `{}` could not run unattended: the server asked for \
+                         {asked}, which a test does not answer, so the credentials were not \
+                         verified",
                         probe.tool
                     ));
                     None

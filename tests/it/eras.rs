@@ -260,7 +260,8 @@ async fn an_input_required_credential_probe_is_connectivity_only_with_a_note() {
         r.warnings
             .iter()
             .any(|w| w.contains("could not run unattended")
-                && w.contains("input_required: elicitation/create")),
+                && w.contains("input_required: elicitation/create")
+                && !w.contains("  ")),
         "{:?}",
         r.warnings
     );
