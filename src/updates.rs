@@ -361,7 +361,7 @@ pub fn apply(servers: &Servers, pending: PendingUpdate) -> Result<ServerConfig, 
         crate::mcpb::BundleStore::in_config_dir(servers.config().dir())
             .remove(std::path::Path::new(&old_bundle.dir));
     }
-    crate::checks::seed_health(servers, &name, crate::health::now_ms(), &test);
+    crate::checks::seed_health(servers, &name, crate::clock::now_ms(), &test);
     let _ = PinStore::in_config_dir(servers.config().dir()).approve(&name);
     Ok(new)
 }

@@ -55,7 +55,6 @@ fn install_fixture(api: &Api, name: &str) -> ServerView {
         store_as_secret: BTreeMap::new(),
         no_pin: false,
         test_id: None,
-        no_pin: false,
     })
     .unwrap()
 }
@@ -160,7 +159,6 @@ fn errors_are_field_level_and_never_echo_values() {
             store_as_secret: BTreeMap::new(),
             no_pin: false,
             test_id: None,
-            no_pin: false,
         })
         .unwrap_err();
     assert_eq!(
@@ -176,7 +174,6 @@ fn errors_are_field_level_and_never_echo_values() {
             store_as_secret: BTreeMap::new(),
             no_pin: false,
             test_id: None,
-            no_pin: false,
         })
         .unwrap_err();
     assert_eq!(err.code, "invalid");
@@ -193,7 +190,6 @@ fn errors_are_field_level_and_never_echo_values() {
             store_as_secret: BTreeMap::new(),
             no_pin: false,
             test_id: None,
-            no_pin: false,
         })
         .unwrap_err();
     assert_eq!(dup.code, "duplicate");
@@ -444,7 +440,6 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
         store_as_secret: BTreeMap::new(),
         no_pin: false,
         test_id: None,
-        no_pin: false,
     };
     // The catalog command (`mcp-fixture`) is not on PATH here: the test fails to spawn.
     let report = runtime()

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use super::dto::{OutdatedView, UpdatePreview};
 use super::testing::{StageProgress, TestReport};
 use super::{Api, ApiError, ServerView, ToolDiff};
-use crate::health::now_ms;
+use crate::clock::now_ms;
 use crate::pinning::{DiffReport, Snapshot};
 use crate::updates::{self, PendingUpdate, Standing, UpdateError};
 

@@ -144,10 +144,9 @@ impl crate::policy::Published for Listing {
             .find(|r| same_registry(&r.source.url, registry))?;
         let cache = loaded.cache.as_ref()?;
         cache
-            .servers
-            .iter()
+            .briefs()
             .enumerate()
-            .filter(|(_, b)| b.packages.iter().any(|p| &*p.registry_type == "mcpb"))
+            .filter(|(_, b)| b.packages().any(|p| p.registry_type == "mcpb"))
             .find_map(|(i, b)| {
                 let row = cache.row(i).ok()?;
                 row.server
