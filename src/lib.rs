@@ -23,3 +23,5 @@ pub mod resolve;
 pub mod run;
 pub mod secrets;
 pub mod tls;
+pub mod tokens;
+pub mod tools;

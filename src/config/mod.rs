@@ -3,6 +3,7 @@
 mod model;
 mod paths;
 mod store;
+mod tools;
 
 pub use model::{
     Auth, ClientAuthMethod, ConfigValue, OAuthSettings, SecretRef, ServerConfig, Source,
@@ -10,3 +11,4 @@ pub use model::{
 };
 pub use paths::config_dir;
 pub use store::{CONFIG_FILE, CONFIG_VERSION, Config, ConfigError, ConfigStore};
+pub use tools::{NewTools, StateReason, ToolPolicy, ToolState};
