@@ -4,6 +4,7 @@
 //! [`redact`] → result. See ARCHITECTURE.md for the map and the invariants.
 
 pub mod api;
+pub mod budget;
 pub mod catalog;
 pub mod checks;
 pub mod cli;

@@ -14,6 +14,7 @@ mod run_cmd;
 mod secrets_cmd;
 mod servers_cmd;
 mod test_cmd;
+mod tools_cmd;
 mod tour;
 
 use std::process::ExitCode;
@@ -129,6 +130,8 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Export(args) => clients_cmd::export(&servers, args),
                 Command::Import(args) => clients_cmd::import(&servers, args),
                 Command::Clients(args) => clients_cmd::detect(&servers, args.json),
+                Command::Tools(args) => tools_cmd::tools(&servers, args),
+                Command::Budget(args) => tools_cmd::budget(&servers, args),
                 Command::Catalog(_) | Command::Tour | Command::Run(_) | Command::Secrets(_) => {
                     unreachable!("handled above")
                 }
