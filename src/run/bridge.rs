@@ -30,10 +30,11 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpResponseLimits,
 };
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{Mutex, mpsc};
 use tokio::time::Instant;
 
+use super::client_io::RelaySide;
 use super::{OAuthSession, RunError, diag};
 use crate::config::TransportKind;
 use crate::connect::http::{
@@ -233,10 +234,11 @@ enum Incoming {
     },
 }
 
-/// Read stdin line by line into `tx` (a task of its own: reading stdin is not cancel safe).
-fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>) {
+/// Read the client's messages line by line into `tx` (a task of its own: reading is not cancel
+/// safe).
+fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>, input: DuplexStream) {
     tokio::spawn(async move {
-        let mut reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+        let mut reader = BufReader::with_capacity(64 * 1024, input);
         let mut line = Vec::new();
         loop {
             line.clear();
@@ -280,8 +282,8 @@ fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>) {
     });
 }
 
-/// One line to stdout.
-async fn write_line(out: &mut tokio::io::Stdout, value: &impl serde::Serialize) -> bool {
+/// One line to the client.
+async fn write_line(out: &mut DuplexStream, value: &impl serde::Serialize) -> bool {
     let Ok(mut bytes) = serde_json::to_vec(value) else {
         return true;
     };
@@ -343,11 +345,11 @@ async fn relay<T>(
     mut incoming: mpsc::Receiver<Incoming>,
     monitor: Arc<Monitor>,
     redactor: &Redactor,
+    mut out: DuplexStream,
 ) -> i32
 where
     T: Transport<RoleClient> + 'static,
 {
-    let mut out = tokio::io::stdout();
     let mut sends: FuturesUnordered<BoxFuture<'static, SendResult>> = FuturesUnordered::new();
     let mut signals = signal_events();
     // Requests sent and not answered yet: after the client closes stdin, their answers are
@@ -596,7 +598,9 @@ pub async fn bridge(
     target: &RemoteTarget,
     oauth: Option<OAuthSession>,
     redactor: Redactor,
+    client: RelaySide,
 ) -> Result<i32, RunError> {
+    let RelaySide { input, output } = client;
     let monitor = Monitor::new();
     let oauth = oauth.map(|session| {
         Arc::new(Mutex::new(TokenState {
@@ -613,18 +617,18 @@ pub async fn bridge(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let (tx, mut incoming) = mpsc::channel::<Incoming>(64);
-    spawn_stdin_reader(tx);
+    spawn_stdin_reader(tx, input);
 
     match transport {
         TransportKind::Sse => {
             let sse = sse_transport(target, &headers, oauth.as_ref(), monitor.clone())
                 .await
                 .map_err(|e| RunError::Failed(redactor.redact(&connect_failure(&e))))?;
-            Ok(relay(name, sse, incoming, monitor, &redactor).await)
+            Ok(relay(name, sse, incoming, monitor, &redactor, output).await)
         }
         TransportKind::Shttp => {
             let shttp = shttp_transport(target, &headers, oauth, monitor.clone(), &redactor, name)?;
-            Ok(relay(name, shttp, incoming, monitor, &redactor).await)
+            Ok(relay(name, shttp, incoming, monitor, &redactor, output).await)
         }
         _ => {
             // auto: the client's first message decides. Send it over streamable HTTP; on
@@ -639,7 +643,7 @@ pub async fn bridge(
                 forward(incoming, tx2);
                 let shttp =
                     shttp_transport(target, &headers, oauth, monitor.clone(), &redactor, name)?;
-                return Ok(relay(name, shttp, rx2, monitor, &redactor).await);
+                return Ok(relay(name, shttp, rx2, monitor, &redactor, output).await);
             };
             let mut shttp = shttp_transport(
                 target,
@@ -665,7 +669,7 @@ pub async fn bridge(
                     // The initialize could not be delivered: answer it, then end.
                     let detail = describe_failure(&monitor, &e.to_string());
                     diag(&redactor, name, &detail);
-                    let mut out = tokio::io::stdout();
+                    let mut out = output;
                     let id = serde_json::to_value(&id).unwrap_or(serde_json::Value::Null);
                     write_line(
                         &mut out,
@@ -676,7 +680,7 @@ pub async fn bridge(
                     return Ok(1);
                 }
                 forward(incoming, tx2);
-                return Ok(relay(name, shttp, rx2, monitor, &redactor).await);
+                return Ok(relay(name, shttp, rx2, monitor, &redactor, output).await);
             }
             let _ = tokio::time::timeout(Duration::from_secs(1), shttp.close()).await;
             monitor.clear_http();
@@ -686,7 +690,7 @@ pub async fn bridge(
             if let Err(e) = sse.send(*first).await {
                 return Err(RunError::Failed(redactor.redact(&e.to_string())));
             }
-            Ok(relay(name, sse, incoming, monitor, &redactor).await)
+            Ok(relay(name, sse, incoming, monitor, &redactor, output).await)
         }
     }
 }

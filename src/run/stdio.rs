@@ -1,7 +1,8 @@
 //! The stdio relay of `plugboard run`: spawn the server in its own process group with its
-//! resolved environment (secrets included), copy stdin → child and child → stdout byte for
-//! byte, pass its stderr on line by line (redacted), forward SIGINT/SIGTERM/SIGHUP to its
-//! group, and make sure nothing of the group outlives the relay.
+//! resolved environment (secrets included), copy the client's side (stdin/stdout through the
+//! tool filter, [`super::client_io`]) → child and child → client byte for byte, pass its
+//! stderr on line by line (redacted), forward SIGINT/SIGTERM/SIGHUP to its group, and make
+//! sure nothing of the group outlives the relay.
 //!
 //! Ending: when our stdin closes, the child's stdin is closed and it gets [`STDIN_GRACE`] to
 //! exit on its own, then SIGTERM, then SIGKILL (each to the whole group). A forwarded signal
@@ -19,6 +20,7 @@ use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::client_io::RelaySide;
 use super::{RunError, diag, exit_code};
 use crate::redact::Redactor;
 use crate::resolve::StdioTarget;
@@ -69,8 +71,14 @@ enum Event {
     Signal(i32),
 }
 
-/// Relay `target` on this process's stdio until it exits; returns its exit code.
-pub async fn relay(name: &str, target: &StdioTarget, redactor: Redactor) -> Result<i32, RunError> {
+/// Relay `target` on the client's side (this process's stdio, through the tool filter) until
+/// it exits; returns its exit code.
+pub async fn relay(
+    name: &str,
+    target: &StdioTarget,
+    redactor: Redactor,
+    client: RelaySide,
+) -> Result<i32, RunError> {
     let mut cmd = Command::new(&target.program);
     cmd.args(&target.args)
         .env_clear()
@@ -138,7 +146,7 @@ pub async fn relay(name: &str, target: &StdioTarget, redactor: Redactor) -> Resu
     {
         let events_tx = events_tx.clone();
         tokio::spawn(async move {
-            let mut stdin = tokio::io::stdin();
+            let mut stdin = client.input;
             let mut buf = vec![0u8; 64 * 1024];
             loop {
                 match stdin.read(&mut buf).await {
@@ -172,7 +180,7 @@ pub async fn relay(name: &str, target: &StdioTarget, redactor: Redactor) -> Resu
     let stdout_task = {
         let events_tx = events_tx.clone();
         tokio::spawn(async move {
-            let mut out = tokio::io::stdout();
+            let mut out = client.output;
             let mut buf = vec![0u8; 64 * 1024];
             loop {
                 match child_stdout.read(&mut buf).await {
