@@ -315,7 +315,7 @@ pub fn change_tools(
 ) -> Result<ServerTools, ToolsError> {
     let dir = servers.config().dir();
     // The server must exist before anything else is said about it.
-    servers.config().load()?.server(name)?;
+    let current = servers.config().load()?.server(name)?;
     let last = last_tools(dir, name);
     let needs_list = change.names().next().is_some()
         || change.all.is_some()
@@ -329,6 +329,8 @@ pub fn change_tools(
     if let Some(err) = unknown_names(name, change.names(), &known) {
         return Err(err);
     }
+    // Checked on a copy first, so a contradiction is reported without touching the file.
+    apply_change(&mut current.tools.clone(), &tools, change).map_err(ToolsError::Conflict)?;
     let (server, ()) = servers.config().update(name, |server| {
         apply_change(&mut server.tools, &tools, change).map_err(|detail| ConfigError::Invalid {
             name: name.into(),

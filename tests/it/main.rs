@@ -22,3 +22,4 @@ mod probe_remote;
 mod probe_stdio;
 mod run_remote;
 mod run_stdio;
+mod tools;

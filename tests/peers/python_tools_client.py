@@ -4,9 +4,9 @@ the server to say its tool list changed.
 
 Usage: python_tools_client.py PLAN COMMAND [ARG...]
 
-PLAN is JSON: {"calls": [{"tool": NAME, "arguments": {...}}], "ready_file": PATH}. With
-"ready_file", after listing and calling the client writes that file and waits (up to 30 s) for
-notifications/tools/list_changed, then lists again. Prints one JSON document on stdout:
+PLAN is JSON: {"calls": [{"tool": NAME, "arguments": {...}}], "ready_file": PATH}. Listings
+walk every page. With "ready_file", after listing and calling the client writes that file and
+waits (up to 30 s) for notifications/tools/list_changed, then lists again. Prints one JSON document on stdout:
 {"tools": [names], "calls": [{"tool", "is_error", "text", "error": {"code", "message"} | null}],
 "changed": bool, "tools_after": [names] | null}.
 """
@@ -22,6 +22,18 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 
+async def all_tools(session):
+    """Every page of tools/list."""
+    names, cursor = [], None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        names.extend(t.name for t in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return names
+
+
 async def session_run(read, write, plan):
     # Replaced once the client is ready: only a change after that counts (server-everything
     # announces one of its own when it starts).
@@ -33,7 +45,7 @@ async def session_run(read, write, plan):
 
     async with ClientSession(read, write, message_handler=on_message) as session:
         await session.initialize()
-        tools = await session.list_tools()
+        tools = await all_tools(session)
         calls = []
         for call in plan.get("calls", []):
             entry = {"tool": call["tool"], "is_error": False, "text": "", "error": None}
@@ -47,7 +59,7 @@ async def session_run(read, write, plan):
                 entry["error"] = {"code": err.error.code, "message": err.error.message}
             calls.append(entry)
         out = {
-            "tools": [t.name for t in tools.tools],
+            "tools": tools,
             "calls": calls,
             "changed": False,
             "tools_after": None,
@@ -59,8 +71,7 @@ async def session_run(read, write, plan):
             with anyio.move_on_after(30):
                 await changed["event"].wait()
             out["changed"] = changed["event"].is_set()
-            after = await session.list_tools()
-            out["tools_after"] = [t.name for t in after.tools]
+            out["tools_after"] = await all_tools(session)
         return out
 
 
