@@ -9,6 +9,6 @@ pub use model::{
     Auth, ClientAuthMethod, ConfigValue, OAuthSettings, SecretRef, ServerConfig, Source,
     TransportKind, validate_env_key, validate_header_name, validate_name, validate_remote_url,
 };
-pub use paths::config_dir;
+pub use paths::{config_dir, default_config_dir};
 pub use store::{CONFIG_FILE, CONFIG_VERSION, Config, ConfigError, ConfigStore};
 pub use tools::{NewTools, StateReason, ToolPolicy, ToolState};

@@ -386,3 +386,94 @@ fn every_page_is_filtered_and_tools_added_later_wait_for_review() {
     assert_code(&out, 2);
     assert!(stderr(&out).contains("plugboard approve pages"), "{}", stderr(&out));
 }
+
+#[test]
+fn exported_launchers_name_the_home_and_clients_see_only_enabled_tools_under_their_caps() {
+    let home = Home::new();
+    let user = tempfile::tempdir().unwrap();
+    let as_user = |args: &[&str]| {
+        home.cmd(args)
+            .env("HOME", user.path())
+            .env("XDG_CONFIG_HOME", user.path().join(".config"))
+            .output()
+            .unwrap()
+    };
+    add_everything(&home, "everything");
+    assert_code(&home.run(&["tools", "everything", "--disable", "get-env"]), 0);
+    let fixture = fixture_bin();
+    assert_code(
+        &home.run(&["add", "many", "--stdio", "--", fixture.to_str().unwrap(), "--tools", "40"]),
+        0,
+    );
+    assert_code(&as_user(&["export", "--client", "cursor", "--write"]), 0);
+    let file = user.path().join(".cursor/mcp.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let entry = &doc["mcpServers"]["everything"];
+    assert_eq!(
+        entry["env"],
+        json!({"PLUGBOARD_HOME": home.path().to_string_lossy()}),
+        "{entry}"
+    );
+    assert_eq!(entry["args"], json!(["run", "everything"]));
+
+    // Launched from the desktop (no PLUGBOARD_HOME of its own), the entry's env is what finds
+    // the servers: without it there is no such server.
+    let mut bare = Command::new(entry["command"].as_str().unwrap());
+    bare.args(["run", "everything"])
+        .env_remove("PLUGBOARD_HOME")
+        .env("HOME", user.path())
+        .env("XDG_CONFIG_HOME", user.path().join(".config"))
+        .stdin(Stdio::null());
+    let out = bare.output().unwrap();
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("no server named `everything`"), "{}", stderr(&out));
+
+    let clients = json_out(&as_user(&["clients", "--json"]));
+    let cursor = clients
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["client"] == "cursor")
+        .unwrap();
+    assert_eq!(cursor["tools"], 12 + 43, "{cursor:#}");
+    let out = as_user(&["clients"]);
+    assert!(stdout(&out).contains("55"), "{}", stdout(&out));
+
+    let budget = json_out(&as_user(&["budget", "--client", "cursor", "--json"]));
+    assert_eq!(
+        budget["clients"],
+        json!([{"client": "cursor", "tools": 55, "cap": 40, "over": true}])
+    );
+    assert_eq!(budget["tools"], 55);
+    let out = as_user(&["budget"]);
+    assert!(
+        stdout(&out).contains("warning: Cursor gets 55 tools from Plugboard, over its limit of 40"),
+        "{}",
+        stdout(&out)
+    );
+    // Under the cap once the big server is down to a few tools.
+    assert_code(&home.run(&["tools", "many", "--only", "echo", "add"]), 0);
+    let budget = json_out(&as_user(&["budget", "--client", "cursor", "--json"]));
+    assert_eq!(budget["clients"][0]["tools"], 14);
+    assert_eq!(budget["clients"][0]["over"], false);
+
+    // In the default home, the launcher needs no env.
+    let default_user = tempfile::tempdir().unwrap();
+    let in_default = |args: &[&str]| {
+        let mut cmd = home.cmd(args);
+        cmd.env_remove("PLUGBOARD_HOME")
+            .env("HOME", default_user.path())
+            .env("XDG_CONFIG_HOME", default_user.path().join(".config"));
+        cmd.output().unwrap()
+    };
+    assert_code(
+        &in_default(&["add", "fx", "--no-test", "--stdio", "--", fixture.to_str().unwrap()]),
+        0,
+    );
+    assert_code(&in_default(&["export", "--client", "cursor", "--write"]), 0);
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(default_user.path().join(".cursor/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(doc["mcpServers"]["fx"].get("env").is_none(), "{doc:#}");
+}
