@@ -30,4 +30,7 @@ pub const COMMANDS: &[&str] = &[
     "export_to_client",
     "doctor",
     "ui_ready",
+    "server_tools",
+    "set_tools",
+    "budget",
 ];

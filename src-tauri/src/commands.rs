@@ -9,6 +9,7 @@ use plugboard::api::{
     CustomServer, DoctorReport, ExportResult, InstallForm, InstallRequest, JobStatus, RemoveResult,
     ServerDetail, ServerView, StageProgress, StartupStep, TestReport, ToolDiff, UseIn,
 };
+use plugboard::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
 use std::sync::Arc;
 
 use tauri::State;
@@ -239,4 +240,26 @@ pub async fn doctor(api: State<'_, Arc<Api>>, name: Option<String>) -> Res<Docto
 #[specta::specta]
 pub fn ui_ready(mark: String, count: u32) -> Option<StartupStep> {
     plugboard::api::startup::ui_ready(&mark, count)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn server_tools(api: State<'_, Arc<Api>>, name: String) -> Res<ServerToolsView> {
+    api.server_tools(&name)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_tools(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    change: ToolsChangeInput,
+) -> Res<ToolsChangeResult> {
+    api.set_tools(&name, &change)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn budget(api: State<'_, Arc<Api>>) -> Res<BudgetView> {
+    api.budget()
 }

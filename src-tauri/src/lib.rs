@@ -53,6 +53,9 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::export_to_client,
             commands::doctor,
             commands::ui_ready,
+            commands::server_tools,
+            commands::set_tools,
+            commands::budget,
         ])
 }
 

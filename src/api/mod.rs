@@ -13,6 +13,7 @@ mod oauth;
 mod pins;
 pub mod startup;
 mod testing;
+mod tools;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -28,6 +29,10 @@ pub use pins::{
     DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,
 };
 pub use startup::StartupStep;
+pub use tools::{
+    BudgetView, ClientBudgetView, HintsView, ServerBudgetView, ServerToolsView, ToolStateView,
+    ToolsChangeInput, ToolsChangeResult,
+};
 pub use testing::{
     HealthView, PromptView, ResourceView, ServerIdentity, StageProgress, StageTiming, TestReport,
     ToolView,

@@ -58,6 +58,9 @@ export const commands = {
 	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
 	 */
 	uiReady: (mark: string, count: number) => __TAURI_INVOKE<StartupStep | null>("ui_ready", { mark, count }),
+	serverTools: (name: string) => typedError<ServerToolsView, ApiError>(__TAURI_INVOKE("server_tools", { name })),
+	setTools: (name: string, change: ToolsChangeInput) => typedError<ToolsChangeResult, ApiError>(__TAURI_INVOKE("set_tools", { name, change })),
+	budget: () => typedError<BudgetView, ApiError>(__TAURI_INVOKE("budget")),
 };
 
 /* Types */
@@ -96,6 +99,20 @@ export type AuthView = {
 	scopes: string[],
 };
 
+/**  The context budget of the enabled servers (the same figures as `plugboard budget`). */
+export type BudgetView = {
+	tokens: number,
+	tools: number,
+	servers: ServerBudgetView[],
+	clients: ClientBudgetView[],
+	/**
+	 *  The caps of the clients that have one, for the bar's marks, whether or not they launch
+	 *  Plugboard servers yet.
+	 */
+	caps: ClientBudgetView[],
+	estimate_note: string,
+};
+
 /**  One marketplace tile. */
 export type CatalogCard = {
 	id: string,
@@ -131,6 +148,15 @@ export type CategoryCount = {
 	id: string,
 	label: string,
 	count: number,
+};
+
+/**  One client that launches Plugboard servers, against its tool cap. */
+export type ClientBudgetView = {
+	client: string,
+	label: string,
+	tools: number,
+	cap: number | null,
+	over: boolean,
 };
 
 /**  One known MCP client on this machine. */
@@ -305,6 +331,20 @@ export type HealthView = {
 	checked_at: number | null,
 };
 
+/**  What a tool's annotations say (untrusted hints; the spec's cautious defaults where absent). */
+export type HintsView = {
+	/**  Whether the server sent any hint at all. */
+	annotated: boolean,
+	read_only: boolean,
+	destructive: boolean,
+	idempotent: boolean,
+	open_world: boolean,
+	/**  Not claimed read-only. */
+	may_change: boolean,
+	/**  `read-only`, `may change things`, `destructive`, `… (no annotations)`. */
+	label: string,
+};
+
 /**  How a field is shown. */
 export type InputKind = "text" | "password" | "url";
 
@@ -422,6 +462,13 @@ export type ResourceView = {
 	mime_type: string | null,
 };
 
+/**  One server's share of the budget; `None`s when it was never tested. */
+export type ServerBudgetView = {
+	name: string,
+	tokens: number | null,
+	tools: number | null,
+};
+
 /**  One installed server in full, for the detail view. */
 export type ServerDetail = {
 	server: ServerView,
@@ -456,6 +503,25 @@ export type ServerDiagnosis = {
 export type ServerIdentity = {
 	name: string,
 	version: string,
+};
+
+/**  The tools of one server. */
+export type ServerToolsView = {
+	server: string,
+	server_enabled: boolean,
+	/**  When the tools were last listed (Unix ms); `None`: never tested. */
+	observed_at: number | null,
+	tools: ToolStateView[],
+	/**  The enabled tools' cost. */
+	tokens: number,
+	enabled: number,
+	/**  `enabled` or `disabled`: what tools that appear later get. */
+	new_tools: string,
+	/**  Whether that was chosen (else automatic). */
+	new_tools_chosen: boolean,
+	/**  How the figures were made (`o200k_base`, an estimate). */
+	tokenizer: string,
+	estimate_note: string,
 };
 
 /**  An installed server as the app shows it. Secrets appear only as set / not set. */
@@ -571,6 +637,20 @@ export type ToolFlagView = {
 	detail: string,
 };
 
+/**  One tool with its switch. */
+export type ToolStateView = {
+	name: string,
+	description: string | null,
+	enabled: boolean,
+	/**  `chosen` (switched by name), `default`, or `unreviewed` (appeared after the approval). */
+	reason: string,
+	/**  The annotations as the server sent them. */
+	annotations: Value | null,
+	hints: HintsView,
+	/**  What its definition costs a model (an estimate), on or off. */
+	tokens: number,
+};
+
 /**  A tool, with the name an agent sees (`mcp__<server>__<tool>`). */
 export type ToolView = {
 	name: string,
@@ -578,6 +658,27 @@ export type ToolView = {
 	input_schema: Value,
 	annotations: Value | null,
 	adapted_name: string,
+};
+
+/**  A change from the tool list: names to switch, bulk actions, the default for new tools. */
+export type ToolsChangeInput = {
+	disable?: string[],
+	enable?: string[],
+	/**  `true`: every tool on; `false`: every tool off. */
+	all?: boolean | null,
+	/**  These on, every other off. */
+	only?: string[] | null,
+	/**  `destructive`, `open-world` or `not-read-only`. */
+	disable_annotated?: string | null,
+	/**  `enabled`, `disabled` or `auto`. */
+	new_tools?: string | null,
+};
+
+/**  The tools after a change, and what it means for clients that are running. */
+export type ToolsChangeResult = {
+	tools: ServerToolsView,
+	/**  For the toast: how the change reaches clients. */
+	notice: string,
 };
 
 /**  How a server is reached. */

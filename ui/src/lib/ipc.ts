@@ -27,6 +27,7 @@ import type {
   ToolDiff,
   UseIn,
 } from "./bindings";
+import type { BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult } from "./bindings";
 
 export type {
   DoctorReport,
@@ -148,6 +149,10 @@ export const api = {
   oauthCancel: (job: string): Promise<JobStatus> => unwrap(() => commands.oauthCancel(job)),
   toolDiff: (name: string): Promise<ToolDiff> => unwrap(() => commands.toolDiff(name)),
   approveTools: (name: string): Promise<ToolDiff> => unwrap(() => commands.approveTools(name)),
+  serverTools: (name: string): Promise<ServerToolsView> => unwrap(() => commands.serverTools(name)),
+  setTools: (name: string, change: ToolsChangeInput): Promise<ToolsChangeResult> =>
+    unwrap(() => commands.setTools(name, change)),
+  budget: (): Promise<BudgetView> => unwrap(() => commands.budget()),
   clientsOverview: async (): Promise<ClientsOverview> => {
     try {
       return await commands.clientsOverview();
