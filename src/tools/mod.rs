@@ -20,7 +20,7 @@ use serde_json::Value;
 
 pub use hints::{Annotated, Hints};
 
-use crate::config::{ConfigError, NewTools, StateReason, ToolPolicy};
+use crate::config::{ConfigError, NewTools, ServerConfig, StateReason, ToolPolicy};
 use crate::health::HealthStore;
 use crate::manage::Servers;
 use crate::pinning::{PinError, PinStore};
@@ -185,18 +185,28 @@ impl ServerTools {
     }
 }
 
-/// The tools of installed server `name`, from its last test.
-pub fn server_tools(servers: &Servers, name: &str) -> Result<ServerTools, ToolsError> {
-    let server = servers.config().load()?.server(name)?;
-    let dir = servers.config().dir();
-    let reviewed = reviewed(dir, name)?;
+/// The tools of installed server `name` (its config entry `server`), from `last`.
+fn view_of(
+    servers: &Servers,
+    name: &str,
+    server: &ServerConfig,
+    last: Option<&LastTools>,
+) -> Result<ServerTools, ToolsError> {
+    let reviewed = reviewed(servers.config().dir(), name)?;
     Ok(ServerTools::new(
         name,
         server.enabled,
         &server.tools,
         reviewed.as_ref(),
-        last_tools(dir, name).as_ref(),
+        last,
     ))
+}
+
+/// The tools of installed server `name`, from its last test.
+pub fn server_tools(servers: &Servers, name: &str) -> Result<ServerTools, ToolsError> {
+    let server = servers.config().load()?.server(name)?;
+    let last = last_tools(servers.config().dir(), name);
+    view_of(servers, name, &server, last.as_ref())
 }
 
 /// A change to the tool state of one server. Bulk changes apply first (`only`, then `all`,
@@ -337,14 +347,7 @@ pub fn change_tools(
             detail,
         })
     })?;
-    let reviewed = reviewed(dir, name)?;
-    Ok(ServerTools::new(
-        name,
-        server.enabled,
-        &server.tools,
-        reviewed.as_ref(),
-        last.as_ref(),
-    ))
+    view_of(servers, name, &server, last.as_ref())
 }
 
 #[cfg(test)]
