@@ -156,7 +156,8 @@ pub struct ToolsChangeInput {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ToolsChangeResult {
     pub tools: ServerToolsView,
-    /// For the toast: how the change reaches clients.
+    /// For the toast: how the change reaches the clients running the server now (told at once,
+    /// or only at their next start).
     pub notice: String,
 }
 
@@ -290,10 +291,7 @@ impl Api {
         let change = change_of(input)?;
         let tools = change_tools(&self.servers, name, &change)?;
         Ok(ToolsChangeResult {
-            notice: format!(
-                "Clients connected through `plugboard run {name}` are told at once; a client \
-                 that does not reload its tool list when told sees the change at its next start."
-            ),
+            notice: crate::run::sessions::notice(self.servers.config().dir(), name),
             tools: ServerToolsView::from(&tools),
         })
     }

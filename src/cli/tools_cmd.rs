@@ -92,13 +92,13 @@ pub fn tools(servers: &Servers, args: ToolsArgs) -> Result<(), CliError> {
         });
     }
     if let Some(before) = &before {
-        print_changes(before, &view);
+        print_changes(servers.config().dir(), before, &view);
     }
     print_tools(&view);
     Ok(())
 }
 
-fn print_changes(before: &ServerTools, after: &ServerTools) {
+fn print_changes(config_dir: &std::path::Path, before: &ServerTools, after: &ServerTools) {
     let switched = |on: bool| -> Vec<&str> {
         after
             .tools
@@ -129,11 +129,7 @@ fn print_changes(before: &ServerTools, after: &ServerTools) {
             before.tokens, after.tokens, ESTIMATE_NOTE
         );
     }
-    println!(
-        "Clients connected through `plugboard run {}` are told now (tools/list_changed); every \
-         client sees the change at its next start.",
-        after.server
-    );
+    println!("{}", crate::run::sessions::notice(config_dir, &after.server));
     println!();
 }
 

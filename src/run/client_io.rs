@@ -10,6 +10,8 @@
 //!   one. When stdout breaks, the relay's output breaks too, so it stops as before.
 //! - The server's tool state is watched ([`WATCH_EVERY`]: the config file and the pin file,
 //!   by modification time) and put in force as soon as it changes, with a notice to the client.
+//! - The session's record ([`super::sessions`]: the client's name, whether it is told of tool
+//!   changes) is kept up to date while it runs and removed at the end.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,6 +21,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::sessions::{self, SessionRecord};
 use super::tool_filter::{ToolFilter, ToolRules};
 use crate::config::{CONFIG_FILE, ConfigStore};
 use crate::connect::MAX_MESSAGE;
@@ -40,6 +43,7 @@ pub struct RelaySide {
 pub struct ClientIo {
     output: JoinHandle<()>,
     others: Vec<JoinHandle<()>>,
+    config_dir: PathBuf,
 }
 
 /// The tool rules of server `name` as its files say now (`None` when they cannot be read: the
@@ -102,6 +106,32 @@ impl Lines {
     }
 }
 
+/// Keeps this session's record in `sessions/` up to date with what the filter knows.
+struct SessionFile {
+    config_dir: PathBuf,
+    server: String,
+    written: Option<(Option<String>, bool)>,
+}
+
+impl SessionFile {
+    fn update(&mut self, filter: &ToolFilter) {
+        let now = filter.client();
+        if self.written.as_ref() == Some(&now) {
+            return;
+        }
+        sessions::write(
+            &self.config_dir,
+            &SessionRecord {
+                server: self.server.clone(),
+                pid: std::process::id(),
+                client: now.0.clone(),
+                told: now.1,
+            },
+        );
+        self.written = Some(now);
+    }
+}
+
 fn with_newline(bytes: &[u8]) -> Vec<u8> {
     let mut line = Vec::with_capacity(bytes.len() + 1);
     line.extend_from_slice(bytes);
@@ -117,6 +147,12 @@ impl ClientIo {
         let (ours_tx, mut ours) = mpsc::unbounded_channel::<Vec<u8>>();
 
         // stdin → filter → relay.
+        let mut session = SessionFile {
+            config_dir: config_dir.to_path_buf(),
+            server: name.to_string(),
+            written: None,
+        };
+        session.update(&filter);
         let stdin_task = {
             let filter = filter.clone();
             let ours_tx = ours_tx.clone();
@@ -136,6 +172,7 @@ impl ClientIo {
                             Piece::Raw(raw) => raw,
                             Piece::Line(line) => {
                                 let verdict = filter.from_client(&line);
+                                session.update(&filter);
                                 if let Some(answer) = verdict.answer {
                                     let _ = ours_tx.send(with_newline(&answer));
                                 }
@@ -223,6 +260,7 @@ impl ClientIo {
             ClientIo {
                 output,
                 others: vec![stdin_task, watch_task],
+                config_dir: config_dir.to_path_buf(),
             },
             RelaySide {
                 input: relay_input,
@@ -238,6 +276,7 @@ impl ClientIo {
         for task in self.others {
             task.abort();
         }
+        sessions::remove(&self.config_dir, std::process::id());
     }
 }
 

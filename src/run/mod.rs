@@ -20,6 +20,7 @@
 
 pub mod bridge;
 pub mod client_io;
+pub mod sessions;
 pub mod stdio;
 pub mod tool_filter;
 

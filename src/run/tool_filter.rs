@@ -63,6 +63,8 @@ struct Session {
     initialized: bool,
     /// The server said it has tools (so a list change means something to the client).
     server_has_tools: bool,
+    /// The client's name and version, as it introduced itself.
+    client: Option<String>,
 }
 
 /// The filter of one `plugboard run` session.
@@ -171,6 +173,19 @@ impl ToolFilter {
         let method = message.get("method").and_then(Value::as_str)?;
         let id = message.get("id");
         let params = message.get("params");
+        if session.client.is_none() {
+            let info = params.and_then(|p| {
+                p.get("clientInfo")
+                    .or_else(|| p.pointer("/_meta/io.modelcontextprotocol~1clientInfo"))
+            });
+            if let Some(name) = info.and_then(|i| i.get("name")).and_then(Value::as_str) {
+                let version = info.and_then(|i| i.get("version")).and_then(Value::as_str);
+                session.client = Some(match version {
+                    Some(v) => format!("{name} {v}"),
+                    None => name.to_string(),
+                });
+            }
+        }
         match (method, id) {
             ("tools/call", Some(id)) => {
                 let tool = params?.get("name")?.as_str()?;
@@ -288,6 +303,14 @@ impl ToolFilter {
         }
     }
 
+    /// The client's name (as it introduced itself) and whether it is told of tool changes.
+    pub fn client(&self) -> (Option<String>, bool) {
+        let session = self.session();
+        let told =
+            (session.initialized && session.server_has_tools) || !session.listeners.is_empty();
+        (session.client.clone(), told)
+    }
+
     /// Put new rules in force; returns the notifications to send the client (one line each)
     /// when they change what it may see.
     pub fn reload(&self, rules: ToolRules) -> Vec<Vec<u8>> {
@@ -367,13 +390,15 @@ mod tests {
     #[test]
     fn batches_are_split_and_state_changes_are_announced() {
         let filter = ToolFilter::new("ev", rules(&[]));
-        filter.from_client(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
+        filter.from_client(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"claude-code","version":"2.1"}}}"#);
         let init = br#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"tools":{}},"protocolVersion":"2025-11-25"}}"#;
         let out = json_of(&filter.from_server(init));
         assert_eq!(out["result"]["capabilities"]["tools"]["listChanged"], true);
         // Not initialized yet: nothing to announce.
         assert!(filter.reload(rules(&["a"])).is_empty());
+        assert_eq!(filter.client(), (Some("claude-code 2.1".into()), false));
         filter.from_client(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert!(filter.client().1, "initialized, with tools: told of changes");
         let notes = filter.reload(rules(&["a", "b"]));
         assert_eq!(json_of(&notes[0])["method"], "notifications/tools/list_changed");
         assert!(filter.reload(rules(&["a", "b"])).is_empty(), "no change, no notice");

@@ -84,7 +84,14 @@ fn a_real_client_loses_disabled_tools(home: &Home, name: &str) {
     });
     let client = python_tools_client(home, &plan, name);
     wait_for(&ready);
-    assert_code(&home.run(&["tools", name, "--disable", "echo"]), 0);
+    let out = home.run(&["tools", name, "--disable", "echo"]);
+    assert_code(&out, 0);
+    // The change says who was told: the connected client, by the name it introduced itself.
+    assert!(
+        stdout(&out).contains("told at once: mcp"),
+        "{}",
+        stdout(&out)
+    );
     let seen = finish(client);
     let listed = names(&seen["tools"]);
     assert_eq!(listed.len(), 12, "{seen:#}");
@@ -103,6 +110,15 @@ fn a_real_client_loses_disabled_tools(home: &Home, name: &str) {
     let after = names(&seen["tools_after"]);
     assert_eq!(after.len(), 11, "{seen:#}");
     assert!(!after.contains(&"echo".to_string()), "{seen:#}");
+
+    // The session is over: nobody left to tell.
+    let out = home.run(&["tools", name, "--enable", "echo"]);
+    assert!(stdout(&out).contains("No client is running"), "{}", stdout(&out));
+    assert_code(&home.run(&["tools", name, "--disable", "echo"]), 0);
+    assert!(
+        std::fs::read_dir(home.path().join("sessions")).unwrap().next().is_none(),
+        "the session's record went with it"
+    );
 
     // `test` and `health` still see every tool.
     let out = home.run(&["test", name, "--json"]);
