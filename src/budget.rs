@@ -201,7 +201,11 @@ mod tests {
                 tools: None
             }
         );
-        assert_eq!(budget.clients.len(), 2, "clients without Plugboard entries are left out");
+        assert_eq!(
+            budget.clients.len(),
+            2,
+            "clients without Plugboard entries are left out"
+        );
         assert_eq!(
             budget.clients[0],
             ClientBudget {
@@ -223,6 +227,9 @@ mod tests {
         };
         assert_eq!(keys(&json), ["clients", "servers", "tokens", "tools"]);
         assert_eq!(keys(&json["servers"][0]), ["name", "tokens", "tools"]);
-        assert_eq!(keys(&json["clients"][0]), ["cap", "client", "over", "tools"]);
+        assert_eq!(
+            keys(&json["clients"][0]),
+            ["cap", "client", "over", "tools"]
+        );
     }
 }

@@ -23,10 +23,19 @@ fn main() {
         offsets.push(bytes.len() as u32);
         tokens.push(token);
     }
-    assert!(tokens.len() > 199_000, "only {} ranks decoded", tokens.len());
+    assert!(
+        tokens.len() > 199_000,
+        "only {} ranks decoded",
+        tokens.len()
+    );
     let mut sorted: Vec<u32> = (0..tokens.len() as u32).collect();
     sorted.sort_by(|a, b| tokens[*a as usize].cmp(&tokens[*b as usize]));
-    let le = |values: &[u32]| values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+    let le = |values: &[u32]| {
+        values
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>()
+    };
     std::fs::write(out.join("o200k_bytes.bin"), &bytes).unwrap();
     std::fs::write(out.join("o200k_offsets.bin"), le(&offsets)).unwrap();
     std::fs::write(out.join("o200k_sorted.bin"), le(&sorted)).unwrap();

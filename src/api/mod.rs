@@ -29,13 +29,13 @@ pub use pins::{
     DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,
 };
 pub use startup::StartupStep;
-pub use tools::{
-    BudgetView, ClientBudgetView, HintsView, ServerBudgetView, ServerToolsView, ToolStateView,
-    ToolsChangeInput, ToolsChangeResult,
-};
 pub use testing::{
     HealthView, PromptView, ResourceView, ServerIdentity, StageProgress, StageTiming, TestReport,
     ToolView,
+};
+pub use tools::{
+    BudgetView, ClientBudgetView, HintsView, ServerBudgetView, ServerToolsView, ToolStateView,
+    ToolsChangeInput, ToolsChangeResult,
 };
 
 use crate::catalog::{

@@ -183,9 +183,11 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Changes apply in this order: --only, --disable-all/--enable-all, \
+#[command(
+    after_help = "Changes apply in this order: --only, --disable-all/--enable-all, \
     --disable-annotated, --disable, --enable. A tool name the server's last test did not list \
-    changes nothing (exit 2). Every client that launches `plugboard run NAME` sees the result.")]
+    changes nothing (exit 2). Every client that launches `plugboard run NAME` sees the result."
+)]
 pub struct ToolsArgs {
     /// The installed server
     pub name: String,

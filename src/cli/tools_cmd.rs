@@ -129,7 +129,10 @@ fn print_changes(config_dir: &std::path::Path, before: &ServerTools, after: &Ser
             before.tokens, after.tokens, ESTIMATE_NOTE
         );
     }
-    println!("{}", crate::run::sessions::notice(config_dir, &after.server));
+    println!(
+        "{}",
+        crate::run::sessions::notice(config_dir, &after.server)
+    );
     println!();
 }
 

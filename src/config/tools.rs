@@ -151,7 +151,10 @@ mod tests {
         let reviewed = names(&["echo"]);
         assert!(policy.state("echo", Some(&reviewed)).enabled);
         let later = policy.state("later", Some(&reviewed));
-        assert_eq!((later.enabled, later.reason), (false, StateReason::Unreviewed));
+        assert_eq!(
+            (later.enabled, later.reason),
+            (false, StateReason::Unreviewed)
+        );
         // An explicit choice wins over both, and an explicit default applies to every tool
         // not named.
         policy.set("later", true);

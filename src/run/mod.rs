@@ -194,7 +194,15 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
     let code = match resolved.target() {
         Target::Stdio(target) => stdio::relay(name, target, redactor, relay_side).await,
         Target::Remote(target) => {
-            bridge::bridge(name, resolved.transport(), target, session, redactor, relay_side).await
+            bridge::bridge(
+                name,
+                resolved.transport(),
+                target,
+                session,
+                redactor,
+                relay_side,
+            )
+            .await
         }
     };
     client.finish().await;

@@ -68,7 +68,8 @@ pub fn running(config_dir: &Path, server: &str) -> Vec<SessionRecord> {
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .filter_map(|e| {
-            let record: SessionRecord = serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+            let record: SessionRecord =
+                serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
             if !alive(record.pid) {
                 let _ = std::fs::remove_file(e.path());
                 return None;

@@ -76,6 +76,15 @@ pub struct ToolFilter {
 
 const LISTEN_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
+/// The two members of a message the filter decides on; everything else is skipped unread.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+}
+
 fn id_key(id: &Value) -> String {
     id.to_string()
 }
@@ -228,6 +237,25 @@ impl ToolFilter {
         if !waiting {
             return Cow::Borrowed(line);
         }
+        // Most lines (tool results, logs, progress) are none of ours: find that out from the
+        // id and method alone, skipping the rest, before building the whole message.
+        if let Ok(head) = serde_json::from_slice::<Head>(line) {
+            let ours = match head.method.as_deref() {
+                Some(method) => {
+                    method == "notifications/subscriptions/acknowledged"
+                        || method == "notifications/cancelled"
+                }
+                None => head.id.as_ref().is_some_and(|id| {
+                    let key = id_key(id);
+                    session.lists.contains(&key)
+                        || session.handshakes.contains(&key)
+                        || session.listeners.contains_key(&key)
+                }),
+            };
+            if !ours {
+                return Cow::Borrowed(line);
+            }
+        }
         let Ok(mut value) = serde_json::from_slice::<Value>(line) else {
             return Cow::Borrowed(line);
         };
@@ -250,15 +278,25 @@ impl ToolFilter {
 
     /// Rewrite `message` in place where needed; whether it changed.
     fn server_message(session: &mut Session, message: &mut Value) -> bool {
-        if message.get("method").and_then(Value::as_str)
-            == Some("notifications/subscriptions/acknowledged")
-        {
+        let method = message.get("method").and_then(Value::as_str);
+        if method == Some("notifications/cancelled") {
+            // The server ended a stream: a listener on it is gone.
+            if let Some(request) = message.pointer("/params/requestId") {
+                session.listeners.remove(&id_key(request));
+            }
+            return false;
+        }
+        if method == Some("notifications/subscriptions/acknowledged") {
             let listening = message
                 .pointer(&format!("/params/_meta/{}", LISTEN_ID.replace('/', "~1")))
                 .is_some_and(|id| session.listeners.contains_key(&id_key(id)));
-            return listening && Self::say_list_changed(message, "/params/notifications", "toolsListChanged");
+            return listening
+                && Self::say_list_changed(message, "/params/notifications", "toolsListChanged");
         }
-        let Some(id) = message.get("id").filter(|_| message.get("method").is_none()) else {
+        let Some(id) = message
+            .get("id")
+            .filter(|_| message.get("method").is_none())
+        else {
             return false;
         };
         let key = id_key(id);
@@ -366,19 +404,38 @@ mod tests {
         assert_eq!(answer["id"], 7);
         assert_eq!(answer["error"]["code"], -32602);
         let message = answer["error"]["message"].as_str().unwrap();
-        assert!(message.contains("`get-env`") && message.contains("plugboard tools ev --enable get-env"), "{message}");
+        assert!(
+            message.contains("`get-env`")
+                && message.contains("plugboard tools ev --enable get-env"),
+            "{message}"
+        );
         // Other calls and messages pass untouched.
         let echo = br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo"}}"#;
         assert_eq!(filter.from_client(echo).forward.as_deref(), Some(&echo[..]));
         let response = br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"get-env"}]}}"#;
-        assert_eq!(&*filter.from_server(response), &response[..], "not a list we asked for");
+        assert_eq!(
+            &*filter.from_server(response),
+            &response[..],
+            "not a list we asked for"
+        );
         // Two pages of a listing, each filtered.
-        for (id, page) in [(1, r#"[{"name":"echo"},{"name":"get-env"}],"nextCursor":"2""#), (2, r#"[{"name":"get-env"}]"#)] {
+        for (id, page) in [
+            (
+                1,
+                r#"[{"name":"echo"},{"name":"get-env"}],"nextCursor":"2""#,
+            ),
+            (2, r#"[{"name":"get-env"}]"#),
+        ] {
             let list = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
             filter.from_client(list.as_bytes());
             let result = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":{page}}}}}"#);
             let out = json_of(&filter.from_server(result.as_bytes()));
-            let names: Vec<&str> = out["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+            let names: Vec<&str> = out["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap())
+                .collect();
             assert!(!names.contains(&"get-env"), "{out}");
             if id == 1 {
                 assert_eq!(names, ["echo"]);
@@ -398,10 +455,19 @@ mod tests {
         assert!(filter.reload(rules(&["a"])).is_empty());
         assert_eq!(filter.client(), (Some("claude-code 2.1".into()), false));
         filter.from_client(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        assert!(filter.client().1, "initialized, with tools: told of changes");
+        assert!(
+            filter.client().1,
+            "initialized, with tools: told of changes"
+        );
         let notes = filter.reload(rules(&["a", "b"]));
-        assert_eq!(json_of(&notes[0])["method"], "notifications/tools/list_changed");
-        assert!(filter.reload(rules(&["a", "b"])).is_empty(), "no change, no notice");
+        assert_eq!(
+            json_of(&notes[0])["method"],
+            "notifications/tools/list_changed"
+        );
+        assert!(
+            filter.reload(rules(&["a", "b"])).is_empty(),
+            "no change, no notice"
+        );
         let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"c"}}]"#;
         let verdict = filter.from_client(batch);
         assert_eq!(json_of(&verdict.answer.unwrap())[0]["id"], 1);
@@ -421,7 +487,19 @@ mod tests {
         let notes = filter.reload(off);
         assert_eq!(notes.len(), 1);
         assert_eq!(json_of(&notes[0])["params"]["_meta"][LISTEN_ID], "l1");
-        filter.from_client(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"l1"}}"#);
+        // A tool result while the listener is open passes as it is.
+        let result = br#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#;
+        assert!(matches!(filter.from_server(result), Cow::Borrowed(_)));
+        filter.from_client(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"l1"}}"#,
+        );
         assert!(filter.reload(rules(&["x"])).is_empty());
+        // A stream the server ends is gone too.
+        filter.from_client(br#"{"jsonrpc":"2.0","id":"l2","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}"#);
+        assert_eq!(filter.reload(rules(&["y"])).len(), 1);
+        filter.from_server(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"l2"}}"#,
+        );
+        assert!(filter.reload(rules(&["z"])).is_empty());
     }
 }

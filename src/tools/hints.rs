@@ -43,7 +43,11 @@ pub struct Hints {
 
 impl Hints {
     pub fn of(annotations: Option<&Value>) -> Hints {
-        let hint = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_bool);
+        let hint = |key: &str| {
+            annotations
+                .and_then(|a| a.get(key))
+                .and_then(Value::as_bool)
+        };
         let read_only = hint("readOnlyHint");
         let destructive = hint("destructiveHint");
         let idempotent = hint("idempotentHint");
@@ -108,7 +112,9 @@ mod tests {
         let read = Hints::of(Some(&json!({"readOnlyHint": true, "openWorldHint": false})));
         assert!(read.read_only && !read.destructive && !read.open_world && read.idempotent);
         assert_eq!(read.label(), "read-only");
-        let write = Hints::of(Some(&json!({"readOnlyHint": false, "destructiveHint": false})));
+        let write = Hints::of(Some(
+            &json!({"readOnlyHint": false, "destructiveHint": false}),
+        ));
         assert!(write.may_change() && !write.destructive);
         assert_eq!(write.label(), "may change things, open world");
         assert!(!write.is(Annotated::Destructive));

@@ -368,7 +368,10 @@ mod tests {
     fn changes_apply_in_order_and_count_only_enabled_tools() {
         let tools = vec![
             tool("read", Some(serde_json::json!({"readOnlyHint": true}))),
-            tool("write", Some(serde_json::json!({"readOnlyHint": false, "destructiveHint": false}))),
+            tool(
+                "write",
+                Some(serde_json::json!({"readOnlyHint": false, "destructiveHint": false})),
+            ),
             tool("bare", None),
         ];
         let mut policy = ToolPolicy::default();

@@ -365,8 +365,15 @@ fn check_launcher(entry: &Value, client: &str, name: &str) {
     // default one), so a client started from the desktop finds the same servers.
     let env = entry["env"].as_object().expect("the tests' home is named");
     let keys: Vec<&String> = env.keys().collect();
-    assert_eq!(keys, ["PLUGBOARD_HOME"], "nothing but the home in a launcher: {entry}");
-    assert!(Path::new(env["PLUGBOARD_HOME"].as_str().unwrap()).is_dir(), "{entry}");
+    assert_eq!(
+        keys,
+        ["PLUGBOARD_HOME"],
+        "nothing but the home in a launcher: {entry}"
+    );
+    assert!(
+        Path::new(env["PLUGBOARD_HOME"].as_str().unwrap()).is_dir(),
+        "{entry}"
+    );
 }
 
 fn round_trip(case: &Case) {

@@ -30,7 +30,11 @@ fn add_everything(home: &Home, name: &str) {
 /// The Python SDK's client launching `plugboard run NAME` with `plan` (see the script).
 fn python_tools_client(home: &Home, plan: &Value, name: &str) -> std::process::Child {
     let python = repo_root().join(".tools/peers-venv/bin/python");
-    assert!(python.exists(), "{} is missing: run scripts/setup", python.display());
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup",
+        python.display()
+    );
     Command::new(python)
         .arg(repo_root().join("tests/peers/python_tools_client.py"))
         .arg(plan.to_string())
@@ -62,7 +66,10 @@ fn names(list: &Value) -> Vec<String> {
 fn wait_for(path: &Path) {
     let start = Instant::now();
     while !path.exists() {
-        assert!(start.elapsed() < Duration::from_secs(60), "the client never got ready");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the client never got ready"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -73,7 +80,11 @@ fn wait_for(path: &Path) {
 fn a_real_client_loses_disabled_tools(home: &Home, name: &str) {
     let out = home.run(&["tools", name, "--disable", "get-env"]);
     assert_code(&out, 0);
-    assert!(stdout(&out).contains("Disabled: get-env."), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Disabled: get-env."),
+        "{}",
+        stdout(&out)
+    );
     let ready = home.path().join(format!("{name}-ready"));
     let plan = json!({
         "calls": [
@@ -113,10 +124,17 @@ fn a_real_client_loses_disabled_tools(home: &Home, name: &str) {
 
     // The session is over: nobody left to tell.
     let out = home.run(&["tools", name, "--enable", "echo"]);
-    assert!(stdout(&out).contains("No client is running"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("No client is running"),
+        "{}",
+        stdout(&out)
+    );
     assert_code(&home.run(&["tools", name, "--disable", "echo"]), 0);
     assert!(
-        std::fs::read_dir(home.path().join("sessions")).unwrap().next().is_none(),
+        std::fs::read_dir(home.path().join("sessions"))
+            .unwrap()
+            .next()
+            .is_none(),
         "the session's record went with it"
     );
 
@@ -148,7 +166,9 @@ fn server_everything_over_streamable_http_loses_disabled_tools_through_the_bridg
     let (node, script) = everything_command();
     let port = free_port();
     let mut cmd = Command::new(node);
-    cmd.arg(script).arg("streamableHttp").env("PORT", port.to_string());
+    cmd.arg(script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
     let server = Background::start(cmd, port);
     let url = server.url("/mcp");
     assert_code(
@@ -216,7 +236,10 @@ fn the_budget_of_server_everything_matches_a_reference_count_and_drops_by_a_tool
     }
 
     let get_env = reference.iter().find(|(n, _)| n == "get-env").unwrap().1;
-    assert_code(&home.run(&["tools", "everything", "--disable", "get-env"]), 0);
+    assert_code(
+        &home.run(&["tools", "everything", "--disable", "get-env"]),
+        0,
+    );
     let budget = json_out(&home.run(&["budget", "--json"]));
     assert_eq!(budget["tokens"], total - get_env, "{budget:#}");
     assert_eq!(budget["tools"], 12);
@@ -229,10 +252,18 @@ fn the_budget_of_server_everything_matches_a_reference_count_and_drops_by_a_tool
         .find(|t| t["name"] == "get-env")
         .unwrap();
     assert_eq!(disabled["enabled"], false);
-    assert_eq!(disabled["tokens"], get_env, "a disabled tool still shows its cost");
+    assert_eq!(
+        disabled["tokens"], get_env,
+        "a disabled tool still shows its cost"
+    );
 
     // The tools that say they may change things, off in one go: by annotation.
-    let out = home.run(&["tools", "everything", "--disable-annotated", "not-read-only"]);
+    let out = home.run(&[
+        "tools",
+        "everything",
+        "--disable-annotated",
+        "not-read-only",
+    ]);
     assert_code(&out, 0);
     let listing = json_out(&home.run(&["tools", "everything", "--json"]));
     let off: Vec<&str> = listing["tools"]
@@ -261,7 +292,10 @@ fn the_budget_of_server_everything_matches_a_reference_count_and_drops_by_a_tool
     // Disabling the server takes all of it out of the total.
     assert_code(&home.run(&["disable", "everything"]), 0);
     let budget = json_out(&home.run(&["budget", "--json"]));
-    assert_eq!((budget["tokens"].clone(), budget["tools"].clone()), (json!(0), json!(0)));
+    assert_eq!(
+        (budget["tokens"].clone(), budget["tools"].clone()),
+        (json!(0), json!(0))
+    );
 }
 
 #[test]
@@ -277,11 +311,23 @@ fn unknown_tool_names_change_nothing_and_state_survives_rename_and_reinstall() {
     ] {
         let out = home.run(&args);
         assert_code(&out, 2);
-        assert!(stderr(&out).contains("nothing was changed"), "{}", stderr(&out));
-        assert_eq!(std::fs::read(home.config_path()).unwrap(), before, "{args:?}");
+        assert!(
+            stderr(&out).contains("nothing was changed"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(
+            std::fs::read(home.config_path()).unwrap(),
+            before,
+            "{args:?}"
+        );
     }
     let out = home.run(&["tools", "ev", "--disable", "get_env"]);
-    assert!(stderr(&out).contains("did you mean `get-env`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("did you mean `get-env`"),
+        "{}",
+        stderr(&out)
+    );
     let out = home.run(&["tools", "nope", "--disable", "echo"]);
     assert_code(&out, 2);
 
@@ -311,12 +357,23 @@ fn unknown_tool_names_change_nothing_and_state_survives_rename_and_reinstall() {
     // A server never tested has no tool list to choose from.
     let fixture = fixture_bin();
     assert_code(
-        &home.run(&["add", "fresh", "--no-test", "--stdio", "--", fixture.to_str().unwrap()]),
+        &home.run(&[
+            "add",
+            "fresh",
+            "--no-test",
+            "--stdio",
+            "--",
+            fixture.to_str().unwrap(),
+        ]),
         0,
     );
     let out = home.run(&["tools", "fresh", "--disable", "echo"]);
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("plugboard test fresh"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("plugboard test fresh"),
+        "{}",
+        stderr(&out)
+    );
     let budget = json_out(&home.run(&["budget", "--json"]));
     let fresh = budget["servers"]
         .as_array()
@@ -324,7 +381,10 @@ fn unknown_tool_names_change_nothing_and_state_survives_rename_and_reinstall() {
         .iter()
         .find(|s| s["name"] == "fresh")
         .unwrap();
-    assert_eq!(fresh, &json!({"name": "fresh", "tokens": null, "tools": null}));
+    assert_eq!(
+        fresh,
+        &json!({"name": "fresh", "tokens": null, "tools": null})
+    );
 }
 
 /// A wrapper running the fixture with as many extra tools as `count_file` says, in pages of 4.
@@ -364,10 +424,17 @@ fn every_page_is_filtered_and_tools_added_later_wait_for_review() {
     assert_eq!(all.len(), 8, "{listing:#}");
     // One tool off on each of the two pages.
     let (first, last) = (all[1].clone(), all[6].clone());
-    assert_code(&home.run(&["tools", "pages", "--disable", &first, &last]), 0);
+    assert_code(
+        &home.run(&["tools", "pages", "--disable", &first, &last]),
+        0,
+    );
     let seen = finish(python_tools_client(&home, &json!({"calls": []}), "pages"));
     let listed = names(&seen["tools"]);
-    let expected: Vec<String> = all.iter().filter(|n| **n != first && **n != last).cloned().collect();
+    let expected: Vec<String> = all
+        .iter()
+        .filter(|n| **n != first && **n != last)
+        .cloned()
+        .collect();
     assert_eq!(listed, expected);
 
     // The server grows a tool after its tools were approved: `plugboard run` still serves it,
@@ -400,7 +467,11 @@ fn every_page_is_filtered_and_tools_added_later_wait_for_review() {
     assert_code(&home.run(&["test", "pages"]), 0);
     let out = home.run(&["run", "pages"]);
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("plugboard approve pages"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("plugboard approve pages"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -415,10 +486,21 @@ fn exported_launchers_name_the_home_and_clients_see_only_enabled_tools_under_the
             .unwrap()
     };
     add_everything(&home, "everything");
-    assert_code(&home.run(&["tools", "everything", "--disable", "get-env"]), 0);
+    assert_code(
+        &home.run(&["tools", "everything", "--disable", "get-env"]),
+        0,
+    );
     let fixture = fixture_bin();
     assert_code(
-        &home.run(&["add", "many", "--stdio", "--", fixture.to_str().unwrap(), "--tools", "40"]),
+        &home.run(&[
+            "add",
+            "many",
+            "--stdio",
+            "--",
+            fixture.to_str().unwrap(),
+            "--tools",
+            "40",
+        ]),
         0,
     );
     assert_code(&as_user(&["export", "--client", "cursor", "--write"]), 0);
@@ -442,7 +524,11 @@ fn exported_launchers_name_the_home_and_clients_see_only_enabled_tools_under_the
         .stdin(Stdio::null());
     let out = bare.output().unwrap();
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("no server named `everything`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no server named `everything`"),
+        "{}",
+        stderr(&out)
+    );
 
     let clients = json_out(&as_user(&["clients", "--json"]));
     let cursor = clients
@@ -483,7 +569,14 @@ fn exported_launchers_name_the_home_and_clients_see_only_enabled_tools_under_the
         cmd.output().unwrap()
     };
     assert_code(
-        &in_default(&["add", "fx", "--no-test", "--stdio", "--", fixture.to_str().unwrap()]),
+        &in_default(&[
+            "add",
+            "fx",
+            "--no-test",
+            "--stdio",
+            "--",
+            fixture.to_str().unwrap(),
+        ]),
         0,
     );
     assert_code(&in_default(&["export", "--client", "cursor", "--write"]), 0);

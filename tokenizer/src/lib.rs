@@ -171,7 +171,10 @@ mod tests {
     fn the_tables_hold_the_whole_vocabulary() {
         assert_eq!(vocabulary_size(), 199_998);
         assert_eq!(rank(b"!"), Some(0));
-        assert_eq!(rank(b"hello"), reference().encode_ordinary("hello").first().copied());
+        assert_eq!(
+            rank(b"hello"),
+            reference().encode_ordinary("hello").first().copied()
+        );
         assert_eq!(rank(b"\xff\xfe\xfd not a token"), None);
     }
 

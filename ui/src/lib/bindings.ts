@@ -677,7 +677,10 @@ export type ToolsChangeInput = {
 /**  The tools after a change, and what it means for clients that are running. */
 export type ToolsChangeResult = {
 	tools: ServerToolsView,
-	/**  For the toast: how the change reaches clients. */
+	/**
+	 *  For the toast: how the change reaches the clients running the server now (told at once,
+	 *  or only at their next start).
+	 */
 	notice: string,
 };
 
