@@ -54,15 +54,24 @@ pub struct Budget {
 }
 
 /// The tools of every installed server, from their last tests, in config order (entries
-/// that do not parse are left out: they cannot be run).
-pub fn all_server_tools(servers: &Servers) -> Result<Vec<ServerTools>, ToolsError> {
+/// that do not parse are left out: they cannot be run). Without `with_tokens` the token counts
+/// are left at 0 and the tokenizer is not used.
+pub fn all_server_tools(
+    servers: &Servers,
+    with_tokens: bool,
+) -> Result<Vec<ServerTools>, ToolsError> {
     let dir = servers.config().dir();
     let config = servers.config().load()?;
     let mut out = vec![];
     for (name, server) in config.servers() {
         let Ok(server) = server else { continue };
         let reviewed = reviewed(dir, &name)?;
-        out.push(ServerTools::new(
+        let build = if with_tokens {
+            ServerTools::new
+        } else {
+            ServerTools::states_only
+        };
+        out.push(build(
             &name,
             server.enabled,
             &server.tools,
@@ -132,7 +141,7 @@ pub fn compute(all: &[ServerTools], clients: &[ClientStatus], only: Option<Clien
 
 /// The budget of the installed servers and the clients of this machine.
 pub fn budget(servers: &Servers, only: Option<ClientKind>) -> Result<Budget, ToolsError> {
-    let all = all_server_tools(servers)?;
+    let all = all_server_tools(servers, true)?;
     let clients = crate::clients::detect(servers.config().dir());
     Ok(compute(&all, &clients, only))
 }

@@ -314,7 +314,7 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
 
 pub fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
     let statuses = detect_clients(servers.config().dir());
-    let all = crate::budget::all_server_tools(servers)?;
+    let all = crate::budget::all_server_tools(servers, false)?;
     // The tools each client gets from its Plugboard entries (enabled tools of enabled servers).
     let exposed: Vec<usize> = statuses
         .iter()

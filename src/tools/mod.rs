@@ -154,6 +154,29 @@ impl ServerTools {
         reviewed: Option<&BTreeSet<String>>,
         last: Option<&LastTools>,
     ) -> ServerTools {
+        Self::build(name, server_enabled, policy, reviewed, last, true)
+    }
+
+    /// The same without the token counts (all 0), for callers that need only which tools are
+    /// enabled: the tokenizer is not touched.
+    pub fn states_only(
+        name: &str,
+        server_enabled: bool,
+        policy: &ToolPolicy,
+        reviewed: Option<&BTreeSet<String>>,
+        last: Option<&LastTools>,
+    ) -> ServerTools {
+        Self::build(name, server_enabled, policy, reviewed, last, false)
+    }
+
+    fn build(
+        name: &str,
+        server_enabled: bool,
+        policy: &ToolPolicy,
+        reviewed: Option<&BTreeSet<String>>,
+        last: Option<&LastTools>,
+        count: bool,
+    ) -> ServerTools {
         let tools: Vec<ToolView> = last
             .map(|l| l.tools.as_slice())
             .unwrap_or_default()
@@ -167,7 +190,11 @@ impl ServerTools {
                     reason: state.reason,
                     annotations: tool.annotations.clone(),
                     hints: Hints::of(tool.annotations.as_ref()),
-                    tokens: crate::tokens::tool_tokens(name, tool),
+                    tokens: if count {
+                        crate::tokens::tool_tokens(name, tool)
+                    } else {
+                        0
+                    },
                 }
             })
             .collect();

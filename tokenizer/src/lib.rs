@@ -8,13 +8,17 @@
 //!
 //! Text is first split as tiktoken splits it. The split pattern's first five alternatives are
 //! compiled (once, on first use) from a form whose Unicode classes `build.rs` expanded into
-//! explicit ranges, so the `regex` crate needs none of its Unicode tables; the last two
+//! explicit ranges, so the regex engine needs none of its Unicode tables, and searched anchored
+//! where the previous piece ended (no reverse scan to find where a match starts); the last two
 //! (`\s+(?!\S)|\s+`, a look-ahead the regex crate does not have) are matched by hand. Each piece
 //! is then merged pair by pair, lowest rank first (leftmost on ties), until no adjacent pair is
 //! in the vocabulary; the number of parts left is its token count.
 
 use std::cmp::Ordering;
 use std::sync::OnceLock;
+
+use regex_automata::meta::Regex;
+use regex_automata::{Anchored, Input};
 
 static BYTES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_bytes.bin"));
 static OFFSETS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_offsets.bin"));
@@ -56,9 +60,9 @@ pub fn rank(bytes: &[u8]) -> Option<u32> {
 }
 
 /// The compiled split pattern (its first five alternatives).
-fn splitter() -> &'static regex::Regex {
-    static SPLITTER: OnceLock<regex::Regex> = OnceLock::new();
-    SPLITTER.get_or_init(|| regex::Regex::new(SPLIT).expect("build.rs wrote a valid pattern"))
+fn splitter() -> &'static Regex {
+    static SPLITTER: OnceLock<Regex> = OnceLock::new();
+    SPLITTER.get_or_init(|| Regex::new(SPLIT).expect("build.rs wrote a valid pattern"))
 }
 
 /// The pieces tiktoken's split pattern cuts `text` into.
@@ -66,18 +70,15 @@ pub fn pieces(text: &str) -> Vec<&str> {
     let splitter = splitter();
     let mut out = Vec::new();
     let mut pos = 0;
-    // The leftmost match of the five alternatives at or after `pos` (searched once, used
-    // until the position passes it).
-    let mut ahead: Option<(usize, usize)> = None;
     while pos < text.len() {
-        if ahead.is_none_or(|(start, _)| start < pos) {
-            ahead = splitter.find_at(text, pos).map(|m| (m.start(), m.end()));
-        }
-        if let Some((start, end)) = ahead
-            && start == pos
+        // The first of the five alternatives that matches here (leftmost-first, as tiktoken's
+        // backtracking engine), found by a forward search anchored at `pos`.
+        let input = Input::new(text).range(pos..).anchored(Anchored::Yes);
+        if let Some(m) = splitter.search(&input)
+            && m.end() > pos
         {
-            out.push(&text[start..end]);
-            pos = end;
+            out.push(&text[pos..m.end()]);
+            pos = m.end();
             continue;
         }
         let rest = &text[pos..];
