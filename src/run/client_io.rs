@@ -50,10 +50,19 @@ pub struct ClientIo {
 /// rules in force stay).
 pub fn load_rules(config_dir: &Path, name: &str) -> Option<ToolRules> {
     let server = ConfigStore::new(config_dir).load().ok()?.server(name).ok();
+    rules_for(config_dir, name, server.as_ref())
+}
+
+/// The tool rules of server `name` whose config entry is `server` (`None`: it is gone).
+pub fn rules_for(
+    config_dir: &Path,
+    name: &str,
+    server: Option<&crate::config::ServerConfig>,
+) -> Option<ToolRules> {
     let reviewed = crate::tools::reviewed(config_dir, name).ok()?;
     Some(match server {
         Some(server) => ToolRules {
-            policy: server.tools,
+            policy: server.tools.clone(),
             reviewed,
             server_enabled: server.enabled,
         },

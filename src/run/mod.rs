@@ -129,7 +129,7 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
         return Err(RunError::Disabled { name: name.into() });
     }
     let dir = servers.config().dir();
-    let rules = client_io::load_rules(dir, name).unwrap_or(tool_filter::ToolRules {
+    let rules = client_io::rules_for(dir, name, Some(&server)).unwrap_or(tool_filter::ToolRules {
         policy: server.tools.clone(),
         reviewed: None,
         server_enabled: true,

@@ -107,10 +107,7 @@ pub fn last_tools(config_dir: &Path, name: &str) -> Option<LastTools> {
 /// The names of the tools in `name`'s approved pin: the reviewed tools. `None` when nothing is
 /// approved (then new tools are enabled unless the user chose otherwise).
 pub fn reviewed(config_dir: &Path, name: &str) -> Result<Option<BTreeSet<String>>, PinError> {
-    Ok(PinStore::in_config_dir(config_dir)
-        .get(name)?
-        .and_then(|pin| pin.approved)
-        .map(|approved| approved.tools.into_iter().map(|t| t.name).collect()))
+    PinStore::in_config_dir(config_dir).approved_names(name)
 }
 
 /// One tool as the CLI and the app show it.
