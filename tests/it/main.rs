@@ -5,6 +5,7 @@ mod support;
 
 mod architecture;
 mod catalog_files;
+mod cli_input;
 mod cli_servers;
 mod cli_test;
 mod clients_formats;
