@@ -696,7 +696,7 @@ fn tool_switches_the_editor_and_the_budget_agree() {
     // Saving the server from the editor keeps its tool state.
     let mut edited = api.custom_server("fx").unwrap();
     edited.timeout = Some(30);
-    api.save_custom_server(Some("fx"), &edited).unwrap();
+    api.save_custom_server(Some("fx"), &edited, None).unwrap();
     assert_eq!(api.server_tools("fx").unwrap().tokens, before.tokens - echo);
 }
 
