@@ -393,6 +393,20 @@ export type HealthView = {
 	sign_in: boolean,
 };
 
+/**  What a tool's annotations say (untrusted hints; the spec's cautious defaults where absent). */
+export type HintsView = {
+	/**  Whether the server sent any hint at all. */
+	annotated: boolean,
+	read_only: boolean,
+	destructive: boolean,
+	idempotent: boolean,
+	open_world: boolean,
+	/**  Not claimed read-only. */
+	may_change: boolean,
+	/**  `read-only`, `may change things`, `destructive`, `… (no annotations)`. */
+	label: string,
+};
+
 /**  One server found in another client's file, as importing it would make it. */
 export type ImportCandidate = {
 	entry: string,
@@ -423,20 +437,6 @@ export type ImportResultView = {
 	failed: string[],
 	/**  The backup of the client's file, when its entries were turned into launchers. */
 	backup: string | null,
-};
-
-/**  What a tool's annotations say (untrusted hints; the spec's cautious defaults where absent). */
-export type HintsView = {
-	/**  Whether the server sent any hint at all. */
-	annotated: boolean,
-	read_only: boolean,
-	destructive: boolean,
-	idempotent: boolean,
-	open_world: boolean,
-	/**  Not claimed read-only. */
-	may_change: boolean,
-	/**  `read-only`, `may change things`, `destructive`, `… (no annotations)`. */
-	label: string,
 };
 
 /**  How a field is shown. */
