@@ -1,6 +1,7 @@
 //! Per-tool control and the context budget with real parts: server-everything (13 tools with
 //! real annotations) over stdio and over streamable HTTP through `plugboard run`, driven by the
-//! Python SDK's stdio client (`tests/peers/python_tools_client.py`); the budget checked against
+//! Python SDK's stdio client (`tests/peers/python_tools_client.py`), and the SDK's client and
+//! server in the modern era (2026-07-28: a `subscriptions/listen` stream hears the change); the budget checked against
 //! tiktoken-rs counting the same definitions; the fixture paging its tools through the filter;
 //! and the one-server mutations (unknown names change nothing, rename and re-install keep the
 //! state).
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::fixture::fixture_bin;
-use crate::support::peers::{Background, everything_command, free_port};
+use crate::support::peers::{Background, everything_command, free_port, python_command};
 use crate::support::{Home, assert_code, repo_root, stderr, stdout};
 
 fn json_out(out: &std::process::Output) -> Value {
@@ -158,6 +159,54 @@ fn server_everything_over_stdio_loses_disabled_tools_for_a_real_client() {
     let home = Home::new();
     add_everything(&home, "everything");
     a_real_client_loses_disabled_tools(&home, "everything");
+}
+
+/// The modern era (2026-07-28) with real parts on both ends: the Python SDK's high-level client
+/// negotiates it with the SDK's own server through `plugboard run`; a disabled tool is missing
+/// and refused, and a change while it listens reaches it on its `subscriptions/listen` stream.
+#[test]
+fn the_python_sdk_in_the_modern_era_loses_disabled_tools_and_hears_changes_on_its_listen_stream() {
+    let home = Home::new();
+    let (python, script) = python_command();
+    let (python, script) = (python.display().to_string(), script.display().to_string());
+    assert_code(
+        &home.run(&["add", "pysdk", "--stdio", "--", &python, &script, "stdio"]),
+        0,
+    );
+    assert_code(&home.run(&["tools", "pysdk", "--disable", "shout"]), 0);
+    let ready = home.path().join("pysdk-ready");
+    let plan = json!({
+        "modern": true,
+        "calls": [
+            {"tool": "shout", "arguments": {"text": "quiet"}},
+            {"tool": "add", "arguments": {"a": 2, "b": 3}},
+        ],
+        "ready_file": ready,
+    });
+    let client = python_tools_client(&home, &plan, "pysdk");
+    wait_for(&ready);
+    let out = home.run(&["tools", "pysdk", "--enable", "shout"]);
+    assert_code(&out, 0);
+    assert!(
+        stdout(&out).contains("told at once: mcp"),
+        "a listening client is told: {}",
+        stdout(&out)
+    );
+    let seen = finish(client);
+    assert_eq!(seen["version"], "2026-07-28", "{seen:#}");
+    assert_eq!(names(&seen["tools"]), ["add"], "{seen:#}");
+    let refused = &seen["calls"][0];
+    assert_eq!(refused["error"]["code"], -32602, "{seen:#}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("plugboard tools pysdk --enable shout"),
+        "{seen:#}"
+    );
+    assert_eq!(seen["calls"][1]["text"], "5", "{seen:#}");
+    assert_eq!(seen["changed"], true, "told on its listen stream: {seen:#}");
+    assert_eq!(names(&seen["tools_after"]), ["add", "shout"], "{seen:#}");
 }
 
 #[test]
