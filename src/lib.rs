@@ -4,6 +4,7 @@
 //! [`redact`] → result. See ARCHITECTURE.md for the map and the invariants.
 
 pub mod api;
+pub mod budget;
 pub mod bundles;
 pub mod catalog;
 pub mod checks;
@@ -36,3 +37,5 @@ pub mod search;
 pub mod secrets;
 pub mod tls;
 pub mod updates;
+pub mod tokens;
+pub mod tools;

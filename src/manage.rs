@@ -79,7 +79,8 @@ impl Servers {
     }
 
     /// Save a new server: its secrets first, then the config entry. If the config write fails the
-    /// secrets just written are deleted again, so nothing is left half-installed.
+    /// secrets just written are deleted again, so nothing is left half-installed. The tool
+    /// choices of the same server removed earlier under this name come back.
     pub fn install(&self, prepared: &PreparedServer) -> Result<(), ManageError> {
         crate::config::validate_name(&prepared.name).map_err(ConfigError::InvalidName)?;
         prepared
@@ -104,12 +105,16 @@ impl Servers {
                 written.push(key);
             }
         }
-        if let Err(err) = self.config.add(&prepared.name, &prepared.config) {
+        let mut config = prepared.config.clone();
+        let dir = self.config.dir();
+        crate::tools::remembered::recall(dir, &prepared.name, &mut config);
+        if let Err(err) = self.config.add(&prepared.name, &config) {
             if let Ok(store) = self.secrets() {
                 delete_all(store.as_ref(), &written);
             }
             return Err(err.into());
         }
+        crate::tools::remembered::forget(dir, &prepared.name);
         Ok(())
     }
 
@@ -141,9 +146,13 @@ impl Servers {
     }
 
     /// Remove a server, then delete every secret it referred to. Secret deletion failures are
-    /// reported, not fatal: the server is gone either way.
+    /// reported, not fatal: the server is gone either way. Its tool choices are remembered for
+    /// a re-install of the same server under the same name.
     pub fn remove(&self, name: &str) -> Result<RemoveOutcome, ManageError> {
         let removed = self.config.remove(name)?;
+        if let Some(server) = &removed {
+            crate::tools::remembered::remember(self.config.dir(), name, server);
+        }
         self.health().forget(name);
         let bundle_removed = removed
             .as_ref()

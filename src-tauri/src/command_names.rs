@@ -49,4 +49,7 @@ pub const COMMANDS: &[&str] = &[
     "discard_update",
     "pick_path",
     "watch_drops",
+    "server_tools",
+    "set_tools",
+    "budget",
 ];

@@ -11,6 +11,7 @@ use plugboard::api::{
     OutdatedView, PolicyView, RegistryStatus, RemoveResult, ServerDetail, ServerView,
     StageProgress, StartupStep, TestReport, ToolDiff, UpdatePreview, UseIn,
 };
+use plugboard::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
 use std::sync::Arc;
 
 use tauri::State;
@@ -379,6 +380,30 @@ pub async fn prepare_update(
 ) -> Res<UpdatePreview> {
     api.prepare_update_task(name, to, move |p| drop(on_progress.send(p)))
         .await
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+#[tauri::command(async)]
+#[specta::specta]
+pub fn server_tools(api: State<'_, Arc<Api>>, name: String) -> Res<ServerToolsView> {
+    api.server_tools(&name)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_tools(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    change: ToolsChangeInput,
+) -> Res<ToolsChangeResult> {
+    api.set_tools(&name, &change)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn budget(api: State<'_, Arc<Api>>) -> Res<BudgetView> {
+    api.budget()
 }
 
 #[tauri::command(async)]

@@ -72,6 +72,9 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::discard_update,
             commands::pick_path,
             commands::watch_drops,
+            commands::server_tools,
+            commands::set_tools,
+            commands::budget,
         ])
 }
 

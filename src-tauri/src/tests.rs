@@ -215,6 +215,13 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("tool_diff", json!({"name": "fx2"})),
         ("approve_tools", json!({"name": "fx2"})),
         ("tool_diff", json!({"name": "fx2"})),
+        // Per-tool control and the budget.
+        ("server_tools", json!({"name": "fx2"})),
+        (
+            "set_tools",
+            json!({"name": "fx2", "change": {"disable": ["echo"]}}),
+        ),
+        ("budget", json!({})),
         ("clients_overview", json!({})),
         ("use_in", json!({"name": "fx2"})),
         (
@@ -258,6 +265,12 @@ fn no_stored_secret_ever_crosses_ipc() {
             .iter()
             .any(|a| a.contains(r#""state":"tools_changed""#)),
         "the review shows the changed tools: {answers:#?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains(r#""name":"echo""#) && a.contains(r#""enabled":false"#)),
+        "the tool was switched off: {answers:#?}"
     );
     for answer in &answers {
         assert!(!answer.contains(SECRET), "secret crossed IPC: {answer}");

@@ -17,6 +17,7 @@ mod paste;
 mod pins;
 pub mod startup;
 mod testing;
+mod tools;
 mod updates;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,6 +39,10 @@ pub use startup::StartupStep;
 pub use testing::{
     CacheHintView, HealthView, PromptView, ResourceView, ServerIdentity, StageProgress,
     StageTiming, TestReport, ToolView,
+};
+pub use tools::{
+    BudgetView, ClientBudgetView, HintsView, ServerBudgetView, ServerToolsView, ToolStateView,
+    ToolsChangeInput, ToolsChangeResult,
 };
 
 use crate::catalog::{Catalog, CatalogTransport, ConnectionOption, Entry};

@@ -186,6 +186,10 @@ pub enum Command {
     Update(UpdateArgs),
     /// The organisation policy in force (which registries, which servers may be installed)
     Policy(JsonFlag),
+    /// A server's tools: state, annotations, cost; switch single tools off and on
+    Tools(ToolsArgs),
+    /// What the enabled servers' tool definitions cost a model, and each client's tool cap
+    Budget(BudgetArgs),
 }
 
 #[derive(Debug, Args)]
@@ -213,6 +217,41 @@ pub struct UpdateArgs {
     /// Apply without asking when the tools changed
     #[arg(long, short = 'y')]
     pub yes: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Changes apply in this order: --only, --disable-all/--enable-all, \
+    --disable-annotated, --disable, --enable. A tool name the server's last test did not list \
+    changes nothing (exit 2). Every client that launches `plugboard run NAME` sees the result."
+)]
+pub struct ToolsArgs {
+    /// The installed server
+    pub name: String,
+    /// Switch these tools off
+    #[arg(long, num_args = 1.., value_name = "TOOL")]
+    pub disable: Vec<String>,
+    /// Switch these tools on
+    #[arg(long, num_args = 1.., value_name = "TOOL")]
+    pub enable: Vec<String>,
+    /// Switch every tool off
+    #[arg(long, conflicts_with = "enable_all")]
+    pub disable_all: bool,
+    /// Switch every tool on
+    #[arg(long)]
+    pub enable_all: bool,
+    /// Switch these tools on and every other tool off
+    #[arg(long, num_args = 1.., value_name = "TOOL", conflicts_with_all = ["disable_all", "enable_all"])]
+    pub only: Option<Vec<String>>,
+    /// Switch off the tools whose annotations (or their absence) put them in this class
+    #[arg(long, value_enum, value_name = "CLASS")]
+    pub disable_annotated: Option<AnnotatedArg>,
+    /// What tools that appear later get: enabled, disabled, or auto (disabled until reviewed
+    /// when the server's tools are pinned and approved, else enabled)
+    #[arg(long, value_enum, value_name = "DEFAULT")]
+    pub new_tools: Option<NewToolsArg>,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -257,6 +296,34 @@ pub struct PinningArgs {
     /// on (the default) or off
     #[arg(value_enum)]
     pub state: Toggle,
+}
+
+/// A class of tools by their annotations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AnnotatedArg {
+    /// May delete or overwrite (destructiveHint; assumed when not said)
+    Destructive,
+    /// Reaches outside systems (openWorldHint; assumed when not said)
+    OpenWorld,
+    /// Not marked read-only (readOnlyHint): may change things
+    NotReadOnly,
+}
+
+/// The default for tools that appear later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NewToolsArg {
+    Enabled,
+    Disabled,
+    Auto,
+}
+
+#[derive(Debug, Args)]
+pub struct BudgetArgs {
+    /// Only this client: the servers its Plugboard entries launch, against its tool cap
+    #[arg(long, value_enum)]
+    pub client: Option<ClientArg>,
+    #[command(flatten)]
+    pub json: JsonFlag,
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@ mod run_cmd;
 mod secrets_cmd;
 mod servers_cmd;
 mod test_cmd;
+mod tools_cmd;
 mod tour;
 mod update_cmd;
 
@@ -164,6 +165,8 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Clients(args) => clients_cmd::detect(&servers, args.json),
                 Command::Outdated(args) => update_cmd::outdated(&servers, args),
                 Command::Update(args) => update_cmd::update(&servers, args),
+                Command::Tools(args) => tools_cmd::tools(&servers, args),
+                Command::Budget(args) => tools_cmd::budget(&servers, args),
                 Command::Catalog(_)
                 | Command::Tour
                 | Command::Run(_)

@@ -134,6 +134,7 @@ pub fn plan_export_choice(
         }
     }
     let wanted_set: BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
+    let home = super::launcher_home(config_dir);
 
     let servers = doc
         .entry(format.servers_key.to_string())
@@ -152,7 +153,7 @@ pub fn plan_export_choice(
     let mut changed = false;
 
     for name in &wanted {
-        let desired = launcher_entry(format, plugboard, name);
+        let desired = launcher_entry(format, plugboard, name, home.as_deref());
         let ours = |existing: &Value| {
             launcher_target(existing) == Some(name.as_str())
                 || (recorded.entries.contains_key(name) && launcher_target(existing).is_some())

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::tools::ToolPolicy;
 use crate::secrets::SecretKey;
 
 /// The pattern every server name must match: `^[A-Za-z0-9_-]{1,64}$`.
@@ -301,6 +302,9 @@ pub struct ServerConfig {
     /// The namespace of this server's secrets. Stable across renames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_namespace: Option<String>,
+    /// Which of its tools other clients see (`plugboard tools`).
+    #[serde(default, skip_serializing_if = "ToolPolicy::is_empty")]
+    pub tools: ToolPolicy,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -342,6 +346,7 @@ impl ServerConfig {
             source: None,
             launch: None,
             secret_namespace: None,
+            tools: ToolPolicy::default(),
             extra: Map::new(),
         }
     }

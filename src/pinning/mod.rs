@@ -510,6 +510,48 @@ impl PinStore {
         Ok(file.observed.tools.len())
     }
 
+    /// The names of the approved tools of `name` (`None` when nothing is approved), read
+    /// without building the tools' definitions: `plugboard run` needs only the names.
+    pub fn approved_names(
+        &self,
+        name: &str,
+    ) -> Result<Option<std::collections::BTreeSet<String>>, PinError> {
+        #[derive(Deserialize)]
+        struct Named {
+            name: String,
+        }
+        #[derive(Deserialize)]
+        struct Approved {
+            tools: Vec<Named>,
+        }
+        #[derive(Deserialize)]
+        struct Names {
+            format: u32,
+            approved: Option<Approved>,
+        }
+        let path = self.path(name);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(self.io(name, err)),
+        };
+        let corrupt = |detail: String| PinError::Corrupt {
+            name: name.to_owned(),
+            path: path.clone(),
+            detail,
+        };
+        let names: Names = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        if names.format > PIN_FORMAT {
+            return Err(corrupt(format!(
+                "format {} is newer than this Plugboard",
+                names.format
+            )));
+        }
+        Ok(names
+            .approved
+            .map(|a| a.tools.into_iter().map(|t| t.name).collect()))
+    }
+
     /// Move a pin when its server is renamed.
     pub fn rename(&self, old: &str, new: &str) {
         let Ok(Some(mut file)) = self.get(old) else {
@@ -634,6 +676,8 @@ mod tests {
             store.compare_live("s", &v1, Some("hi")).unwrap(),
             PinStatus::Approved
         ));
+        let names = store.approved_names("s").unwrap().unwrap();
+        assert_eq!(names.into_iter().collect::<Vec<_>>(), ["echo", "gone"]);
         assert_eq!(store.approve("s").unwrap(), 2);
         assert_eq!(store.status("s").unwrap(), PinStatus::Approved);
         store.rename("s", "t");

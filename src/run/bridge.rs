@@ -39,10 +39,11 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpResponseLimits,
 };
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{Mutex, mpsc};
 use tokio::time::Instant;
 
+use super::client_io::RelaySide;
 use super::translate::{Out, ServerSide, Translator};
 use super::{OAuthSession, RunError, diag};
 use crate::config::TransportKind;
@@ -249,8 +250,8 @@ pub(super) enum Incoming {
 }
 
 /// Read stdin line by line into `tx` (a task of its own: reading stdin is not cancel safe).
-fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>) {
-    spawn_line_reader(BufReader::with_capacity(64 * 1024, tokio::io::stdin()), tx);
+fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>, input: DuplexStream) {
+    spawn_line_reader(BufReader::with_capacity(64 * 1024, input), tx);
 }
 
 /// Read `reader` line by line into `tx`, each line a message from the client.
@@ -305,7 +306,7 @@ where
 }
 
 /// One line to stdout.
-async fn write_line(out: &mut tokio::io::Stdout, value: &impl serde::Serialize) -> bool {
+async fn write_line(out: &mut DuplexStream, value: &impl serde::Serialize) -> bool {
     let Ok(mut bytes) = serde_json::to_vec(value) else {
         return true;
     };
@@ -364,7 +365,7 @@ struct Session<'a, T> {
     name: &'a str,
     transport: T,
     translator: Translator,
-    out: tokio::io::Stdout,
+    out: DuplexStream,
     sends: FuturesUnordered<BoxFuture<'static, SendResult>>,
     /// Requests sent to the server and not answered yet (their ids on the server side): after
     /// the client closes stdin, their answers are still delivered (for up to DRAIN_LIMIT).
@@ -507,6 +508,7 @@ pub(super) async fn relay<T>(
     monitor: Arc<Monitor>,
     redactor: &Redactor,
     own_signals: bool,
+    out: DuplexStream,
 ) -> i32
 where
     T: Transport<RoleClient> + 'static,
@@ -515,7 +517,7 @@ where
         name,
         transport,
         translator,
-        out: tokio::io::stdout(),
+        out,
         sends: FuturesUnordered::new(),
         outstanding: HashSet::new(),
         monitor,
@@ -843,7 +845,9 @@ pub async fn bridge(
     oauth: Option<OAuthSession>,
     redactor: Redactor,
     known: Option<Era>,
+    client: RelaySide,
 ) -> Result<i32, RunError> {
+    let RelaySide { input, output } = client;
     let monitor = Monitor::new();
     let oauth = oauth.map(|session| {
         Arc::new(Mutex::new(TokenState {
@@ -860,10 +864,10 @@ pub async fn bridge(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let (tx, mut incoming) = mpsc::channel::<Incoming>(64);
-    spawn_stdin_reader(tx);
+    spawn_stdin_reader(tx, input);
 
     // The client's first message decides its era.
-    let mut out = tokio::io::stdout();
+    let mut out = output;
     let first = loop {
         match incoming.recv().await {
             None => return Ok(0),
@@ -908,14 +912,14 @@ pub async fn bridge(
         Connected::Shttp(t) => {
             let t = crate::connect::handshake::Handshaken(t);
             relay(
-                name, t, translator, first, incoming, monitor, &redactor, true,
+                name, t, translator, first, incoming, monitor, &redactor, true, out,
             )
             .await
         }
         Connected::Sse(t) => {
             let t = crate::connect::handshake::Handshaken(t);
             relay(
-                name, t, translator, first, incoming, monitor, &redactor, true,
+                name, t, translator, first, incoming, monitor, &redactor, true, out,
             )
             .await
         }

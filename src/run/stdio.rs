@@ -1,8 +1,9 @@
 //! The stdio relay of `plugboard run`: spawn the server in its own process group with its
-//! resolved environment (secrets included), copy stdin → child and child → stdout byte for
-//! byte (or, for a client of the other protocol era than the server's known one, through the
-//! bridge's era translation), pass its stderr on line by line (redacted), forward
-//! SIGINT/SIGTERM/SIGHUP to its group, and make sure nothing of the group outlives the relay.
+//! resolved environment (secrets included), copy the client's side (stdin/stdout through the
+//! tool filter, [`super::client_io`]) → child and child → client byte for byte (or, for a
+//! client of the other protocol era than the server's known one, through the bridge's era
+//! translation), pass its stderr on line by line (redacted), forward SIGINT/SIGTERM/SIGHUP to
+//! its group, and make sure nothing of the group outlives the relay.
 //!
 //! Ending: when our stdin closes, the child's stdin is closed and it gets [`STDIN_GRACE`] to
 //! exit on its own, then SIGTERM, then SIGKILL (each to the whole group). A forwarded signal
@@ -15,11 +16,12 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use super::client_io::RelaySide;
 use super::translate::{ServerSide, Translator};
 use super::{RunError, bridge, diag, exit_code};
 use crate::connect::handshake::{Handshake, HandshakeError, Wire};
@@ -103,10 +105,11 @@ where
     }
 }
 
-/// stdin → child and child → stdout, byte for byte (`first` before the rest of stdin), until
-/// the child's stdout ends.
+/// The client → child and child → client, byte for byte (`first` before the rest of the
+/// client's input), until the child's stdout ends.
 async fn byte_relay(
-    mut stdin: BufReader<tokio::io::Stdin>,
+    mut stdin: BufReader<DuplexStream>,
+    mut out: DuplexStream,
     first: Vec<u8>,
     mut child_stdin: tokio::process::ChildStdin,
     mut child_stdout: tokio::process::ChildStdout,
@@ -150,8 +153,7 @@ async fn byte_relay(
         drop(child_stdin);
     });
 
-    // child → stdout, byte for byte, flushed as it comes.
-    let mut out = tokio::io::stdout();
+    // child → client, byte for byte, flushed as it comes.
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match child_stdout.read(&mut buf).await {
@@ -178,7 +180,8 @@ struct ChildIo {
 /// main loop hears `StdinClosed`.
 async fn translating_relay(
     name: &str,
-    stdin: BufReader<tokio::io::Stdin>,
+    stdin: BufReader<DuplexStream>,
+    mut out: DuplexStream,
     first: serde_json::Value,
     child: ChildIo,
     server_era: Era,
@@ -223,7 +226,7 @@ async fn translating_relay(
             let translator = Translator::new(hello.era, server, &hello.json);
             let transport = crate::connect::handshake::Handshaken(transport);
             bridge::relay(
-                name, transport, translator, first, incoming, monitor, redactor, false,
+                name, transport, translator, first, incoming, monitor, redactor, false, out,
             )
             .await;
         }
@@ -235,7 +238,6 @@ async fn translating_relay(
                     "code": -32603,
                     "message": format!("plugboard could not reach the server: {detail}"),
                 }});
-                let mut out = tokio::io::stdout();
                 let _ = out.write_all(format!("{answer}\n").as_bytes()).await;
                 let _ = out.flush().await;
             }
@@ -244,7 +246,8 @@ async fn translating_relay(
     let _ = events_tx.send(Event::StdinClosed).await;
 }
 
-/// Relay `target` on this process's stdio until it exits; returns its exit code. `known` is
+/// Relay `target` on the client's side (this process's stdio, through the tool filter) until
+/// it exits; returns its exit code. `known` is
 /// the server's era from its last test: a client of the other era is carried across (the
 /// translating relay); otherwise (the same era, or not known) the bytes pass as they are.
 pub async fn relay(
@@ -252,6 +255,7 @@ pub async fn relay(
     target: &StdioTarget,
     redactor: Redactor,
     known: Option<Era>,
+    client: RelaySide,
 ) -> Result<i32, RunError> {
     let mut cmd = Command::new(&target.program);
     cmd.args(&target.args)
@@ -323,14 +327,15 @@ pub async fn relay(
         let redactor = redactor.clone();
         let name = name.to_owned();
         tokio::spawn(async move {
-            let mut stdin = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+            let RelaySide { input, output } = client;
+            let mut stdin = BufReader::with_capacity(64 * 1024, input);
             let mode = match known {
                 Some(server_era) => first_message(&mut stdin, server_era).await,
                 None => Mode::Bytes(vec![]),
             };
             match mode {
                 Mode::Bytes(first) => {
-                    byte_relay(stdin, first, child_stdin, child_stdout, events_tx).await
+                    byte_relay(stdin, output, first, child_stdin, child_stdout, events_tx).await
                 }
                 Mode::Translate(first) => {
                     let server_era = known.expect("translation needs the server's era");
@@ -338,7 +343,7 @@ pub async fn relay(
                         stdin: child_stdin,
                         stdout: child_stdout,
                     };
-                    translating_relay(&name, stdin, first, io, server_era, &redactor, events_tx)
+                    translating_relay(&name, stdin, output, first, io, server_era, &redactor, events_tx)
                         .await
                 }
             }
@@ -457,7 +462,6 @@ pub async fn relay(
     }
     stdout_task.abort();
     let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
-    let _ = tokio::io::stdout().flush().await;
     // We cleaned up ourselves: the watchdog must not signal a group id that may be reused.
     if let Some(dog) = watchdog.as_mut() {
         let _ = dog.kill().await;

@@ -29,4 +29,5 @@ mod registry_forms;
 mod run_eras;
 mod run_remote;
 mod run_stdio;
+mod tools;
 mod updates_cli;

@@ -687,6 +687,54 @@ try {
     });
   });
 
+  await step("tools: switches, search and bulk actions; the budget drops by their cost, as the CLI says", async () => {
+    const row = (n) => `[data-testid="tool-row"][data-name="${n}"]`;
+    await s.waitFor(`[data-testid="tool-list"] ${row("echo")}`);
+    const list = () => s.find('[data-testid="tool-list"]');
+    const tokens = async () => Number(await (await list()).attr("data-tokens"));
+    const total = await tokens();
+    const cost = async (n) => Number(await (await s.find(row(n))).attr("data-tokens"));
+    const [echo, add] = [await cost("echo"), await cost("add")];
+    if (!(total > 0 && echo > 0 && add > 0)) throw new Error(`costs: total ${total}, echo ${echo}, add ${add}`);
+    // Hints: `add` has no annotations, so it may change things; `echo` says read-only.
+    if (!(await text(row("add"))).includes("may change things")) throw new Error(`add: ${await text(row("add"))}`);
+    if (!(await text(row("echo"))).includes("read-only")) throw new Error(`echo: ${await text(row("echo"))}`);
+    await fill('[data-testid="tool-search"]', "sum");
+    await s.waitUntil(async () => (await s.findAll('[data-testid="tool-row"]')).length === 1, { what: "one tool matches" });
+    await fill('[data-testid="tool-search"]', "");
+    await s.waitUntil(async () => (await s.findAll('[data-testid="tool-row"]')).length === 3, { what: "all tools back" });
+    await (await s.find('[data-testid="tools-disable-changing"]')).click();
+    await s.waitUntil(async () => (await (await s.find(row("add"))).attr("data-enabled")) === "false", { what: "add switched off" });
+    if ((await (await s.find(row("echo"))).attr("data-enabled")) !== "true") throw new Error("echo is read-only and stays on");
+    await (await (await s.find(row("echo"))).find('[role="switch"]')).click();
+    await s.waitUntil(async () => (await tokens()) === total - echo - add, { what: "the total to drop by both tools' cost" });
+    // No client runs it now: the notice says each one gets the change at its next start.
+    const notices = async () => Promise.all((await s.findAll('[data-testid="toast"]')).map((t) => t.text()));
+    await s.waitUntil(async () => (await notices()).some((t) => t.includes("No client is running") && t.includes("next start")), {
+      what: "the notice of how the change reaches clients",
+    });
+    await shot("08b-tools");
+    const cli = spawnSync(CLI, ["budget", "--json"], { env: { ...process.env, PLUGBOARD_HOME: home }, encoding: "utf8" });
+    const figures = JSON.parse(cli.stdout);
+    if (figures.tokens !== total - echo - add || figures.tools !== 1) throw new Error(`CLI budget: ${cli.stdout}`);
+    const config = JSON.parse(readFileSync(join(home, "mcp_config.json"), "utf8"));
+    const state = config.servers.fx2.tools;
+    if (JSON.stringify(state.disabled) !== JSON.stringify(["add", "echo"])) throw new Error(`config: ${JSON.stringify(state)}`);
+    // The Installed page: the same figures on the bar (caps marked) and on the card.
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await s.waitUntil(async () => Number(await (await s.find('[data-testid="budget"]')).attr("data-tokens")) === figures.tokens, { what: "the budget bar" });
+    const caps = await Promise.all((await s.findAll('[data-testid="budget-cap"]')).map((m) => m.attr("data-cap")));
+    if (!(caps.includes("40") && caps.includes("128"))) throw new Error(`caps: ${caps}`);
+    const cardCost = await text(`${card("fx2")} [data-testid="server-cost"]`);
+    if (!cardCost.includes(`1 tool · ≈ ${figures.tokens.toLocaleString("en-US")} tokens`)) throw new Error(`card: ${cardCost}`);
+    await shot("08c-budget");
+    // Back to every tool on.
+    await (await (await s.find(card("fx2"))).find('[data-testid="server-name"]')).click();
+    await s.waitFor(row("echo"));
+    await (await s.find('[data-testid="tools-enable-all"]')).click();
+    await s.waitUntil(async () => (await tokens()) === total, { what: "all tools on again" });
+  });
+
   await step("custom server with a bearer token", async () => {
     await (await s.find('[data-testid="nav-add-custom"]')).click();
     await s.waitFor('[data-testid="custom-name"]');

@@ -8,11 +8,6 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 export const commands = {
 	appInfo: () => __TAURI_INVOKE<AppInfo>("app_info"),
 	catalogCards: (query: string, category: string | null, filter: CatalogFilter) => typedError<CatalogCard[], ApiError>(__TAURI_INVOKE("catalog_cards", { query, category, filter })),
-	/**  One window of the marketplace (curated entries and registry servers) for `query`. */
-	marketplace: (query: MarketQuery, offset: number, limit: number) => typedError<MarketPage, ApiError>(__TAURI_INVOKE("marketplace", { query, offset, limit })),
-	registryStatus: () => __TAURI_INVOKE<RegistryStatus>("registry_status"),
-	/**  Start a background sync of the registries; poll `registry_status` for its progress. */
-	registrySync: (full: boolean) => __TAURI_INVOKE<RegistryStatus>("registry_sync", { full }),
 	categories: () => typedError<CategoryCount[], ApiError>(__TAURI_INVOKE("categories")),
 	installForm: (entryId: string, optionId: string | null) => typedError<InstallForm, ApiError>(__TAURI_INVOKE("install_form", { entryId, optionId })),
 	installServer: (request: InstallRequest) => typedError<ServerView, ApiError>(__TAURI_INVOKE("install_server", { request })),
@@ -77,25 +72,9 @@ export const commands = {
 	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
 	 */
 	uiReady: (mark: string, count: number) => __TAURI_INVOKE<StartupStep | null>("ui_ready", { mark, count }),
-	/**  The organisation policy in force. */
-	policyStatus: () => __TAURI_INVOKE<PolicyView>("policy_status"),
-	/**  Open an MCPB bundle file for install: its form's entry id (`bundle:TOKEN`). */
-	openBundle: (path: string) => typedError<string, ApiError>(__TAURI_INVOKE("open_bundle", { path })),
-	/**  Close a bundle's install form without installing (its unpacked files are removed). */
-	discardBundle: (entryId: string) => __TAURI_INVOKE<boolean>("discard_bundle", { entryId }),
-	/**  Installed registry servers and whether a newer version is listed. */
-	outdated: () => typedError<OutdatedView[], ApiError>(__TAURI_INVOKE("outdated")),
-	/**  Prepare and test an update (nothing is saved). */
-	prepareUpdate: (name: string, to: string | null, onProgress: Channel<StageProgress>) => typedError<UpdatePreview, ApiError>(__TAURI_INVOKE("prepare_update", { name, to, onProgress })),
-	applyUpdate: (token: string) => typedError<ServerView, ApiError>(__TAURI_INVOKE("apply_update", { token })),
-	discardUpdate: (token: string) => __TAURI_INVOKE<boolean>("discard_update", { token }),
-	/**
-	 *  A native picker: `file`, `directory` or `bundle` (an `.mcpb` file). `None` when cancelled.
-	 *  It is asked for from a thread of its own: the dialog itself is run by the window's GTK loop.
-	 */
-	pickPath: (kind: string) => __TAURI_INVOKE<string | null>("pick_path", { kind }),
-	/**  Receive the paths of `.mcpb` files dropped on the window. */
-	watchDrops: (onDrop: Channel<string>) => __TAURI_INVOKE<void>("watch_drops", { onDrop }),
+	serverTools: (name: string) => typedError<ServerToolsView, ApiError>(__TAURI_INVOKE("server_tools", { name })),
+	setTools: (name: string, change: ToolsChangeInput) => typedError<ToolsChangeResult, ApiError>(__TAURI_INVOKE("set_tools", { name, change })),
+	budget: () => typedError<BudgetView, ApiError>(__TAURI_INVOKE("budget")),
 };
 
 /* Types */
@@ -134,21 +113,18 @@ export type AuthView = {
 	scopes: string[],
 };
 
-/**  An MCPB bundle unpacked for an install form. */
-export type BundleView = {
-	token: string,
-	/**  The manifest's `name`, its display name, version and description. */
-	name: string,
-	title: string,
-	version: string,
-	description: string,
-	author: string | null,
-	sha256: string,
-	files: number,
-	/**  Unpacked bytes. */
-	bytes: number | null,
-	/**  The tools its manifest declares. */
-	tools: string[],
+/**  The context budget of the enabled servers (the same figures as `plugboard budget`). */
+export type BudgetView = {
+	tokens: number,
+	tools: number,
+	servers: ServerBudgetView[],
+	clients: ClientBudgetView[],
+	/**
+	 *  The caps of the clients that have one, for the bar's marks, whether or not they launch
+	 *  Plugboard servers yet.
+	 */
+	caps: ClientBudgetView[],
+	estimate_note: string,
 };
 
 /**  One marketplace tile. */
@@ -175,31 +151,6 @@ export type CatalogCard = {
 	/**  The names of the installed servers that came from this entry. */
 	installed_as: string[],
 	docs_url: string,
-	/**  `curated` or `registry`. */
-	source: string,
-	/**  A registry server's version. */
-	version: string | null,
-	/**  A registry server's namespace owner (`io.github.owner/…` → `owner`). */
-	owner: string | null,
-	/**  The owner is a GitHub account (an `io.github.` name). */
-	github: boolean,
-	/**  The source repository (https). */
-	repository: string | null,
-	/**  A curated entry: the registry names it stands for; a registry server: its name. */
-	registry_names: string[],
-	/**  Every transport its options offer. */
-	transports: Transport[],
-	/**  What runs it: "Node.js", "Python", "Docker", ".NET", "Remote", … */
-	runtimes: string[],
-	deprecated: boolean,
-	/**  Why it is deprecated, as the registry says. */
-	status_message: string | null,
-	/**  Whether some option can run on this machine. */
-	runs_here: boolean,
-	/**  Why none can, when none can. */
-	why_not: string | null,
-	/**  The registry it comes from. */
-	registry: string | null,
 };
 
 /**
@@ -213,6 +164,15 @@ export type CategoryCount = {
 	id: string,
 	label: string,
 	count: number,
+};
+
+/**  One client that launches Plugboard servers, against its tool cap. */
+export type ClientBudgetView = {
+	client: string,
+	label: string,
+	tools: number,
+	cap: number | null,
+	over: boolean,
 };
 
 /**  One known MCP client on this machine. */
@@ -371,9 +331,7 @@ export type FieldError = {
 };
 
 /**  What a form field fills in. */
-export type FieldTarget = "env" | "arg" | "header" | "credential" | "url" | "oauth_client_id" | "oauth_client_secret" | 
-/**  A value used inside others (a placeholder of a header, an argument or the URL). */
-"value";
+export type FieldTarget = "env" | "arg" | "header" | "credential" | "url" | "oauth_client_id" | "oauth_client_secret";
 
 /**  How bad a finding is. */
 export type FindingSeverity = "error" | "warning" | "info";
@@ -404,13 +362,6 @@ export type FormField = {
 	/**  Markdown; the UI renders https links only. */
 	help: string | null,
 	default: string | null,
-	/**  The values a `select` field offers. */
-	choices: string[],
-	/**  For a path field: `file` or `directory` (which picker the app offers). */
-	picker: string | null,
-	/**  Bounds of a number field. */
-	min: number | null,
-	max: number | null,
 };
 
 /**  The install form of one option of one entry. */
@@ -427,14 +378,6 @@ export type FormSpec = {
 	default_name: string,
 	fields: FormField[],
 	options: OptionSummary[],
-	/**  `curated` or `registry`. */
-	source: string,
-	/**  A registry server's version. */
-	version: string | null,
-	/**  The dependency pin of this option's launch. */
-	pin: PinView | null,
-	/**  What the user should know about this launch. */
-	notes: string[],
 };
 
 /**  The last test of an installed server, in short, for its card. */
@@ -448,6 +391,20 @@ export type HealthView = {
 	checked_at: number | null,
 	uses_credentials: boolean,
 	sign_in: boolean,
+};
+
+/**  What a tool's annotations say (untrusted hints; the spec's cautious defaults where absent). */
+export type HintsView = {
+	/**  Whether the server sent any hint at all. */
+	annotated: boolean,
+	read_only: boolean,
+	destructive: boolean,
+	idempotent: boolean,
+	open_world: boolean,
+	/**  Not claimed read-only. */
+	may_change: boolean,
+	/**  `read-only`, `may change things`, `destructive`, `… (no annotations)`. */
+	label: string,
 };
 
 /**  One server found in another client's file, as importing it would make it. */
@@ -483,13 +440,7 @@ export type ImportResultView = {
 };
 
 /**  How a field is shown. */
-export type InputKind = "text" | "password" | "url" | "number" | 
-/**  A switch: `true` or `false`. */
-"boolean" | 
-/**  One of `choices`. */
-"select" | "file_path" | 
-/**  Several values, one per line. */
-"list";
+export type InputKind = "text" | "password" | "url";
 
 /**  Everything the install modal shows. */
 export type InstallForm = {
@@ -499,8 +450,6 @@ export type InstallForm = {
 	spec: FormSpec,
 	/**  `default_name`, or `default_name-2`, … when that name is taken. */
 	suggested_name: string,
-	/**  The MCPB bundle this form installs (its requests use the entry id `bundle:TOKEN`). */
-	bundle: BundleView | null,
 };
 
 /**  A filled install form, from the UI. Values may be secrets: this type is never serialized. */
@@ -516,11 +465,6 @@ export type InstallRequest = {
 	 *  health.
 	 */
 	test_id?: string | null,
-	/**
-	 *  A registry server: take its dependencies' newest versions instead of pinning them to
-	 *  the version's publication date.
-	 */
-	no_pin?: boolean,
 };
 
 /**  Where a job is. */
@@ -555,26 +499,6 @@ export type KeyValue = {
 	set?: boolean | null,
 };
 
-/**  One window of the marketplace's list. */
-export type MarketPage = {
-	/**  Matches in all. */
-	total: number,
-	offset: number,
-	cards: CatalogCard[],
-};
-
-/**  What the marketplace shows: a search and its filters. */
-export type MarketQuery = {
-	text: string,
-	/**  `curated` or `registry`; everything when absent. */
-	source?: string | null,
-	transport?: Transport | null,
-	/**  `node`, `python`, `docker`, `dotnet`, `bun`, `mcpb`, `remote`. */
-	runtime?: string | null,
-	installed?: CatalogFilter,
-	category?: string | null,
-};
-
 /**  How an entry's preferred option signs in, when it does so with OAuth. */
 export type OAuthKind = 
 /**  The server registers Plugboard itself (MCP discovery + dynamic registration). */
@@ -588,27 +512,6 @@ export type OptionSummary = {
 	label: string,
 	transport: Transport,
 	transport_label: string,
-	/**  What runs it ("Node.js", "uv", "Docker"), for a local option. */
-	runtime: string | null,
-	/**  Whether Plugboard can install it at all. */
-	installable: boolean,
-	/**  Why it cannot be installed, or cannot run here, and the fix. */
-	unavailable: Unavailable | null,
-	/**  An MCPB bundle: it is downloaded (and its form read from its manifest) first. */
-	bundle: boolean,
-};
-
-/**  Where an installed registry server stands. */
-export type OutdatedView = {
-	name: string,
-	registry_name: string,
-	installed: string,
-	latest: string | null,
-	/**  `current`, `update_available` or `not_listed`. */
-	state: string,
-	/**  The registry's deprecation message. */
-	deprecated: string | null,
-	bundle: boolean,
 };
 
 /**  One changed path of a JSON value (an input schema, annotations). Values as compact JSON. */
@@ -632,64 +535,10 @@ export type PinStateView =
 /**  Nothing approved yet: the first sight had flagged tools. */
 "unapproved";
 
-/**  A launch's dependencies resolved as of a date. */
-export type PinView = {
-	/**  `uv` or `npm`. */
-	tool: string,
-	flag: string,
-	date: string,
-	published_at: string,
-};
-
-/**  The organisation policy in force. */
-export type PolicyView = {
-	in_force: boolean,
-	/**  The policy file cannot be used: every install is refused. */
-	broken: boolean,
-	/**  One sentence: what is in force and why installs are refused. */
-	summary: string,
-	path: string | null,
-	registries: string[],
-	only_registry_servers: boolean,
-	allowed_names: string[],
-};
-
 export type PromptView = {
 	name: string,
 	description: string | null,
 	arguments: Value[],
-};
-
-/**  The registries, their caches and the sync. */
-export type RegistryStatus = {
-	registries: RegistryView[],
-	syncing: boolean,
-	progress: SyncProgressView | null,
-	/**  The last sync could not reach a registry: the list is the cache. */
-	offline: boolean,
-	/**  A sync is due (never synced, or the oldest cache is older than a day). */
-	stale: boolean,
-	/**  Registry servers listed in all. */
-	servers: number,
-	pin_dependencies: boolean,
-};
-
-/**  A registry and its cache, as the app shows it. */
-export type RegistryView = {
-	url: string,
-	/**  `default`, `environment`, `settings`. */
-	origin: string,
-	cached: boolean,
-	servers: number,
-	/**  "3 hours" (ago), when it was synced. */
-	age: string | null,
-	/**  Why its cache cannot be used. */
-	problem: string | null,
-	/**  How its last sync in this session failed, and what to do. */
-	error: string | null,
-	hint: string | null,
-	/**  Rows of its last sync that could not be read. */
-	skipped: number,
 };
 
 /**  What removing a server did. */
@@ -705,6 +554,13 @@ export type ResourceView = {
 	name: string,
 	description: string | null,
 	mime_type: string | null,
+};
+
+/**  One server's share of the budget; `None`s when it was never tested. */
+export type ServerBudgetView = {
+	name: string,
+	tokens: number | null,
+	tools: number | null,
 };
 
 /**  One installed server in full, for the detail view. */
@@ -743,6 +599,25 @@ export type ServerIdentity = {
 	version: string,
 };
 
+/**  The tools of one server. */
+export type ServerToolsView = {
+	server: string,
+	server_enabled: boolean,
+	/**  When the tools were last listed (Unix ms); `None`: never tested. */
+	observed_at: number | null,
+	tools: ToolStateView[],
+	/**  The enabled tools' cost. */
+	tokens: number,
+	enabled: number,
+	/**  `enabled` or `disabled`: what tools that appear later get. */
+	new_tools: string,
+	/**  Whether that was chosen (else automatic). */
+	new_tools_chosen: boolean,
+	/**  How the figures were made (`o200k_base`, an estimate). */
+	tokenizer: string,
+	estimate_note: string,
+};
+
 /**  An installed server as the app shows it. Secrets appear only as set / not set. */
 export type ServerView = {
 	name: string,
@@ -778,10 +653,6 @@ export type ServerView = {
 export type SourceView = {
 	catalog: string,
 	option: string,
-	/**  The registry server it was installed from, its version and dependency pin date. */
-	registry_name: string | null,
-	version: string | null,
-	pinned: string | null,
 	/**  From the catalog, when the entry is still in it. */
 	entry_name: string | null,
 	logo: string | null,
@@ -803,15 +674,6 @@ export type StartupStep = {
 	/**  The page to show: `installed`. */
 	page: string,
 	after_ms: number,
-};
-
-/**  A sync in progress. */
-export type SyncProgressView = {
-	registry: string,
-	full: boolean,
-	rows: number,
-	/**  The servers it had last time (for a progress bar), if known. */
-	expected: number | null,
 };
 
 /**  The result of a test connection (DESIGN.md §5's keys), already redacted by the probe. */
@@ -880,6 +742,20 @@ export type ToolFlagView = {
 	detail: string,
 };
 
+/**  One tool with its switch. */
+export type ToolStateView = {
+	name: string,
+	description: string | null,
+	enabled: boolean,
+	/**  `chosen` (switched by name), `default`, or `unreviewed` (appeared after the approval). */
+	reason: string,
+	/**  The annotations as the server sent them. */
+	annotations: Value | null,
+	hints: HintsView,
+	/**  What its definition costs a model (an estimate), on or off. */
+	tokens: number,
+};
+
 /**  A tool, with the name an agent sees (`mcp__<server>__<tool>`). */
 export type ToolView = {
 	name: string,
@@ -889,35 +765,32 @@ export type ToolView = {
 	adapted_name: string,
 };
 
+/**  A change from the tool list: names to switch, bulk actions, the default for new tools. */
+export type ToolsChangeInput = {
+	disable?: string[],
+	enable?: string[],
+	/**  `true`: every tool on; `false`: every tool off. */
+	all?: boolean | null,
+	/**  These on, every other off. */
+	only?: string[] | null,
+	/**  `destructive`, `open-world` or `not-read-only`. */
+	disable_annotated?: string | null,
+	/**  `enabled`, `disabled` or `auto`. */
+	new_tools?: string | null,
+};
+
+/**  The tools after a change, and what it means for clients that are running. */
+export type ToolsChangeResult = {
+	tools: ServerToolsView,
+	/**
+	 *  For the toast: how the change reaches the clients running the server now (told at once,
+	 *  or only at their next start).
+	 */
+	notice: string,
+};
+
 /**  How a server is reached. */
 export type Transport = "stdio" | "sse" | "shttp" | "auto";
-
-/**  Why an option cannot be used here. */
-export type Unavailable = {
-	/**  `runtime.missing`, `runtime.docker_daemon`, `unsupported`. */
-	code: string,
-	reason: string,
-	/**  The doctor's fix; empty when nothing can be done here. */
-	fix: string,
-};
-
-/**  A prepared update: the new version tested, its tools compared with the approved ones. */
-export type UpdatePreview = {
-	/**
-	 *  Applies it (`apply_update`) or drops it (`discard_update`); only a passing update has one
-	 *  that works.
-	 */
-	token: string,
-	name: string,
-	from: string,
-	to: string,
-	/**  The new version's test passed. */
-	passed: boolean,
-	test: TestReport,
-	tools: ToolDiff,
-	/**  Fields the new version no longer asks for. */
-	dropped_fields: string[],
-};
 
 /**  The "Use in…" section of a server's detail view. */
 export type UseIn = {

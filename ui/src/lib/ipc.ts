@@ -38,6 +38,7 @@ import type {
   ToolDiff,
   UseIn,
 } from "./bindings";
+import type { BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult } from "./bindings";
 
 export type {
   BundleView,
@@ -207,6 +208,10 @@ export const api = {
   oauthComplete: (job: string): Promise<ServerView> => unwrap(() => commands.oauthComplete(job)),
   toolDiff: (name: string): Promise<ToolDiff> => unwrap(() => commands.toolDiff(name)),
   approveTools: (name: string): Promise<ToolDiff> => unwrap(() => commands.approveTools(name)),
+  serverTools: (name: string): Promise<ServerToolsView> => unwrap(() => commands.serverTools(name)),
+  setTools: (name: string, change: ToolsChangeInput): Promise<ToolsChangeResult> =>
+    unwrap(() => commands.setTools(name, change)),
+  budget: (): Promise<BudgetView> => unwrap(() => commands.budget()),
   clientsOverview: async (): Promise<ClientsOverview> => {
     try {
       return await commands.clientsOverview();
