@@ -162,17 +162,10 @@ fn server_everything_over_stdio_loses_disabled_tools_for_a_real_client() {
 }
 
 /// The modern era (2026-07-28) with real parts on both ends: the Python SDK's high-level client
-/// negotiates it with the SDK's own server through `plugboard run`; a disabled tool is missing
-/// and refused, and a change while it listens reaches it on its `subscriptions/listen` stream.
-#[test]
-fn the_python_sdk_in_the_modern_era_loses_disabled_tools_and_hears_changes_on_its_listen_stream() {
-    let home = Home::new();
-    let (python, script) = python_command();
-    let (python, script) = (python.display().to_string(), script.display().to_string());
-    assert_code(
-        &home.run(&["add", "pysdk", "--stdio", "--", &python, &script, "stdio"]),
-        0,
-    );
+/// negotiates it with the SDK's own server (installed as `pysdk`) through `plugboard run`; a
+/// disabled tool is missing and refused, and a change while it listens reaches it on its
+/// `subscriptions/listen` stream.
+fn a_modern_client_loses_disabled_tools(home: &Home) {
     assert_code(&home.run(&["tools", "pysdk", "--disable", "shout"]), 0);
     let ready = home.path().join("pysdk-ready");
     let plan = json!({
@@ -183,7 +176,7 @@ fn the_python_sdk_in_the_modern_era_loses_disabled_tools_and_hears_changes_on_it
         ],
         "ready_file": ready,
     });
-    let client = python_tools_client(&home, &plan, "pysdk");
+    let client = python_tools_client(home, &plan, "pysdk");
     wait_for(&ready);
     let out = home.run(&["tools", "pysdk", "--enable", "shout"]);
     assert_code(&out, 0);
@@ -207,6 +200,34 @@ fn the_python_sdk_in_the_modern_era_loses_disabled_tools_and_hears_changes_on_it
     assert_eq!(seen["calls"][1]["text"], "5", "{seen:#}");
     assert_eq!(seen["changed"], true, "told on its listen stream: {seen:#}");
     assert_eq!(names(&seen["tools_after"]), ["add", "shout"], "{seen:#}");
+}
+
+#[test]
+fn the_python_sdk_in_the_modern_era_over_stdio_loses_disabled_tools_and_hears_changes() {
+    let home = Home::new();
+    let (python, script) = python_command();
+    let (python, script) = (python.display().to_string(), script.display().to_string());
+    assert_code(
+        &home.run(&["add", "pysdk", "--stdio", "--", &python, &script, "stdio"]),
+        0,
+    );
+    a_modern_client_loses_disabled_tools(&home);
+}
+
+#[test]
+fn the_python_sdk_in_the_modern_era_over_streamable_http_loses_disabled_tools_through_the_bridge() {
+    let home = Home::new();
+    let (python, script) = python_command();
+    let port = free_port();
+    let mut cmd = Command::new(python);
+    cmd.arg(script).arg("streamable-http").arg(port.to_string());
+    let server = Background::start(cmd, port);
+    let url = server.url("/mcp");
+    assert_code(
+        &home.run(&["add", "pysdk", "--url", &url, "--transport", "shttp"]),
+        0,
+    );
+    a_modern_client_loses_disabled_tools(&home);
 }
 
 #[test]
