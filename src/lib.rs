@@ -36,6 +36,6 @@ pub mod runtimes;
 pub mod search;
 pub mod secrets;
 pub mod tls;
-pub mod updates;
 pub mod tokens;
 pub mod tools;
+pub mod updates;

@@ -382,8 +382,7 @@ pub async fn prepare_update(
         .await
 }
 
-#[tauri::command(async)]
-#[specta::specta]
+/// A server's tools from its last test: state, hints, cost.
 #[tauri::command(async)]
 #[specta::specta]
 pub fn server_tools(api: State<'_, Arc<Api>>, name: String) -> Res<ServerToolsView> {

@@ -343,8 +343,10 @@ pub async fn relay(
                         stdin: child_stdin,
                         stdout: child_stdout,
                     };
-                    translating_relay(&name, stdin, output, first, io, server_era, &redactor, events_tx)
-                        .await
+                    translating_relay(
+                        &name, stdin, output, first, io, server_era, &redactor, events_tx,
+                    )
+                    .await
                 }
             }
         })
