@@ -119,15 +119,26 @@ fn main() {
         }
     }
     let mut times = Vec::with_capacity(queries.len() * 10);
+    let mut by_query: Vec<(Duration, &str)> = Vec::with_capacity(queries.len());
     let mut hits = 0usize;
-    for _ in 0..10 {
+    for round in 0..10 {
         for q in &queries {
             let t = Instant::now();
             hits += market.search(q, &filters, &installed).len();
-            times.push(t.elapsed());
+            let elapsed = t.elapsed();
+            times.push(elapsed);
+            if round == 9 {
+                by_query.push((elapsed, q));
+            }
         }
     }
     times.sort();
+    by_query.sort_by(|a, b| b.0.cmp(&a.0));
+    let slowest: Vec<String> = by_query
+        .iter()
+        .take(8)
+        .map(|(t, q)| format!("{q:?} {:.0} µs", t.as_secs_f64() * 1e6))
+        .collect();
     println!(
         "{}",
         serde_json::json!({
@@ -143,6 +154,7 @@ fn main() {
             "p99_us": percentile(&times, 0.99),
             "max_us": times.last().map_or(0.0, |t| t.as_secs_f64() * 1e6),
             "mean_hits": hits / times.len().max(1),
+            "slowest": slowest,
             "peak_rss_mib": peak_rss_mib(),
         })
     );
