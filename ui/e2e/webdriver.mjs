@@ -143,13 +143,25 @@ export class Element {
   }
 }
 
+/** No WebDriver command may take longer than this: a hung window fails its step saying which
+ * command hung, instead of the runner waiting for ever. */
+const COMMAND_LIMIT_MS = 90_000;
+
 async function call(base, method, path, body) {
-  const res = await fetch(base + path, {
-    method,
-    headers: body ? { "content-type": "application/json" } : undefined,
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
+  let res;
+  let text;
+  try {
+    res = await fetch(base + path, {
+      method,
+      headers: body ? { "content-type": "application/json" } : undefined,
+      body: body ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(COMMAND_LIMIT_MS),
+    });
+    text = await res.text();
+  } catch (e) {
+    const what = body?.script ? ` (${String(body.script).slice(0, 80)})` : body?.value ? ` (${String(body.value).slice(0, 80)})` : "";
+    throw new WebDriverError(`${method} ${path}${what}: ${e.name === "TimeoutError" ? `no answer in ${COMMAND_LIMIT_MS / 1000} s` : `${e.message}${e.cause ? `: ${e.cause.message ?? e.cause}` : ""}`}`);
+  }
   let json;
   try {
     json = JSON.parse(text);
