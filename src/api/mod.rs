@@ -413,7 +413,7 @@ pub fn open_external(url: &str) -> Result<(), ApiError> {
 }
 
 /// Hand `url` to the desktop's URL opener (already validated by the caller).
-fn open_in_browser(url: &str) -> Result<(), ApiError> {
+pub(crate) fn open_in_browser(url: &str) -> Result<(), ApiError> {
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else if cfg!(target_os = "windows") {

@@ -16,6 +16,7 @@ pub mod http;
 pub mod process;
 pub mod sse;
 pub mod stdio;
+pub mod tap;
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -24,7 +25,7 @@ use std::time::Duration;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, ServerPeerInfo,
 };
-use rmcp::service::{ClientInitializeError, Peer, RunningService};
+use rmcp::service::{ClientInitializeError, DynService, Peer, RunningService};
 use rmcp::transport::IntoTransport;
 use rmcp::{RoleClient, serve_client};
 use tokio::sync::watch;
@@ -34,6 +35,7 @@ use crate::config::TransportKind;
 use crate::resolve::{ResolvedServer, Target};
 
 pub use process::ChildProcess;
+pub use tap::{Hooks, MessageTap};
 
 /// The largest message accepted from a server, on every transport.
 pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
@@ -288,8 +290,9 @@ pub enum ConnectError {
     Initialize(#[source] Box<ClientInitializeError>),
 }
 
-/// The client side of one MCP session under test.
-pub type Service = RunningService<RoleClient, ClientConfig>;
+/// The client side of one MCP session: rmcp's service over the connection's handler (see
+/// [`Hooks`]).
+pub type Service = RunningService<RoleClient, Box<dyn DynService<RoleClient>>>;
 
 /// The client information sent in `initialize`.
 pub fn client_config() -> ClientConfig {
@@ -304,16 +307,21 @@ pub fn client_config() -> ClientConfig {
 /// in place, each transport's handshake future (about 9 KiB) got its own stack slot in the
 /// frame of [`Connection::initialize`] (44 KiB, every page of it a page fault on the first
 /// test of a process).
+/// The transport goes through the hooks' tap, and the hooks give the handler.
 #[inline(never)]
 fn handshake<T, E, A>(
     transport: T,
+    hooks: &Hooks,
 ) -> Pin<Box<dyn Future<Output = Result<Service, ClientInitializeError>> + Send>>
 where
     T: IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
     A: 'static,
 {
-    Box::pin(serve_client(client_config(), transport))
+    Box::pin(serve_client(
+        hooks.service(),
+        hooks.tapped(transport.into_transport()),
+    ))
 }
 
 /// A transport that is connected but has not done the handshake yet.
@@ -334,6 +342,7 @@ pub struct Connection {
     client: Option<reqwest::Client>,
     url: Option<url::Url>,
     monitor: Arc<Monitor>,
+    hooks: Hooks,
 }
 
 impl Connection {
@@ -352,6 +361,7 @@ impl Connection {
             client: None,
             url: None,
             monitor: monitor.clone(),
+            hooks: Hooks::default(),
         };
         match resolved.target() {
             Target::Stdio(target) => {
@@ -401,6 +411,12 @@ impl Connection {
         Ok(conn)
     }
 
+    /// Start the session with these hooks (a handler for the server's requests and a tap on
+    /// every message) instead of the defaults. Call before [`Connection::initialize`].
+    pub fn set_hooks(&mut self, hooks: Hooks) {
+        self.hooks = hooks;
+    }
+
     /// The MCP handshake. For `auto`, a 400/404/405 to the `initialize` POST switches to the
     /// legacy SSE transport on the same URL.
     pub async fn initialize(&mut self) -> Result<(), ConnectError> {
@@ -409,10 +425,10 @@ impl Connection {
             .take()
             .expect("initialize is called once, after open");
         let service = match pending {
-            Pending::Stdio(t) => handshake(t).await,
-            Pending::Sse(t) => handshake(t).await,
-            Pending::Shttp(t) => handshake(t.into_transport()).await,
-            Pending::Auto(t) => match handshake(t.into_transport()).await {
+            Pending::Stdio(t) => handshake(t, &self.hooks).await,
+            Pending::Sse(t) => handshake(t, &self.hooks).await,
+            Pending::Shttp(t) => handshake(t.into_transport(), &self.hooks).await,
+            Pending::Auto(t) => match handshake(t.into_transport(), &self.hooks).await {
                 Ok(service) => Ok(service),
                 Err(err) => {
                     let status = match self.monitor.snapshot().http {
@@ -432,7 +448,7 @@ impl Connection {
                             status,
                             sse: Box::new(sse),
                         })?;
-                    handshake(sse).await
+                    handshake(sse, &self.hooks).await
                 }
             },
         };
