@@ -156,6 +156,7 @@ fn base(servers: &Servers, name: &str, server: &ServerConfig, redactor: &Redacto
 /// value may be a token pasted into the wrong field), then redacted.
 pub fn config_shape(server: &ServerConfig, redactor: &Redactor) -> Value {
     let mut value = serde_json::to_value(server).unwrap_or(Value::Null);
+    redactor.redact_json(&mut value);
     let describe = |v: &ConfigValue| match v {
         ConfigValue::Plain(text) => json!(format!("<plain value, {} characters>", text.chars().count())),
         ConfigValue::Secret(r) => json!({"secret": r.secret}),
@@ -169,7 +170,6 @@ pub fn config_shape(server: &ServerConfig, redactor: &Redactor) -> Value {
             *slot = Value::Object(described);
         }
     }
-    redactor.redact_json(&mut value);
     value
 }
 

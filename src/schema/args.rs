@@ -107,8 +107,8 @@ fn parse_value(form: &Form, node: Option<&FormNode>, raw: &str) -> Result<Value,
             Ok(Value::Number(number))
         }
         NodeKind::Boolean => match raw.trim().to_ascii_lowercase().as_str() {
-            "true" | "yes" | "1" | "on" => Ok(Value::Bool(true)),
-            "false" | "no" | "0" | "off" => Ok(Value::Bool(false)),
+            "true" | "yes" | "y" | "1" | "on" => Ok(Value::Bool(true)),
+            "false" | "no" | "n" | "0" | "off" => Ok(Value::Bool(false)),
             _ => Err(format!("`{raw}` is not true or false")),
         },
         NodeKind::Null => match raw {

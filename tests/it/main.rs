@@ -5,6 +5,7 @@ mod support;
 
 mod architecture;
 mod catalog_files;
+mod cli_call;
 mod cli_servers;
 mod cli_test;
 mod clients_formats;
@@ -22,3 +23,6 @@ mod probe_remote;
 mod probe_stdio;
 mod run_remote;
 mod run_stdio;
+mod session_everything;
+mod session_fixture;
+mod session_python;

@@ -5,6 +5,7 @@
 
 pub mod fixture;
 pub mod peers;
+pub mod sessions;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
