@@ -13,6 +13,7 @@ mod oauth;
 mod pins;
 pub mod startup;
 mod testing;
+mod tryit;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -32,6 +33,7 @@ pub use testing::{
     HealthView, PromptView, ResourceView, ServerIdentity, StageProgress, StageTiming, TestReport,
     ToolView,
 };
+pub use tryit::{CallInput, SessionView, ToolForm};
 
 use crate::catalog::{
     Catalog, CatalogAuth, CatalogTransport, ConnectionOption, Entry, Registration,
@@ -47,6 +49,7 @@ pub struct Api {
     catalog: Result<Catalog, String>,
     tests: testing::Tests,
     oauth: oauth::OAuth,
+    sessions: tryit::Sessions,
     /// The `plugboard` CLI that exported launchers name, when set explicitly.
     cli: Option<std::path::PathBuf>,
 }
@@ -63,6 +66,7 @@ impl Api {
             catalog,
             tests: Default::default(),
             oauth: Default::default(),
+            sessions: Default::default(),
             cli: None,
         })
     }
@@ -73,6 +77,7 @@ impl Api {
             catalog: Ok(catalog),
             tests: Default::default(),
             oauth: Default::default(),
+            sessions: Default::default(),
             cli: None,
         }
     }

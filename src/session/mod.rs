@@ -45,7 +45,7 @@ use tokio::sync::oneshot;
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Hooks, MessageTap};
 use crate::probe::naming;
-use crate::probe::{Failure, ServerIdentity};
+use crate::probe::Failure;
 use crate::redact::Redactor;
 use crate::schema::{FieldIssue, Validator};
 
@@ -190,7 +190,9 @@ impl Default for SessionOptions {
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct SessionInfo {
     pub name: String,
-    pub server: Option<ServerIdentity>,
+    /// The server's `serverInfo`.
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
     pub protocol_version: String,
     /// `modern` (2026-07-28 and later) or `legacy`.
     pub era: String,
@@ -420,10 +422,9 @@ impl Preparing {
         let info = peer.peer_info();
         let (server, protocol_version, instructions, capabilities) = match &info {
             Some(info) => (
-                info.server_info.as_ref().map(|i| ServerIdentity {
-                    name: i.name.clone(),
-                    version: i.version.clone(),
-                }),
+                info.server_info
+                    .as_ref()
+                    .map(|i| (i.name.clone(), i.version.clone())),
                 info.protocol_version.to_string(),
                 info.instructions.clone(),
                 info.capabilities.clone(),
@@ -441,10 +442,8 @@ impl Preparing {
         redactor.redact_json(&mut capabilities);
         let info = SessionInfo {
             name: self.name.clone(),
-            server: server.map(|s| ServerIdentity {
-                name: redactor.redact(&s.name),
-                version: redactor.redact(&s.version),
-            }),
+            server_name: server.as_ref().map(|(name, _)| redactor.redact(name)),
+            server_version: server.as_ref().map(|(_, version)| redactor.redact(version)),
             era: era_of(&protocol_version).to_string(),
             protocol_version,
             transport,

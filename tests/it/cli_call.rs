@@ -279,7 +279,7 @@ fn diagnose_writes_a_redacted_bundle() {
         format!("<plain value, {} characters>", SECRET.len())
     );
     assert_eq!(bundle["last_test"]["ok"], true);
-    assert_eq!(bundle["session"]["info"]["server"]["name"], "mcp-servers/everything");
+    assert_eq!(bundle["session"]["info"]["server_name"], "mcp-servers/everything");
     assert!(bundle["trace"].as_array().unwrap().len() >= 6);
     #[cfg(unix)]
     {

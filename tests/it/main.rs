@@ -3,6 +3,7 @@
 
 mod support;
 
+mod api_tryit;
 mod architecture;
 mod catalog_files;
 mod cli_call;

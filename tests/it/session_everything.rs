@@ -71,7 +71,7 @@ async fn call(session: &Session, tool: &str, arguments: Value) -> CallOutcome {
 async fn tools_by_kind(live: &Live) {
     let s = &live.session;
     assert_eq!(s.info().era, "legacy");
-    assert_eq!(s.info().server.as_ref().unwrap().name, "mcp-servers/everything");
+    assert_eq!(s.info().server_name.as_deref(), Some("mcp-servers/everything"));
 
     let echo = call(s, "echo", json!({"message": "hello there"})).await;
     assert_eq!(text(&echo), "Echo: hello there");
