@@ -53,6 +53,21 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::export_to_client,
             commands::doctor,
             commands::ui_ready,
+            commands::open_session,
+            commands::session_offer,
+            commands::session_tool_form,
+            commands::session_validate,
+            commands::session_call,
+            commands::session_cancel,
+            commands::session_read,
+            commands::session_prompt,
+            commands::session_complete,
+            commands::session_answer,
+            commands::session_set_roots,
+            commands::session_trace,
+            commands::expand_template,
+            commands::close_session,
+            commands::diagnostics,
         ])
 }
 
@@ -76,11 +91,19 @@ pub fn run() {
         }
     };
     let builder = specta_builder();
+    let api = std::sync::Arc::new(api);
+    let sessions = api.clone();
     tauri::Builder::default()
-        .manage(std::sync::Arc::new(api))
+        .manage(api)
         .invoke_handler(builder.invoke_handler())
-        .run(tauri::generate_context!())
-        .expect("the Plugboard window could not be started");
+        .build(tauri::generate_context!())
+        .expect("the Plugboard window could not be started")
+        .run(move |_, event| {
+            // Try-it sessions end with the app: their stdio servers are stopped.
+            if let tauri::RunEvent::Exit = event {
+                sessions.close_all_sessions();
+            }
+        });
 }
 
 #[cfg(test)]
