@@ -276,16 +276,16 @@ pub fn session_tool_form(api: State<'_, Arc<Api>>, session: String, tool: String
     api.session_tool_form(&session, &tool)
 }
 
-/// The core's validation of `arguments` for `tool`, field by field.
+/// The core's validation of `args` for `tool`, field by field.
 #[tauri::command(async)]
 #[specta::specta]
 pub fn session_validate(
     api: State<'_, Arc<Api>>,
     session: String,
     tool: String,
-    arguments: Value,
+    args: Value,
 ) -> Res<Vec<FieldIssue>> {
-    api.session_validate(&session, &tool, &arguments)
+    api.session_validate(&session, &tool, &args)
 }
 
 #[tauri::command]
@@ -321,10 +321,10 @@ pub async fn session_prompt(
     api: State<'_, Arc<Api>>,
     session: String,
     prompt: String,
-    arguments: BTreeMap<String, String>,
+    args: BTreeMap<String, String>,
     call_id: String,
 ) -> Res<PromptOutcome> {
-    api.session_prompt_task(session, prompt, arguments, call_id)
+    api.session_prompt_task(session, prompt, args, call_id)
         .await
 }
 

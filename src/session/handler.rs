@@ -39,10 +39,29 @@ pub fn capabilities() -> ClientCapabilities {
     .expect("a valid capabilities object")
 }
 
+/// How long after a `list_changed` the list is fetched again (a burst of them is fetched once).
+const SETTLE_LIST: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl SessionHandler {
     fn refresh(&self, peer: rmcp::service::Peer<RoleClient>, kind: ListKind) {
         let shared = self.shared.clone();
+        let notice = {
+            let mut notices = shared.list_notices.lock().unwrap_or_else(|p| p.into_inner());
+            let count = notices.entry(kind.name()).or_insert(0);
+            *count += 1;
+            *count
+        };
         tokio::spawn(async move {
+            tokio::time::sleep(SETTLE_LIST).await;
+            let latest = shared
+                .list_notices
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(kind.name())
+                .copied();
+            if latest != Some(notice) {
+                return;
+            }
             if lists::refresh(&shared, &peer, kind).await {
                 shared.emit(SessionEvent::ListChanged {
                     list: kind.name().to_string(),

@@ -31,6 +31,8 @@ pub(super) struct Shared {
     running: Mutex<Vec<(String, Option<String>)>>,
     /// The user closed the session (so the server's going away is no news).
     closing: AtomicBool,
+    /// Counts `list_changed` notices per list, so that a burst of them is fetched once.
+    pub(super) list_notices: Mutex<std::collections::HashMap<&'static str, u64>>,
 }
 
 impl Shared {
@@ -44,6 +46,7 @@ impl Shared {
             lists: RwLock::new(Lists::default()),
             running: Mutex::new(vec![]),
             closing: AtomicBool::new(false),
+            list_notices: Mutex::new(Default::default()),
         }
     }
 

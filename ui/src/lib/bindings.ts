@@ -67,12 +67,12 @@ export const commands = {
 	sessionOffer: (session: string) => typedError<Offer, ApiError>(__TAURI_INVOKE("session_offer", { session })),
 	/**  The form generated from `tool`'s input schema. */
 	sessionToolForm: (session: string, tool: string) => typedError<ToolForm, ApiError>(__TAURI_INVOKE("session_tool_form", { session, tool })),
-	/**  The core's validation of `arguments` for `tool`, field by field. */
-	sessionValidate: (session: string, tool: string, arguments: Value) => typedError<FieldIssue[], ApiError>(__TAURI_INVOKE("session_validate", { session, tool, arguments })),
+	/**  The core's validation of `args` for `tool`, field by field. */
+	sessionValidate: (session: string, tool: string, args: Value) => typedError<FieldIssue[], ApiError>(__TAURI_INVOKE("session_validate", { session, tool, args })),
 	sessionCall: (session: string, input: CallInput) => typedError<CallOutcome, ApiError>(__TAURI_INVOKE("session_call", { session, input })),
 	sessionCancel: (session: string, callId: string) => __TAURI_INVOKE<boolean>("session_cancel", { session, callId }),
 	sessionRead: (session: string, uri: string, callId: string) => typedError<ReadOutcome, ApiError>(__TAURI_INVOKE("session_read", { session, uri, callId })),
-	sessionPrompt: (session: string, prompt: string, arguments: { [key in string]: string }, callId: string) => typedError<PromptOutcome, ApiError>(__TAURI_INVOKE("session_prompt", { session, prompt, arguments, callId })),
+	sessionPrompt: (session: string, prompt: string, args: { [key in string]: string }, callId: string) => typedError<PromptOutcome, ApiError>(__TAURI_INVOKE("session_prompt", { session, prompt, args, callId })),
 	sessionComplete: (session: string, target: CompletionTarget, argument: string, value: string, context: { [key in string]: string }) => typedError<Completion, ApiError>(__TAURI_INVOKE("session_complete", { session, target, argument, value, context })),
 	/**  The user's answer to the server's question; an accepted form is checked first. */
 	sessionAnswer: (session: string, question: string, answer: Answer) => typedError<null, ApiError>(__TAURI_INVOKE("session_answer", { session, question, answer })),
