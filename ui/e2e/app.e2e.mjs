@@ -628,6 +628,22 @@ try {
     if (!shown.includes('"address": "1 Analytical Way"') || !shown.includes('"sku": "B-2"')) throw new Error(`the server did not get the form's value: ${shown}`);
   });
 
+  await step("try it: a hostile schema (deep nesting, a $ref cycle, 10,000 enum values) stays usable", async () => {
+    await pick("schema_hostile");
+    const choice = await s.waitFor('[data-testid="field-/choice"]');
+    await fill('[data-testid="field-/choice"]', "value-0999");
+    const offered = await s.execute("return document.getElementById(arguments[0].getAttribute('list')).options.length", [{ "element-6066-11e4-a52e-4f735466cecf": choice.id }]);
+    if (offered < 1 || offered > 50) throw new Error(`the 10,000 values are not searched (${offered} offered)`);
+    // The self-referencing part unfolds one level at a time, only when asked.
+    await (await s.find('[data-testid="add-/loop"]')).click();
+    await s.waitFor('[data-testid="add-/loop/again"]');
+    await fill('[data-testid="field-/choice"]', "value-09999");
+    await s.waitGone('[data-pointer="/choice"] .field-error');
+    await shot("27-tryit-hostile-schema");
+    await (await s.find('[data-testid="run-tool"]')).click();
+    if (!(await resultText()).includes('"choice": "value-09999"')) throw new Error("the hostile tool did not get its value");
+  });
+
   await step("try it: a destructive tool needs its name typed", async () => {
     await pick("purge_records");
     await fill('[data-testid="field-/table"]', "users");
