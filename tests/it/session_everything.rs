@@ -433,6 +433,14 @@ fn the_trace_has_every_message_both_ways_with_timings_and_sizes() {
         {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        // Its log message about them arrives as an event.
+        while !live.events.all().iter().any(|e| matches!(e, plugboard::session::SessionEvent::Log { .. }))
+            && asked.elapsed() < Duration::from_secs(5)
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(live.events.all().iter().any(|e| matches!(e,
+            plugboard::session::SessionEvent::Log { level, text, .. } if level == "info" && text.contains("Roots updated"))));
         let trace = s.trace();
         let initialize = &trace[0];
         assert_eq!((initialize.kind.as_str(), initialize.direction.as_str()), ("request", "out"));

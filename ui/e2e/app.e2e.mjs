@@ -684,6 +684,15 @@ try {
     await s.execute("const row = [...document.querySelectorAll('[data-testid=\"trace-row\"][data-method=\"tools/call\"]')].pop(); row.scrollIntoView({ block: 'center' }); row.click();");
     await s.waitFor('[data-testid="trace-panel"] pre', { what: "the message's JSON" });
     await shot("26-tryit-trace");
+    // Copy diagnostics: to the clipboard, or shown to copy by hand where there is none.
+    await (await s.find('[data-testid="copy-diagnostics"]')).click();
+    await s.waitUntil(async () => (await s.findAll('[data-testid="toast"], [data-testid="diagnostics-dialog"]')).length > 0, { timeout: 20000, what: "the diagnostics bundle" });
+    const dialog = await s.findAll('[data-testid="diagnostics-dialog"] textarea');
+    if (dialog.length) {
+      const bundle = JSON.parse(await dialog[0].prop("value"));
+      if (!bundle.trace?.length || bundle.server !== "everything") throw new Error(`an empty bundle: ${JSON.stringify(bundle).slice(0, 300)}`);
+      await (await s.find('[data-testid="diagnostics-dialog"] .close')).click();
+    }
     await (await s.find('[data-testid="tab-overview"]')).click();
   });
 
