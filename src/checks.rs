@@ -179,6 +179,47 @@ pub async fn test_prepared(
     .await
 }
 
+/// Test a server as the custom editor would save it, before anything is saved: `config` with
+/// the `secrets` just typed (in memory), the secrets it keeps (and its OAuth tokens) copied
+/// from the store into memory. Nothing is written anywhere.
+pub async fn test_unsaved(
+    servers: &Servers,
+    catalog: &Catalog,
+    name: &str,
+    config: &ServerConfig,
+    secrets: &std::collections::BTreeMap<String, crate::secrets::Sensitive<String>>,
+    progress: impl FnMut(StageEvent),
+) -> TestResult {
+    let memory = MemoryStore::new();
+    let namespace = config.secret_namespace(name);
+    for (key, value) in secrets {
+        let _ = memory.set(&SecretKey::new(namespace, key), value);
+    }
+    let oauth = matches!(config.auth, Auth::Oauth2(_));
+    let mut kept = config.secret_keys(name);
+    if oauth {
+        for secret in [crate::oauth::TOKENS_SECRET, crate::oauth::CLIENT_SECRET] {
+            kept.push(SecretKey::new(namespace, secret));
+        }
+    }
+    if let Ok(store) = servers.secrets() {
+        for key in kept {
+            if matches!(memory.get(&key), Ok(None))
+                && let Ok(Some(value)) = store.get(&key)
+            {
+                let _ = memory.set(&key, &value);
+            }
+        }
+    }
+    let store: Arc<dyn SecretStore> = Arc::new(memory);
+    let probe = catalog_probe(catalog, config);
+    if oauth {
+        test_with_oauth(servers, name, config, store, probe, None, progress).await
+    } else {
+        probe::test_config(name, config, store.as_ref(), probe, None, progress).await
+    }
+}
+
 /// Keep `result` as the health of a server that was just installed (the pre-save test).
 /// Its tools are pinned too (trust on first use).
 pub fn seed_health(servers: &Servers, name: &str, started_at_ms: u64, result: &TestResult) {

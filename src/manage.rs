@@ -89,12 +89,7 @@ impl Servers {
                 detail,
             })?;
         let current = self.config.load()?;
-        if current.contains(&prepared.name) {
-            return Err(ConfigError::Duplicate {
-                name: prepared.name.clone(),
-            }
-            .into());
-        }
+        current.check_free(&prepared.name, None)?;
         let namespace = prepared.config.secret_namespace(&prepared.name).to_string();
         let mut written = Vec::new();
         if !prepared.secrets.is_empty() {
@@ -115,6 +110,20 @@ impl Servers {
             return Err(err.into());
         }
         Ok(())
+    }
+
+    /// After a successful OAuth sign-in: a remote server with no auth becomes an OAuth server,
+    /// so its next test and every launch use the tokens. Other servers are left as they are.
+    /// Returns whether the auth changed.
+    pub fn adopt_oauth(&self, name: &str) -> Result<bool, ManageError> {
+        let (_, changed) = self.config.update(name, |s| {
+            let adopt = s.transport.is_remote() && matches!(s.auth, Auth::None);
+            if adopt {
+                s.auth = Auth::Oauth2(Default::default());
+            }
+            Ok(adopt)
+        })?;
+        Ok(changed)
     }
 
     /// Rename a server; its secrets and its last health result follow it.

@@ -228,29 +228,47 @@ pub fn command_not_found_hint(command: &str, checked_login_shell: bool) -> Strin
         .unwrap_or(command)
         .trim_end_matches(".exe")
         .trim_end_matches(".cmd");
-    let whence = if command.contains('/') || command.contains('\\') {
+    let full_path = command.contains('/') || command.contains('\\');
+    let whence = if full_path {
         format!("`{command}` does not exist.")
     } else if checked_login_shell {
         format!("`{command}` was not found on PATH (also checked your login shell's PATH).")
     } else {
         format!("`{command}` was not found on PATH.")
     };
-    let advice = match base {
-        "npx" | "npm" => "Install Node.js, which provides npx, or give the full path.".to_owned(),
-        "node" => "Install Node.js, or give the full path of `node`.".to_owned(),
-        "uvx" | "uv" => "Install uv (https://docs.astral.sh/uv/), which provides uvx, or give \
-                         the full path."
-            .to_owned(),
+    // What provides the program, for the runtimes commands most often are.
+    let install: Option<String> = match base {
+        "npx" | "npm" => Some("install Node.js, which provides npx".into()),
+        "node" => Some("install Node.js".into()),
+        "uvx" | "uv" => Some("install uv (https://docs.astral.sh/uv/), which provides uvx".into()),
         "python" | "python3" | "pip" | "pipx" => {
-            "Install Python 3 (on many systems the command is `python3`), or give the full path."
-                .to_owned()
+            Some("install Python 3 (on many systems the command is `python3`)".into())
         }
-        "docker" | "podman" => {
-            format!("Install {base} (and start its daemon), or give the full path.")
+        "docker" | "podman" => Some(format!("install {base} (and start its daemon)")),
+        "deno" => Some("install Deno".into()),
+        "bun" | "bunx" => Some("install Bun, which provides bunx".into()),
+        _ => None,
+    };
+    let capitalised = |s: &str| {
+        let mut c = s.chars();
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+            .unwrap_or_default()
+    };
+    let advice = match (full_path, install) {
+        // A full path that does not exist: "give the full path" would be no advice.
+        (true, Some(install)) => format!("Check the path, or {install}."),
+        (true, None) => {
+            "Check the path (a typo, or a program that was moved or uninstalled).".into()
         }
-        "deno" => "Install Deno, or give the full path.".to_owned(),
-        "bun" | "bunx" => "Install Bun, which provides bunx, or give the full path.".to_owned(),
-        _ => "Install it, or give the full path of the program.".to_owned(),
+        (false, Some(install)) if base == "node" => {
+            format!(
+                "{}, or give the full path of `node`.",
+                capitalised(&install)
+            )
+        }
+        (false, Some(install)) => format!("{}, or give the full path.", capitalised(&install)),
+        (false, None) => "Install it, or give the full path of the program.".into(),
     };
     format!("{whence} {advice}")
 }
@@ -615,6 +633,9 @@ mod tests {
         let err = resolve("s", &server, &MemoryStore::new(), None).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Spawn);
         assert!(err.hint().contains("Node.js"), "{}", err.hint());
+        assert!(err.hint().contains("Check the path"), "{}", err.hint());
+        assert!(!command_not_found_hint("/opt/x/server", false).contains("full path"));
+        assert!(command_not_found_hint("server", false).contains("full path of the program"));
         let hint = command_not_found_hint("uvx", true);
         assert!(
             hint.contains("login shell") && hint.contains("uv"),

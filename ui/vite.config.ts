@@ -15,6 +15,8 @@ export default defineConfig({
     assetsInlineLimit: 0,
   },
   server: { port: 1420, strictPort: true, host: "127.0.0.1" },
+  // Component tests mount Svelte components in a DOM (happy-dom): they need Svelte's browser build.
+  resolve: process.env.VITEST ? { conditions: ["browser"] } : undefined,
   test: {
     include: ["src/**/*.test.ts"],
     environment: "node",

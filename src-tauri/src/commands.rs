@@ -6,9 +6,9 @@
 
 use plugboard::api::{
     Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
-    CustomServer, DoctorReport, ExportResult, InstallForm, InstallRequest, JobStatus, RemoveResult,
-    ServerDetail, ServerView, SessionView, StageProgress, StartupStep, TestReport, ToolDiff,
-    ToolForm, UseIn,
+    CustomServer, DoctorReport, ExportPreview, ExportResult, ExportSelection, ImportPreview,
+    ImportResultView, InstallForm, InstallRequest, JobStatus, RemoveResult, ServerDetail,
+    ServerView, SessionView, StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UseIn,
 };
 use plugboard::schema::FieldIssue;
 use plugboard::session::{
@@ -117,8 +117,37 @@ pub fn save_custom_server(
     api: State<'_, Arc<Api>>,
     original: Option<String>,
     server: CustomServer,
+    test_id: Option<String>,
 ) -> Res<ServerView> {
-    api.save_custom_server(original.as_deref(), &server)
+    api.save_custom_server(original.as_deref(), &server, test_id.as_deref())
+}
+
+/// Test the custom editor's server before saving it (typed secrets stay in memory).
+#[tauri::command]
+#[specta::specta]
+pub async fn test_custom(
+    api: State<'_, Arc<Api>>,
+    test_id: String,
+    original: Option<String>,
+    server: CustomServer,
+    on_progress: Channel<StageProgress>,
+) -> Res<TestReport> {
+    api.test_custom_task(test_id, original, server, move |p| drop(on_progress.send(p)))
+        .await
+}
+
+/// The servers in a text pasted into the custom editor (a command line or a JSON snippet).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn parse_custom_paste(api: State<'_, Arc<Api>>, text: String) -> Res<Vec<CustomServer>> {
+    api.parse_custom_paste(&text)
+}
+
+/// A stamp of the config file, to notice changes made outside the app.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn config_stamp(api: State<'_, Arc<Api>>) -> String {
+    api.config_stamp()
 }
 
 /// Open an https link (docs, help) in the user's browser.
@@ -192,6 +221,13 @@ pub async fn oauth_paste(
     api.oauth_paste(&job, &redirect_url).await
 }
 
+/// After a sign-in succeeded: a server without auth becomes an OAuth server.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn oauth_complete(api: State<'_, Arc<Api>>, job: String) -> Res<ServerView> {
+    api.oauth_complete(&job)
+}
+
 #[tauri::command(async)]
 #[specta::specta]
 pub fn oauth_cancel(api: State<'_, Arc<Api>>, job: String) -> Res<JobStatus> {
@@ -226,11 +262,45 @@ pub fn use_in(api: State<'_, Arc<Api>>, name: String) -> Res<UseIn> {
     api.use_in(&name)
 }
 
-/// Write launchers for the enabled servers into client `client`'s file (with a backup).
+/// What writing the chosen servers into client `client`'s file would change.
 #[tauri::command(async)]
 #[specta::specta]
-pub fn export_to_client(api: State<'_, Arc<Api>>, client: String) -> Res<ExportResult> {
-    api.export_to_client(&client)
+pub fn export_preview(
+    api: State<'_, Arc<Api>>,
+    client: String,
+    selection: ExportSelection,
+) -> Res<ExportPreview> {
+    api.export_preview(&client, &selection)
+}
+
+/// Write launchers for the chosen enabled servers into client `client`'s file (with a backup).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn export_to_client(
+    api: State<'_, Arc<Api>>,
+    client: String,
+    selection: ExportSelection,
+) -> Res<ExportResult> {
+    api.export_to_client(&client, &selection)
+}
+
+/// The servers in client `client`'s file that could be imported.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn import_preview(api: State<'_, Arc<Api>>, client: String) -> Res<ImportPreview> {
+    api.import_preview(&client)
+}
+
+/// Import entries of client `client`'s file (plaintext secrets into the keyring).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn import_from_client(
+    api: State<'_, Arc<Api>>,
+    client: String,
+    entries: Vec<String>,
+    rewrite_source: bool,
+) -> Res<ImportResultView> {
+    api.import_from_client(&client, &entries, rewrite_source)
 }
 
 /// Run the environment doctor on server `name`, or on every installed server when `None`.

@@ -208,7 +208,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             json!({"original": null, "server": {"name": "c", "transport": "shttp",
             "command": "", "args": [], "cwd": "", "url": format!("https://u:{SECRET}@"), "env": [],
             "headers": [{"key": "X-Key", "value": SECRET, "secret": true}],
-            "auth": {"type": "bearer", "token": SECRET}, "timeout": null}}),
+            "auth": {"type": "bearer", "token": SECRET}, "timeout": null}, "testId": null}),
         ),
         ("custom_server", json!({"name": "fx2"})),
         ("list_servers", json!({})),
@@ -219,7 +219,19 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("tool_diff", json!({"name": "fx2"})),
         ("clients_overview", json!({})),
         ("use_in", json!({"name": "fx2"})),
-        ("export_to_client", json!({"client": "no-such-client"})),
+        (
+            "export_to_client",
+            json!({"client": "no-such-client", "selection": {"servers": null}}),
+        ),
+        (
+            "export_preview",
+            json!({"client": "no-such-client", "selection": {"servers": ["fx2"], "add": true}}),
+        ),
+        ("config_stamp", json!({})),
+        (
+            "parse_custom_paste",
+            json!({"text": "npx -y @modelcontextprotocol/server-everything"}),
+        ),
         // The doctor (its command, `mcp-fixture`, is not on PATH here) and a UI mark.
         ("doctor", json!({"name": "fx2"})),
         ("doctor", json!({"name": null})),

@@ -5,10 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
 
 use super::{Api, ApiError};
-use crate::clients::{self, ClientError, ClientKind, ClientStatus};
+use crate::clients::{self, ClientError, ClientKind, ClientStatus, ExportChoice, ExportPlan};
 
 /// One entry of a client's file that is not what Plugboard last wrote there.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -88,6 +90,117 @@ pub struct ExportChangeView {
     pub detail: Option<String>,
 }
 
+/// Which servers an export writes: `servers` (`None`: every enabled one), and whether they are
+/// added to what the client launches already (`add`, "Add to Cursor" on one server) or become
+/// exactly its Plugboard servers (the checklist).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ExportSelection {
+    pub servers: Option<Vec<String>>,
+    #[serde(default)]
+    pub add: bool,
+}
+
+impl ExportSelection {
+    fn choice(&self) -> ExportChoice {
+        match &self.servers {
+            None => ExportChoice::All,
+            Some(list) => {
+                let set: BTreeSet<String> = list.iter().cloned().collect();
+                if self.add {
+                    ExportChoice::Add(set)
+                } else {
+                    ExportChoice::Only(set)
+                }
+            }
+        }
+    }
+}
+
+/// What an export would do, before it is confirmed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ExportPreview {
+    pub client: String,
+    pub label: String,
+    pub path: String,
+    /// Whether the file exists (it is created otherwise).
+    pub exists: bool,
+    pub changes: Vec<ExportChangeView>,
+    /// Plugboard's entries as they will be in the file (pretty JSON; launchers only, they hold
+    /// no secret).
+    pub entries_json: String,
+    pub changes_file: bool,
+    /// How the change takes effect ("Restart Claude Desktop to apply.").
+    pub apply_hint: String,
+}
+
+/// One server found in another client's file, as importing it would make it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ImportCandidate {
+    pub entry: String,
+    /// The Plugboard name it gets.
+    pub name: String,
+    pub transport_label: String,
+    pub target: String,
+    /// What moves into the keyring (`env NAME`, `header NAME`, `bearer token`).
+    pub secrets: Vec<String>,
+    pub enabled: bool,
+    pub notes: Vec<String>,
+}
+
+/// What importing from one client would do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ImportPreview {
+    pub client: String,
+    pub label: String,
+    pub path: String,
+    pub servers: Vec<ImportCandidate>,
+    /// Entries that are not imported, with the reason.
+    pub skipped: Vec<DriftView>,
+}
+
+/// What an import did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ImportResultView {
+    pub imported: Vec<String>,
+    /// `entry: why` of each server that could not be imported.
+    pub failed: Vec<String>,
+    /// The backup of the client's file, when its entries were turned into launchers.
+    pub backup: Option<String>,
+}
+
+/// How a change to `kind`'s file takes effect.
+pub fn apply_hint(kind: ClientKind) -> String {
+    let label = kind.label();
+    match kind {
+        ClientKind::ClaudeCode => format!("Start a new {label} session to apply."),
+        ClientKind::Vscode => {
+            format!("{label} reloads the file by itself; restart it if the servers do not show.")
+        }
+        ClientKind::Cursor => format!("Restart {label} (or reload its window) to apply."),
+        _ => format!("Restart {label} to apply."),
+    }
+}
+
+fn change_views(plan: &ExportPlan) -> Vec<ExportChangeView> {
+    plan.changes
+        .iter()
+        .map(|c| ExportChangeView {
+            entry: c.entry.clone(),
+            server: c.server.clone(),
+            action: serde_json::to_value(c.action)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+            detail: c.detail.clone(),
+        })
+        .collect()
+}
+
 /// The outcome of `export_to_client`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -101,6 +214,7 @@ pub struct ExportResult {
     pub changes: Vec<ExportChangeView>,
     /// Servers not exported because they are switched off.
     pub disabled: Vec<String>,
+    pub apply_hint: String,
 }
 
 fn text(path: &Path) -> String {
@@ -217,12 +331,12 @@ impl Api {
         })
     }
 
-    /// Write launchers for every enabled server into client `client`'s file (merged, other
-    /// entries kept, a backup of the old file made by the core).
-    pub fn export_to_client(&self, client: &str) -> Result<ExportResult, ApiError> {
-        let kind = ClientKind::from_id(client)
-            .filter(|k| *k != ClientKind::Generic)
-            .ok_or_else(|| ApiError::new("not_found", format!("no known client `{client}`")))?;
+    fn export_plan(
+        &self,
+        client: &str,
+        selection: &ExportSelection,
+    ) -> Result<(ClientKind, ExportPlan), ApiError> {
+        let kind = known_client(client)?;
         let cli = self.cli().map_err(|m| ApiError::new("no_cli", m))?;
         let path = kind.default_path().ok_or_else(|| {
             ApiError::new(
@@ -235,28 +349,136 @@ impl Api {
         })?;
         let dir = self.servers.config().dir();
         let config = self.servers.config().load()?;
-        let plan = clients::plan_export(&config, dir, kind, &path, &cli).map_err(client_error)?;
-        let backup = clients::apply_export(&plan, dir).map_err(client_error)?;
+        let plan =
+            clients::plan_export_choice(&config, dir, kind, &path, &cli, &selection.choice())
+                .map_err(client_error)?;
+        Ok((kind, plan))
+    }
+
+    /// What [`Api::export_to_client`] would write, without writing it.
+    pub fn export_preview(
+        &self,
+        client: &str,
+        selection: &ExportSelection,
+    ) -> Result<ExportPreview, ApiError> {
+        let (kind, plan) = self.export_plan(client, selection)?;
+        Ok(ExportPreview {
+            client: kind.id().into(),
+            label: kind.label().into(),
+            path: text(&plan.path),
+            exists: plan.exists,
+            changes: change_views(&plan),
+            entries_json: serde_json::to_string_pretty(&plan.entries).unwrap_or_default(),
+            changes_file: plan.changes_file,
+            apply_hint: apply_hint(kind),
+        })
+    }
+
+    /// Write launchers for the chosen enabled servers into client `client`'s file (merged,
+    /// other entries kept, a backup of the old file made by the core).
+    pub fn export_to_client(
+        &self,
+        client: &str,
+        selection: &ExportSelection,
+    ) -> Result<ExportResult, ApiError> {
+        let (kind, plan) = self.export_plan(client, selection)?;
+        let backup =
+            clients::apply_export(&plan, self.servers.config().dir()).map_err(client_error)?;
         Ok(ExportResult {
             client: kind.id().into(),
             label: kind.label().into(),
             path: text(&plan.path),
             backup: backup.as_deref().map(text),
             changed_file: plan.changes_file,
-            changes: plan
-                .changes
-                .iter()
-                .map(|c| ExportChangeView {
-                    entry: c.entry.clone(),
-                    server: c.server.clone(),
-                    action: serde_json::to_value(c.action)
-                        .ok()
-                        .and_then(|v| v.as_str().map(String::from))
-                        .unwrap_or_default(),
-                    detail: c.detail.clone(),
-                })
-                .collect(),
+            changes: change_views(&plan),
             disabled: plan.disabled.clone(),
+            apply_hint: apply_hint(kind),
         })
     }
+
+    fn import_plan(&self, client: &str) -> Result<(ClientKind, clients::ImportPlan), ApiError> {
+        let kind = known_client(client)?;
+        let path = kind.default_path().ok_or_else(|| {
+            ApiError::new(
+                "client",
+                format!("where {} keeps its servers is unknown", kind.label()),
+            )
+        })?;
+        let config = self.servers.config().load()?;
+        // The app cannot prompt for VS Code `${input:…}` values: such entries are skipped with
+        // the reason, as the CLI does without a terminal.
+        let options = clients::ImportOptions {
+            extra_secrets: vec![],
+            input: &|_| None,
+        };
+        let plan = clients::plan_import(kind, &path, &config, &options).map_err(client_error)?;
+        Ok((kind, plan))
+    }
+
+    /// The servers in client `client`'s file that could be imported (nothing is changed).
+    pub fn import_preview(&self, client: &str) -> Result<ImportPreview, ApiError> {
+        let (kind, plan) = self.import_plan(client)?;
+        Ok(ImportPreview {
+            client: kind.id().into(),
+            label: kind.label().into(),
+            path: text(&plan.path),
+            servers: plan
+                .servers
+                .iter()
+                .map(|s| ImportCandidate {
+                    entry: s.entry.clone(),
+                    name: s.name.clone(),
+                    transport_label: s.transport.label().into(),
+                    target: s.target.clone(),
+                    secrets: s.secrets.clone(),
+                    enabled: s.enabled,
+                    notes: s.notes.clone(),
+                })
+                .collect(),
+            skipped: plan
+                .skipped
+                .iter()
+                .map(|s| DriftView {
+                    entry: s.entry.clone(),
+                    state: s.reason.clone(),
+                })
+                .collect(),
+        })
+    }
+
+    /// Import the entries `entries` of client `client`'s file: their plaintext secrets go to
+    /// the keyring. With `rewrite_source`, those entries in the client's file become
+    /// `plugboard run` launchers (after a backup), so no plaintext token stays there.
+    pub fn import_from_client(
+        &self,
+        client: &str,
+        entries: &[String],
+        rewrite_source: bool,
+    ) -> Result<ImportResultView, ApiError> {
+        let (_, mut plan) = self.import_plan(client)?;
+        plan.servers.retain(|s| entries.contains(&s.entry));
+        let report = clients::apply_import(&self.servers, &plan);
+        let backup = if rewrite_source {
+            let cli = self.cli().map_err(|m| ApiError::new("no_cli", m))?;
+            clients::rewrite_source(self.servers.config().dir(), &plan, &report, &cli)
+                .map_err(client_error)?
+        } else {
+            None
+        };
+        Ok(ImportResultView {
+            imported: report.imported.into_iter().map(|(_, name)| name).collect(),
+            failed: report
+                .failed
+                .into_iter()
+                .map(|(entry, why)| format!("{entry}: {why}"))
+                .collect(),
+            backup: backup.as_deref().map(text),
+        })
+    }
+}
+
+fn known_client(client: &str) -> Result<ClientKind, ApiError> {
+    ClientKind::from_id(client)
+        .filter(|k| *k != ClientKind::Generic)
+        .ok_or_else(|| ApiError::new("not_found", format!("no known client `{client}`")))
 }

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::dto::{CustomAuth, CustomServer, KeyValue, Transport};
 use super::error::{ApiError, FieldError};
 use crate::config::{
-    Auth, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_env_key,
-    validate_header_name, validate_name, validate_remote_url,
+    Auth, ClientAuthMethod, ConfigValue, OAuthSettings, SecretRef, ServerConfig, TransportKind,
+    validate_env_key, validate_header_name, validate_name, validate_remote_url,
 };
 use crate::form::{PreparedServer, new_secret_namespace};
 use crate::manage::{Servers, looks_secret};
@@ -17,6 +17,8 @@ use crate::secrets::{SecretKey, SecretStore, Sensitive};
 
 /// The secret name of a custom server's bearer token, API key or password.
 const AUTH_SECRET: &str = "AUTH_CREDENTIAL";
+/// The secret name of a custom OAuth server's client secret.
+const OAUTH_CLIENT_SECRET: &str = "OAUTH_CLIENT_SECRET";
 
 /// The editor's model of a saved server. Secret and masked values are `None`.
 pub(super) fn to_custom(
@@ -79,6 +81,11 @@ pub(super) fn to_custom(
         },
         Auth::Oauth2(o) => CustomAuth::Oauth2 {
             client_id: o.client_id.clone(),
+            client_secret: None,
+            client_secret_set: o.client_secret.as_ref().and_then(|r| is_set(&r.secret)),
+            scopes: o.scopes.clone(),
+            authorization_url: o.authorization_url.clone(),
+            token_url: o.token_url.clone(),
         },
     };
     CustomServer {
@@ -95,12 +102,22 @@ pub(super) fn to_custom(
     }
 }
 
-/// Add (`original` = `None`) or replace a server from the editor's model; returns its name.
-pub(super) fn save(
+/// A server as the editor would save it: its name, config, the secrets to write, and the
+/// config it replaces. Nothing is saved.
+pub(super) struct Prepared {
+    pub name: String,
+    pub config: ServerConfig,
+    pub secrets: BTreeMap<String, Sensitive<String>>,
+    before: Option<ServerConfig>,
+}
+
+/// Check the editor's model and build the server from it, or every field error at once (scrubbed
+/// of every value the editor sent).
+pub(super) fn prepare(
     servers: &Servers,
     original: Option<&str>,
     input: &CustomServer,
-) -> Result<String, ApiError> {
+) -> Result<Prepared, ApiError> {
     let supplied: Vec<String> = supplied_values(input);
     let scrub = |e: ApiError| e.scrub(supplied.iter().map(String::as_str));
     let current = servers.config().load()?;
@@ -112,11 +129,8 @@ pub(super) fn save(
     let mut errors = Vec::new();
     if let Err(m) = validate_name(&name) {
         errors.push(fe("name", m));
-    } else if original != Some(name.as_str()) && current.contains(&name) {
-        errors.push(fe(
-            "name",
-            format!("a server named `{name}` already exists"),
-        ));
+    } else if let Err(taken) = current.check_free(&name, original) {
+        errors.push(fe("name", taken.to_string()));
     }
     let (config, secrets) = build(
         input,
@@ -127,6 +141,28 @@ pub(super) fn save(
     if !errors.is_empty() {
         return Err(scrub(ApiError::fields(errors)));
     }
+    Ok(Prepared {
+        name,
+        config,
+        secrets,
+        before,
+    })
+}
+
+/// Add (`original` = `None`) or replace a server from the editor's model; returns its name.
+pub(super) fn save(
+    servers: &Servers,
+    original: Option<&str>,
+    input: &CustomServer,
+) -> Result<String, ApiError> {
+    let supplied: Vec<String> = supplied_values(input);
+    let scrub = |e: ApiError| e.scrub(supplied.iter().map(String::as_str));
+    let Prepared {
+        name,
+        config,
+        secrets,
+        before,
+    } = prepare(servers, original, input)?;
     match (original, before) {
         (None, _) => {
             let prepared = PreparedServer {
@@ -192,6 +228,10 @@ fn supplied_values(input: &CustomServer) -> Vec<String> {
         | CustomAuth::ApiKey { key: Some(v), .. }
         | CustomAuth::Basic {
             password: Some(v), ..
+        }
+        | CustomAuth::Oauth2 {
+            client_secret: Some(v),
+            ..
         } => out.push(v.clone()),
         _ => {}
     }
@@ -430,13 +470,71 @@ fn build(
                     })
                     .unwrap_or_default()
             }
-            CustomAuth::Oauth2 { .. } => match before.map(|b| &b.auth) {
-                Some(a @ Auth::Oauth2(_)) => a.clone(),
-                _ => {
-                    errors.push(fe("auth", "OAuth servers are added from the catalog or with `plugboard add`; choose another auth mode"));
-                    Auth::None
-                }
-            },
+            CustomAuth::Oauth2 {
+                client_id,
+                client_secret,
+                scopes,
+                authorization_url,
+                token_url,
+                ..
+            } => {
+                let before_oauth = before.and_then(|b| match &b.auth {
+                    Auth::Oauth2(o) => Some(o),
+                    _ => None,
+                });
+                let text = |v: &Option<String>| {
+                    v.as_deref()
+                        .map(str::trim)
+                        .filter(|v| !v.is_empty())
+                        .map(String::from)
+                };
+                let mut endpoint = |v: &Option<String>, field: &str| {
+                    let url = text(v)?;
+                    if let Err(m) = crate::oauth::validate_authorization_url(&url) {
+                        errors.push(fe(field, m.to_string()));
+                    }
+                    Some(url)
+                };
+                let authorization_url = endpoint(authorization_url, "auth.authorization_url");
+                let token_url = endpoint(token_url, "auth.token_url");
+                let client_id = text(client_id);
+                let secret = match client_secret.as_deref().map(str::trim) {
+                    Some("") => None,
+                    Some(v) => {
+                        if client_id.is_none() {
+                            errors.push(fe(
+                                "auth.client_secret",
+                                "a client secret belongs to a client ID: enter the client ID too",
+                            ));
+                        }
+                        secrets.insert(OAUTH_CLIENT_SECRET.into(), Sensitive::new(v.to_string()));
+                        Some(SecretRef::new(OAUTH_CLIENT_SECRET))
+                    }
+                    None => before_oauth.and_then(|o| o.client_secret.clone()),
+                };
+                let scopes = scopes
+                    .iter()
+                    .flat_map(|s| s.split([' ', ',']))
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect();
+                Auth::Oauth2(OAuthSettings {
+                    client_auth: match (&secret, before_oauth) {
+                        (None, _) => ClientAuthMethod::None,
+                        (Some(_), Some(b)) if b.client_auth != ClientAuthMethod::None => {
+                            b.client_auth
+                        }
+                        (Some(_), _) => ClientAuthMethod::ClientSecretPost,
+                    },
+                    client_id,
+                    client_secret: secret,
+                    scopes,
+                    authorization_url,
+                    token_url,
+                    callback_port: before_oauth.and_then(|o| o.callback_port),
+                })
+            }
         };
     }
     if errors.is_empty()

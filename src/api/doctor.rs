@@ -76,6 +76,9 @@ pub struct DoctorReport {
     /// No server has an error-level finding.
     pub ok: bool,
     pub servers: Vec<ServerDiagnosis>,
+    /// The machine itself (runtimes, the secret store), when every server was examined (also
+    /// with none installed).
+    pub environment: Vec<FindingView>,
     /// When the diagnosis finished (Unix milliseconds).
     pub checked_at: f64,
 }
@@ -151,7 +154,22 @@ impl Api {
     pub async fn doctor(&self, name: Option<&str>) -> Result<DoctorReport, ApiError> {
         let empty = crate::catalog::Catalog::default();
         let catalog = self.catalog.as_ref().unwrap_or(&empty);
-        let report = doctor::diagnose_all(&self.servers, catalog, name, None).await?;
+        let (report, environment) = futures::future::join(
+            doctor::diagnose_all(&self.servers, catalog, name, None),
+            async {
+                match name {
+                    None => doctor::environment::check(&self.servers, catalog).await,
+                    Some(_) => vec![],
+                }
+            },
+        )
+        .await;
+        let report = report?;
+        let plain = Redactor::new(Vec::<String>::new());
+        let environment = environment
+            .iter()
+            .map(|f| finding_view(f, &plain))
+            .collect();
         let config = self.servers.config().load()?;
         let servers = report
             .servers
@@ -167,6 +185,7 @@ impl Api {
         Ok(DoctorReport {
             ok: report.ok,
             servers,
+            environment,
             checked_at: now_ms() as f64,
         })
     }

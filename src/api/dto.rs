@@ -74,6 +74,8 @@ pub struct CatalogCard {
     pub name: String,
     pub description: String,
     pub categories: Vec<String>,
+    /// `categories` as the category filter names them ("Developer tools", "AI").
+    pub category_labels: Vec<String>,
     pub keywords: Vec<String>,
     pub popularity: Option<u32>,
     /// A simple-icons slug; the UI bundles the icons and falls back to an initials badge.
@@ -370,10 +372,25 @@ pub enum CustomAuth {
         #[serde(default)]
         set: Option<bool>,
     },
-    /// OAuth, managed by the sign-in flow; the editor keeps it as it is.
+    /// OAuth (MCP authorization): tokens come from the sign-in. Everything is optional: without
+    /// a client ID the server's dynamic registration is used; a pre-registered client gives
+    /// its ID (and secret), and the authorization and token URLs when the server does not
+    /// publish them.
     Oauth2 {
         #[serde(default)]
         client_id: Option<String>,
+        /// The client secret: `None` keeps the stored one (`client_secret_set` says whether one
+        /// is stored), `Some("")` removes it.
+        #[serde(default)]
+        client_secret: Option<String>,
+        #[serde(default)]
+        client_secret_set: Option<bool>,
+        #[serde(default)]
+        scopes: Vec<String>,
+        #[serde(default)]
+        authorization_url: Option<String>,
+        #[serde(default)]
+        token_url: Option<String>,
     },
 }
 

@@ -95,7 +95,7 @@ impl From<ConfigError> for ApiError {
     fn from(err: ConfigError) -> ApiError {
         let code = match &err {
             ConfigError::NotFound { .. } => "not_found",
-            ConfigError::Duplicate { .. } => {
+            ConfigError::Duplicate { .. } | ConfigError::CaseCollision { .. } => {
                 return ApiError {
                     code: "duplicate".into(),
                     message: err.to_string(),

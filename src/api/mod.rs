@@ -9,7 +9,9 @@ mod custom;
 mod doctor;
 mod dto;
 mod error;
+mod hints;
 mod oauth;
+mod paste;
 mod pins;
 pub mod startup;
 mod testing;
@@ -20,7 +22,8 @@ use std::sync::Arc;
 
 pub use crate::oauth::{JobState, JobStatus};
 pub use clients::{
-    ClientView, ClientsOverview, DriftView, ExportChangeView, ExportResult, UseIn, UseInClient,
+    ClientView, ClientsOverview, DriftView, ExportChangeView, ExportPreview, ExportResult,
+    ExportSelection, ImportCandidate, ImportPreview, ImportResultView, UseIn, UseInClient,
 };
 pub use doctor::{DoctorReport, FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
@@ -133,6 +136,23 @@ impl Api {
         }
     }
 
+    /// A stamp of the config file (modification time and size): the app compares it to notice
+    /// changes made outside it (the CLI, another window) and reloads the servers then.
+    pub fn config_stamp(&self) -> String {
+        match std::fs::metadata(self.servers.config().path()) {
+            Ok(meta) => {
+                let modified = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0);
+                format!("{modified}-{}", meta.len())
+            }
+            Err(_) => "absent".into(),
+        }
+    }
+
     /// Marketplace tiles matching `query` (name, description, id, keywords) and `category`, best
     /// match first, then most popular.
     pub fn catalog_cards(
@@ -222,16 +242,23 @@ impl Api {
     /// config. Returns the new server's view.
     pub fn install(&self, request: &InstallRequest) -> Result<ServerView, ApiError> {
         let prepared = self.prepare(request)?;
-        if self.servers.config().load()?.contains(&prepared.name) {
+        if let Err(taken) = self
+            .servers
+            .config()
+            .load()?
+            .check_free(&prepared.name, None)
+        {
             return Err(ApiError {
                 code: "duplicate".into(),
-                message: format!(
-                    "a server named `{}` already exists; choose another name",
-                    prepared.name
-                ),
+                message: taken.to_string(),
                 fields: vec![FieldError {
                     field: "name".into(),
-                    message: "this name is taken".into(),
+                    message: match taken {
+                        crate::config::ConfigError::CaseCollision { existing, .. } => format!(
+                            "this name differs only in case from “{existing}”, which exists already"
+                        ),
+                        _ => "this name is taken".into(),
+                    },
                 }],
             });
         }
@@ -252,19 +279,28 @@ impl Api {
     /// their error.
     pub fn list_servers(&self) -> Result<Vec<ServerView>, ApiError> {
         let views = self.servers.views(true)?;
-        Ok(views.iter().map(|v| self.server_view(v)).collect())
+        let config = self.servers.config().load()?;
+        Ok(views
+            .iter()
+            .map(|v| self.server_view(v, config.server(&v.name).ok().as_ref()))
+            .collect())
     }
 
     fn server(&self, name: &str) -> Result<ServerView, ApiError> {
         let view = self.servers.view(name)?;
-        Ok(self.server_view(&view))
+        let config = self.servers.config().load()?.server(name).ok();
+        Ok(self.server_view(&view, config.as_ref()))
     }
 
-    fn server_view(&self, view: &manage::ServerView) -> ServerView {
+    fn server_view(
+        &self,
+        view: &manage::ServerView,
+        config: Option<&crate::config::ServerConfig>,
+    ) -> ServerView {
         let catalog = self.catalog.as_ref().ok();
         let mut out = server_view(view, catalog);
         out.health = self
-            .last_test(&view.name)
+            .last_test_of(&view.name, config)
             .map(|r| HealthView::from_report(&r));
         if view.error.is_none() {
             out.pin_state = self.pin_state(&view.name);
@@ -393,12 +429,24 @@ impl Api {
 
     /// Add a custom server (`original` = `None`) or change one (and rename it when
     /// `server.name` differs from `original`).
+    /// The servers in a text pasted into the custom editor: a command line (split as a shell
+    /// would) or a JSON snippet of another client's config.
+    pub fn parse_custom_paste(&self, text: &str) -> Result<Vec<CustomServer>, ApiError> {
+        paste::parse(text)
+    }
+
+    /// `test_id`: a passing pre-save test of exactly this model (`test_custom`), whose result
+    /// becomes the server's health.
     pub fn save_custom_server(
         &self,
         original: Option<&str>,
         server: &CustomServer,
+        test_id: Option<&str>,
     ) -> Result<ServerView, ApiError> {
         let name = custom::save(&self.servers, original, server)?;
+        if let Some((started, result)) = test_id.and_then(|id| self.tests.take_presave(id)) {
+            crate::checks::seed_health(&self.servers, &name, started, &result);
+        }
         self.server(&name)
     }
 }
@@ -443,6 +491,20 @@ pub(crate) fn open_in_browser(url: &str) -> Result<(), ApiError> {
         let _ = child.wait();
     });
     Ok(())
+}
+
+/// A word of a command line as a shell would need it: as it is when it is plain, else in single
+/// quotes (the display of a stdio server's command; `'my dir'` reads as one argument).
+fn shell_quoted(word: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain {
+        word.into()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''")).into()
+    }
 }
 
 /// "developer-tools" → "Developer tools".
@@ -499,6 +561,7 @@ fn card(entry: &Entry, installed_as: Vec<String>) -> CatalogCard {
         name: entry.name.clone(),
         description: entry.description.clone(),
         categories: entry.categories.clone(),
+        category_labels: entry.categories.iter().map(|c| category_label(c)).collect(),
         keywords: entry.keywords.clone(),
         popularity: entry.popularity,
         logo: entry.logo.clone(),
@@ -607,6 +670,7 @@ fn server_view(view: &manage::ServerView, catalog: Option<&Catalog>) -> ServerVi
         (Some(url), _) => url.clone(),
         (None, Some(cmd)) => std::iter::once(cmd.as_str())
             .chain(view.args.iter().map(String::as_str))
+            .map(shell_quoted)
             .collect::<Vec<_>>()
             .join(" "),
         _ => String::new(),

@@ -75,6 +75,21 @@ impl Api {
         self.oauth_status(job)
     }
 
+    /// After job `job` succeeded: switch its server to OAuth when it had no auth (a 401 that
+    /// advertised OAuth led the user here), so the test that follows uses the new token.
+    /// Returns the server's view. Refused unless the job succeeded.
+    pub fn oauth_complete(&self, job: &str) -> Result<super::ServerView, ApiError> {
+        let status = self.oauth_status(job)?;
+        if status.state != crate::oauth::JobState::Succeeded {
+            return Err(ApiError::new(
+                "invalid",
+                "the sign-in has not succeeded; there is nothing to complete",
+            ));
+        }
+        self.servers.adopt_oauth(&status.server)?;
+        self.server(&status.server)
+    }
+
     /// Cancel a job (closes its listener). Cancelling an ended job changes nothing.
     pub fn oauth_cancel(&self, job: &str) -> Result<JobStatus, ApiError> {
         self.oauth_jobs()?.cancel(job)?;

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::hints::{self, Place};
 use super::{Api, ApiError, InstallRequest};
 use crate::checks;
 use crate::health::now_ms;
@@ -92,6 +93,13 @@ pub struct TestReport {
     pub warnings: Vec<String>,
     /// When the test finished (Unix milliseconds).
     pub checked_at: f64,
+    /// Whether the server sends credentials (secrets, secret-looking values or an auth mode):
+    /// a working server without any is simply working, one with them whose credentials no
+    /// probe checked is "working, key not checked".
+    pub uses_credentials: bool,
+    /// Whether signing in with OAuth would fix this failure (a 401 that advertises OAuth, or an
+    /// OAuth server whose tokens are missing or refused).
+    pub sign_in: bool,
 }
 
 /// The JSON name of a serializable unit enum value (`"connectivity-only"`, `"tools/list"`).
@@ -159,6 +167,8 @@ impl TestReport {
             stderr_tail: r.stderr_tail.clone(),
             warnings: r.warnings.clone(),
             checked_at: checked_at_ms as f64,
+            uses_credentials: false,
+            sign_in: false,
         }
     }
 }
@@ -174,6 +184,8 @@ pub struct HealthView {
     pub hint: Option<String>,
     pub tools: u32,
     pub checked_at: f64,
+    pub uses_credentials: bool,
+    pub sign_in: bool,
 }
 
 impl HealthView {
@@ -186,6 +198,8 @@ impl HealthView {
             hint: r.hint.clone(),
             tools: r.tools.len() as u32,
             checked_at: r.checked_at,
+            uses_credentials: r.uses_credentials,
+            sign_in: r.sign_in,
         }
     }
 }
@@ -298,6 +312,76 @@ impl Api {
         on_own_thread(move || async move { api.test_form(&test_id, &request, progress).await })
     }
 
+    /// [`Api::test_custom`] on a thread of its own: what the app's command awaits.
+    pub fn test_custom_task(
+        self: &Arc<Self>,
+        test_id: String,
+        original: Option<String>,
+        server: super::CustomServer,
+        progress: impl FnMut(StageProgress) + Send + 'static,
+    ) -> impl Future<Output = Result<TestReport, ApiError>> + Send + 'static {
+        let api = Arc::clone(self);
+        on_own_thread(move || async move {
+            api.test_custom(&test_id, original.as_deref(), &server, progress)
+                .await
+        })
+    }
+
+    /// Test the custom editor's server before it is saved (typed secrets in memory, kept ones
+    /// read from the keyring). Pass the same `test_id` to `save_custom_server` to keep this
+    /// result as the server's health.
+    pub async fn test_custom(
+        &self,
+        test_id: &str,
+        original: Option<&str>,
+        server: &super::CustomServer,
+        mut progress: impl FnMut(StageProgress) + Send,
+    ) -> Result<TestReport, ApiError> {
+        let prepared = super::custom::prepare(&self.servers, original, server)?;
+        let empty = crate::catalog::Catalog::default();
+        let catalog = self.catalog.as_ref().unwrap_or(&empty);
+        let cancel = self.tests.start(test_id);
+        let started = now_ms();
+        let test = checks::test_unsaved(
+            &self.servers,
+            catalog,
+            &prepared.name,
+            &prepared.config,
+            &prepared.secrets,
+            |e| {
+                if let Some(p) = progress_of(e) {
+                    progress(p)
+                }
+            },
+        );
+        let outcome = tokio::select! {
+            result = test => Ok(result),
+            _ = cancel => Err(cancelled()),
+        };
+        self.tests.end(test_id);
+        let result = outcome?;
+        let mut report = TestReport::from_result(&result, now_ms());
+        let labels: Vec<&str> = match &server.auth {
+            super::CustomAuth::Bearer { .. } => vec!["Token"],
+            super::CustomAuth::ApiKey { .. } => vec!["API key"],
+            super::CustomAuth::Basic { .. } => vec!["Password"],
+            _ => vec![],
+        };
+        hints::for_app(
+            &mut report,
+            &prepared.config,
+            &Place::Form {
+                credential_labels: labels,
+            },
+        );
+        self.tests
+            .presave
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(test_id.to_string(), (started, result));
+        Ok(report)
+    }
+
     /// Test installed server `name`; its result becomes the server's health.
     pub async fn test_server(
         &self,
@@ -318,7 +402,11 @@ impl Api {
             _ = cancel => Err(cancelled()),
         };
         self.tests.end(test_id);
-        Ok(TestReport::from_result(&outcome?, now_ms()))
+        let mut report = TestReport::from_result(&outcome?, now_ms());
+        if let Ok(server) = self.servers.config().load().and_then(|c| c.server(name)) {
+            hints::for_app(&mut report, &server, &Place::Installed);
+        }
+        Ok(report)
     }
 
     /// Test a filled install form before anything is saved (secrets stay in memory). Pass the
@@ -344,7 +432,22 @@ impl Api {
         };
         self.tests.end(test_id);
         let result = outcome?;
-        let report = TestReport::from_result(&result, now_ms());
+        let mut report = TestReport::from_result(&result, now_ms());
+        let spec = self
+            .entry(&request.entry_id)
+            .ok()
+            .and_then(|e| crate::form::form_for(e, Some(&request.option_id)).ok());
+        let credential_labels: Vec<&str> = spec
+            .iter()
+            .flat_map(|s| &s.fields)
+            .filter(|f| f.input == crate::form::InputKind::Password || f.secret)
+            .map(|f| f.label.as_str())
+            .collect();
+        hints::for_app(
+            &mut report,
+            &prepared.config,
+            &Place::Form { credential_labels },
+        );
         self.tests
             .presave
             .lock()
@@ -364,11 +467,23 @@ impl Api {
         sender.is_some_and(|s| s.send(()).is_ok())
     }
 
-    /// The last stored test of an installed server.
+    /// The last stored test of an installed server (`server`: its config, when the caller has
+    /// it at hand).
     pub fn last_test(&self, name: &str) -> Option<TestReport> {
-        self.servers
-            .health()
-            .get(name)
-            .map(|record| TestReport::from_result(&record.result, record.finished_at_ms))
+        let server = self.servers.config().load().ok()?.server(name).ok();
+        self.last_test_of(name, server.as_ref())
+    }
+
+    pub(super) fn last_test_of(
+        &self,
+        name: &str,
+        server: Option<&crate::config::ServerConfig>,
+    ) -> Option<TestReport> {
+        let record = self.servers.health().get(name)?;
+        let mut report = TestReport::from_result(&record.result, record.finished_at_ms);
+        if let Some(server) = server {
+            hints::for_app(&mut report, server, &Place::Installed);
+        }
+        Some(report)
     }
 }

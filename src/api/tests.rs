@@ -264,7 +264,7 @@ fn custom_servers_add_edit_keep_secrets_and_validate() {
         },
         timeout: Some(30),
     };
-    let view = api.save_custom_server(None, &server).unwrap();
+    let view = api.save_custom_server(None, &server, None).unwrap();
     assert_eq!(view.auth.kind, "bearer");
     assert_eq!(view.auth.credential.as_ref().unwrap().set, Some(true));
     let loaded = api.custom_server("api").unwrap();
@@ -280,7 +280,7 @@ fn custom_servers_add_edit_keep_secrets_and_validate() {
     server = loaded;
     server.transport = Transport::Auto;
     server.name = "api2".into();
-    let view = api.save_custom_server(Some("api"), &server).unwrap();
+    let view = api.save_custom_server(Some("api"), &server, None).unwrap();
     assert_eq!(
         (view.name.as_str(), view.transport),
         ("api2", Some(Transport::Auto))
@@ -290,7 +290,7 @@ fn custom_servers_add_edit_keep_secrets_and_validate() {
     // Switching to no auth deletes the token from the keyring.
     server.name = "api2".into();
     server.auth = CustomAuth::None;
-    api.save_custom_server(Some("api2"), &server).unwrap();
+    api.save_custom_server(Some("api2"), &server, None).unwrap();
     assert!(store.keys().is_empty());
     // Validation at the field.
     let bad = CustomServer {
@@ -310,7 +310,7 @@ fn custom_servers_add_edit_keep_secrets_and_validate() {
         cwd: String::new(),
         timeout: Some(0),
     };
-    let err = api.save_custom_server(None, &bad).unwrap_err();
+    let err = api.save_custom_server(None, &bad, None).unwrap_err();
     let fields: Vec<_> = err.fields.iter().map(|f| f.field.as_str()).collect();
     assert_eq!(fields, ["name", "command", "timeout", "env.0.key"]);
     let config = std::fs::read_to_string(dir.path().join("mcp_config.json")).unwrap();
@@ -360,6 +360,7 @@ fn a_test_reports_its_stages_and_becomes_the_health() {
     api.save_custom_server(
         None,
         &custom_stdio("missing", "/no/such/plugboard-command", &[]),
+        None,
     )
     .unwrap();
     let events = Arc::new(std::sync::Mutex::new(vec![]));
@@ -401,7 +402,7 @@ fn a_running_test_can_be_cancelled_and_leaves_no_process() {
     let api = Arc::new(api);
     // `sleep` never answers the handshake.
     let marker = format!("{}", 400_000 + std::process::id() % 100_000);
-    api.save_custom_server(None, &custom_stdio("silent", "sleep", &[&marker]))
+    api.save_custom_server(None, &custom_stdio("silent", "sleep", &[&marker]), None)
         .unwrap();
     let rt = runtime();
     let started = std::time::Instant::now();
@@ -566,7 +567,9 @@ fn use_in_and_export_refuse_unknown_names() {
     assert!(use_in.enabled);
     assert_eq!(api.use_in("nope").unwrap_err().code, "not_found");
     assert_eq!(
-        api.export_to_client("generic").unwrap_err().code,
+        api.export_to_client("generic", &Default::default())
+            .unwrap_err()
+            .code,
         "not_found"
     );
     let api = api.with_cli("/nonexistent/plugboard");
@@ -626,5 +629,23 @@ fn the_doctor_names_a_missing_command_and_redacts_every_finding() {
         view.findings[0]
             .message
             .starts_with("auth failed for token ")
+    );
+}
+
+#[test]
+fn a_command_line_is_shown_so_that_it_can_be_pasted_back() {
+    let args = ["--name", "my server", "it's", "plain-arg=1", ""];
+    let shown: Vec<String> = std::iter::once("node")
+        .chain(args)
+        .map(|w| super::shell_quoted(w).into_owned())
+        .collect();
+    assert_eq!(
+        shown.join(" "),
+        r#"node --name 'my server' 'it'\''s' plain-arg=1 ''"#
+    );
+    let back = super::paste::split_command_line(&shown.join(" ")).unwrap();
+    assert_eq!(
+        back,
+        std::iter::once("node").chain(args).collect::<Vec<_>>()
     );
 }

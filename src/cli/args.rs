@@ -443,7 +443,7 @@ pub struct AddArgs {
     /// A plain environment variable for a stdio server
     #[arg(long, value_name = "K=V", requires = "stdio")]
     pub env: Vec<String>,
-    /// An environment variable whose value is a secret (read from stdin, PLUGBOARD_SECRET_<K> or a prompt)
+    /// An environment variable whose value is a secret (read from stdin, PLUGBOARD_SECRET_<K> or a prompt; several: one line each)
     #[arg(long, value_name = "K", requires = "stdio")]
     pub secret_env: Vec<String>,
     /// The working directory of a stdio server
@@ -475,7 +475,7 @@ pub struct EditArgs {
     /// Set a plain environment variable
     #[arg(long, value_name = "K=V")]
     pub env: Vec<String>,
-    /// Set an environment variable to a secret (read from stdin, PLUGBOARD_SECRET_<K> or a prompt)
+    /// Set an environment variable to a secret (read from stdin, PLUGBOARD_SECRET_<K> or a prompt; several: one line each)
     #[arg(long, value_name = "K")]
     pub secret_env: Vec<String>,
     /// Remove an environment variable (and its secret)
@@ -484,7 +484,7 @@ pub struct EditArgs {
     /// Set a plain header
     #[arg(long, value_name = "K=V")]
     pub header: Vec<String>,
-    /// Set a header to a secret
+    /// Set a header to a secret (read from stdin, PLUGBOARD_SECRET_<K> or a prompt)
     #[arg(long, value_name = "K")]
     pub secret_header: Vec<String>,
     /// Remove a header (and its secret)

@@ -10,7 +10,6 @@ use super::args::AuthArgs;
 use super::test_cmd::{print_result, progress_printer, runtime};
 use crate::catalog::Catalog;
 use crate::checks;
-use crate::config::{Auth, OAuthSettings};
 use crate::manage::Servers;
 use crate::oauth::{JobState, OAuthContext, OAuthError, OAuthJobs};
 
@@ -127,12 +126,7 @@ pub fn auth(servers: &Servers, args: AuthArgs) -> Result<(), CliError> {
             }
         }
     })?;
-    if matches!(server.auth, Auth::None) {
-        servers.config().update(name, |s| {
-            s.auth = Auth::Oauth2(OAuthSettings::default());
-            Ok(())
-        })?;
-    }
+    servers.adopt_oauth(name)?;
     eprintln!("[{name}] signed in; testing the connection with the new token");
     let catalog = Catalog::load_default()?;
     let result = rt.block_on(checks::test_installed(

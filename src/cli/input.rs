@@ -10,6 +10,10 @@ use crate::secrets::{Sensitive, secret_env_var};
 pub struct SecretInput {
     stdin_key: Option<String>,
     stdin_used: bool,
+    /// Secrets named by flags (`--secret-env K`, `--credential`, …) that a piped stdin answers:
+    /// how many, and the values read so far.
+    requested: usize,
+    piped: Option<std::collections::VecDeque<String>>,
 }
 
 impl SecretInput {
@@ -18,7 +22,43 @@ impl SecretInput {
         SecretInput {
             stdin_key,
             stdin_used: false,
+            requested: 0,
+            piped: None,
         }
+    }
+
+    /// For commands whose flags name `count` secrets to set (`add`, `edit`): when standard
+    /// input is piped (and no `--…-stdin` flag claimed it), it holds their values, as their help
+    /// says: the whole input for one secret, one line each, in the order of the flags, for
+    /// several.
+    pub fn for_flags(stdin_key: Option<String>, count: usize) -> Self {
+        SecretInput {
+            requested: count,
+            ..SecretInput::new(stdin_key)
+        }
+    }
+
+    /// The next value from a piped stdin, for a secret named by a flag.
+    fn from_pipe(&mut self, key: &str) -> Result<Option<Sensitive<String>>, CliError> {
+        if self.requested == 0 || self.stdin_key.is_some() || std::io::stdin().is_terminal() {
+            return Ok(None);
+        }
+        if self.piped.is_none() {
+            let mut raw = String::new();
+            std::io::stdin()
+                .read_to_string(&mut raw)
+                .map_err(|e| CliError::usage(format!("could not read {key} from stdin: {e}")))?;
+            let values = if self.requested == 1 {
+                vec![raw.trim_end_matches(['\r', '\n']).to_string()]
+            } else {
+                raw.lines().map(str::to_string).collect()
+            };
+            self.piped = Some(values.into());
+        }
+        let next = self.piped.as_mut().and_then(|p| p.pop_front());
+        Ok(next
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| Sensitive::new(v.trim().to_string())))
     }
 
     /// The value of secret field `key`: from stdin if it was named, else from its environment
@@ -32,6 +72,9 @@ impl SecretInput {
             if !value.trim().is_empty() {
                 return Ok(Some(Sensitive::new(value.trim().to_string())));
             }
+        }
+        if let Some(value) = self.from_pipe(key)? {
+            return Ok(Some(value));
         }
         if std::io::stdin().is_terminal() && self.stdin_key.is_none() {
             let value = rpassword::prompt_password(format!("{label} ({key}, input hidden): "))

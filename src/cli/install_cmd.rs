@@ -246,7 +246,8 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     } else {
         None
     };
-    let mut input = SecretInput::new(stdin_key);
+    let mut input =
+        SecretInput::for_flags(stdin_key, args.secret_env.len() + args.secret_header.len());
     let mut secrets = BTreeMap::new();
     for raw in &args.env {
         let (key, value) = key_value(raw, "--env")?;
@@ -307,7 +308,7 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
 
 fn missing_secret(key: &str) -> CliError {
     CliError::usage(format!(
-        "no value for secret `{key}`: set {} or run in a terminal to be prompted",
+        "no value for secret `{key}`: pipe it to standard input, set {} or run in a terminal to be prompted",
         secret_env_var(key)
     ))
 }

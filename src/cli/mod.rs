@@ -97,13 +97,41 @@ pub fn main() -> ExitCode {
         // `run` passes its server's exit code through and writes nothing but MCP to stdout.
         return run_cmd::run(args);
     }
-    match run(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
+    quiet_on_closed_pipe();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli.command))) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(err)) => {
             eprintln!("error: {}", err.message);
             ExitCode::from(err.code)
         }
+        // The reader of stdout went away (`plugboard list | head`): stop quietly, as a program
+        // killed by SIGPIPE would (the panic unwound, so every child process was stopped).
+        Err(payload) if is_closed_pipe(panic_text(payload.as_ref())) => ExitCode::from(141),
+        Err(payload) => std::panic::resume_unwind(payload),
     }
+}
+
+/// `println!` panics when stdout is a closed pipe (Rust ignores SIGPIPE). Keep that panic's
+/// message and backtrace off stderr; [`main`] turns it into a quiet exit.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !is_closed_pipe(panic_text(info.payload())) {
+            default(info);
+        }
+    }));
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("")
+}
+
+fn is_closed_pipe(panic: &str) -> bool {
+    panic.contains("failed printing to stdout") && panic.contains("Broken pipe")
 }
 
 fn run(command: Command) -> Result<(), CliError> {

@@ -182,7 +182,10 @@ pub fn remove(servers: &Servers, name: &str) -> Result<(), CliError> {
 
 pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
     let mut patch = ServerPatch::default();
-    let mut input = SecretInput::new(None);
+    let mut input = SecretInput::for_flags(
+        None,
+        args.secret_env.len() + args.secret_header.len() + usize::from(args.credential),
+    );
     for raw in &args.env {
         let (k, v) = key_value(raw, "--env")?;
         validate_env_key(k).map_err(CliError::usage)?;
@@ -202,7 +205,7 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
         for k in keys {
             let value = input.read(k, k)?.ok_or_else(|| {
                 CliError::usage(format!(
-                    "no value for `{k}`: set {} or run in a terminal to be prompted",
+                    "no value for `{k}`: pipe it to standard input, set {} or run in a terminal to be prompted",
                     secret_env_var(k)
                 ))
             })?;
@@ -225,7 +228,7 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
             .read("CREDENTIAL", "New API key or token")?
             .ok_or_else(|| {
                 CliError::usage(format!(
-                    "no credential given: set {} or run in a terminal to be prompted",
+                    "no credential given: pipe it to standard input, set {} or run in a terminal to be prompted",
                     secret_env_var("CREDENTIAL")
                 ))
             })?;

@@ -62,6 +62,19 @@ pub struct ExportPlan {
     doc: Map<String, Value>,
 }
 
+/// Which of the enabled servers an export writes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ExportChoice {
+    /// Every enabled server (what `plugboard export` does).
+    #[default]
+    All,
+    /// Exactly these (the enabled ones among them): the launchers of others Plugboard wrote
+    /// there before are removed.
+    Only(BTreeSet<String>),
+    /// These as well as the ones the file launches already ("Add to Cursor" on one server).
+    Add(BTreeSet<String>),
+}
+
 /// Work out what exporting `config`'s servers to `path` (a `kind` file) would do.
 pub fn plan_export(
     config: &Config,
@@ -70,16 +83,52 @@ pub fn plan_export(
     path: &Path,
     plugboard: &Path,
 ) -> Result<ExportPlan, ClientError> {
+    plan_export_choice(
+        config,
+        config_dir,
+        kind,
+        path,
+        plugboard,
+        &ExportChoice::All,
+    )
+}
+
+/// [`plan_export`] for the servers of `choice`.
+pub fn plan_export_choice(
+    config: &Config,
+    config_dir: &Path,
+    kind: ClientKind,
+    path: &Path,
+    plugboard: &Path,
+    choice: &ExportChoice,
+) -> Result<ExportPlan, ClientError> {
     let format = kind.format();
     let mut doc = jsonc::read_object_or_empty(path)?;
     let state = ExportState::load(config_dir)?;
     let recorded = state.file(path).cloned().unwrap_or_default();
 
+    let launched: BTreeSet<String> = doc
+        .get(format.servers_key)
+        .and_then(Value::as_object)
+        .map(|entries| {
+            entries
+                .values()
+                .filter_map(launcher_target)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let chosen = |name: &str| match choice {
+        ExportChoice::All => true,
+        ExportChoice::Only(set) => set.contains(name),
+        ExportChoice::Add(set) => set.contains(name) || launched.contains(name),
+    };
     let mut wanted: Vec<String> = vec![];
     let mut disabled = vec![];
     for (name, server) in config.servers() {
         match server {
-            Ok(s) if s.enabled => wanted.push(name),
+            Ok(s) if s.enabled && chosen(&name) => wanted.push(name),
+            Ok(s) if s.enabled => {}
             Ok(_) => disabled.push(name),
             Err(_) => {}
         }
@@ -151,6 +200,8 @@ pub fn plan_export(
             changed = true;
             let why = if disabled.contains(&written.server) {
                 "the server is disabled"
+            } else if config.contains(&written.server) {
+                "the server was not chosen"
             } else {
                 "the server is no longer installed under this name"
             };

@@ -30,7 +30,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use export::{ExportAction, ExportChange, ExportPlan, apply_export, plan_export};
+pub use export::{
+    ExportAction, ExportChange, ExportChoice, ExportPlan, apply_export, plan_export,
+    plan_export_choice,
+};
 pub use import::{
     ImportOptions, ImportPlan, ImportReport, PlannedServer, Skipped, apply_import, plan_import,
     rewrite_source,

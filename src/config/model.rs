@@ -25,6 +25,11 @@ pub fn validate_name(name: &str) -> Result<(), String> {
             "server name `{name}` contains `{bad}`; use only letters, digits, `_` and `-`"
         ));
     }
+    if name.starts_with('-') {
+        return Err(format!(
+            "server name `{name}` starts with `-`, which commands would read as an option; start it with a letter or digit"
+        ));
+    }
     Ok(())
 }
 

@@ -48,10 +48,34 @@ pub enum ConfigError {
     NotFound { name: String },
     #[error("a server named `{name}` already exists; choose another name or remove that one first")]
     Duplicate { name: String },
+    #[error(
+        "a server named `{existing}` already exists, and `{name}` differs from it only in case (the names would collide on case-insensitive file systems); choose another name"
+    )]
+    CaseCollision { name: String, existing: String },
     #[error("{0}")]
     InvalidName(String),
     #[error("server `{name}`: {detail}")]
     Invalid { name: String, detail: String },
+}
+
+fn check_free(
+    servers: &Map<String, Value>,
+    name: &str,
+    except: Option<&str>,
+) -> Result<(), ConfigError> {
+    if servers.contains_key(name) && except != Some(name) {
+        return Err(ConfigError::Duplicate { name: name.into() });
+    }
+    match servers
+        .keys()
+        .find(|k| k.eq_ignore_ascii_case(name) && Some(k.as_str()) != except && k.as_str() != name)
+    {
+        Some(existing) => Err(ConfigError::CaseCollision {
+            name: name.into(),
+            existing: existing.clone(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// A snapshot of the config file.
@@ -68,6 +92,12 @@ impl Config {
 
     pub fn contains(&self, name: &str) -> bool {
         self.servers.contains_key(name)
+    }
+
+    /// Refuse `name` for a new (or renamed) server when it is taken, exactly or by a name that
+    /// differs only in case (`except`: the server being renamed).
+    pub fn check_free(&self, name: &str, except: Option<&str>) -> Result<(), ConfigError> {
+        check_free(&self.servers, name, except)
     }
 
     pub fn len(&self) -> usize {
@@ -145,9 +175,7 @@ impl ConfigStore {
         validate_name(name).map_err(ConfigError::InvalidName)?;
         check_server(name, server)?;
         self.mutate(|doc| {
-            if doc.servers.contains_key(name) {
-                return Err(ConfigError::Duplicate { name: name.into() });
-            }
+            check_free(&doc.servers, name, None)?;
             doc.servers.insert(name.into(), to_value(server));
             Ok(())
         })
@@ -192,9 +220,7 @@ impl ConfigStore {
             if old == new {
                 return parse_server(old, &doc.servers[old]);
             }
-            if doc.servers.contains_key(new) {
-                return Err(ConfigError::Duplicate { name: new.into() });
-            }
+            check_free(&doc.servers, new, Some(old))?;
             let mut server = parse_server(old, &doc.servers[old])?;
             if server.secret_namespace.is_none() {
                 server.secret_namespace = Some(old.to_string());
@@ -408,6 +434,41 @@ mod tests {
 
     fn stdio(cmd: &str) -> ServerConfig {
         ServerConfig::stdio(cmd, vec![])
+    }
+
+    #[test]
+    fn names_differing_only_in_case_or_starting_with_a_dash_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ConfigStore::new(dir.path());
+        store
+            .add("bad-remote", &ServerConfig::stdio("x", vec![]))
+            .unwrap();
+        let err = store
+            .add("Bad-Remote", &ServerConfig::stdio("x", vec![]))
+            .unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::CaseCollision { existing, .. } if existing == "bad-remote"),
+            "{err}"
+        );
+        store
+            .add("other", &ServerConfig::stdio("x", vec![]))
+            .unwrap();
+        assert!(matches!(
+            store.rename("other", "BAD-REMOTE"),
+            Err(ConfigError::CaseCollision { .. })
+        ));
+        // A server may change the case of its own name.
+        store.rename("bad-remote", "Bad-Remote").unwrap();
+        assert!(matches!(
+            store.add("-lead", &ServerConfig::stdio("x", vec![])),
+            Err(ConfigError::InvalidName(_))
+        ));
+        assert!(matches!(
+            store.rename("other", "-other"),
+            Err(ConfigError::InvalidName(_))
+        ));
+        let names: Vec<String> = store.load().unwrap().names().map(String::from).collect();
+        assert_eq!(names, ["Bad-Remote", "other"]);
     }
 
     #[test]

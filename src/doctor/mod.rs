@@ -10,9 +10,11 @@
 //! - [`stdio`]: what a local server's failure means (logs on stdout, a missing environment
 //!   variable named in its stderr);
 //! - [`remote`]: DNS, TLS (the certificate problem named), the endpoint shape (an SSE URL
-//!   configured as streamable HTTP), authorization (OAuth or a token).
+//!   configured as streamable HTTP), authorization (OAuth or a token);
+//! - [`environment`]: the machine before any server: runtimes and the secret store.
 
 pub mod command;
+pub mod environment;
 pub mod remote;
 pub mod stdio;
 

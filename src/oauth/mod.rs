@@ -65,7 +65,7 @@ pub struct OAuthOptions {
 impl Default for OAuthOptions {
     fn default() -> Self {
         OAuthOptions {
-            wait_for_user: Duration::from_secs(120),
+            wait_for_user: Duration::from_secs(300),
             refresh_margin: Duration::from_secs(60),
             http_timeout: Duration::from_secs(30),
             lock_timeout: Duration::from_secs(60),

@@ -66,6 +66,37 @@ pub fn evaluate(probe: &CredentialProbe, result: &CallToolResult) -> Verdict {
     Verdict::Passed
 }
 
+/// Whether a failed probe's text says the server could not reach its service (DNS, refused,
+/// TLS, a timeout, Node's `fetch failed`): that is a network problem, not a verdict on the
+/// credentials.
+pub fn is_network_failure(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    [
+        "fetch failed",
+        "enotfound",
+        "eai_again",
+        "getaddrinfo",
+        "econnrefused",
+        "econnreset",
+        "etimedout",
+        "ehostunreach",
+        "enetunreach",
+        "socket hang up",
+        "network error",
+        "networkerror",
+        "connection refused",
+        "name or service not known",
+        "failed to resolve",
+        "dns error",
+        "certificate",
+        "tls handshake",
+        "ssl routines",
+        "unable to verify the first certificate",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle))
+}
+
 /// The failure for a verdict other than [`Verdict::Passed`].
 pub fn failure(server: &str, probe: &CredentialProbe, verdict: &Verdict) -> Option<Failure> {
     let tool = &probe.tool;
@@ -78,6 +109,15 @@ pub fn failure(server: &str, probe: &CredentialProbe, verdict: &Verdict) -> Opti
                 "the credential probe `{tool}` failed: the token was rejected ({value}). Update it \
                  with `plugboard edit {server} --credential`"
             ),
+        )),
+        Verdict::Failed(text) if is_network_failure(text) => Some(Failure::new(
+            ErrorKind::Connection,
+            format!(
+                "the server started, but its credential check `{tool}` could not reach the \
+                 service (network): {text}"
+            ),
+            "the credentials were not checked: the server cannot reach its service from this \
+             machine; check the network, a proxy or VPN, then test again",
         )),
         Verdict::Failed(text) => {
             let detail = if text.is_empty() {
@@ -144,6 +184,17 @@ mod tests {
             evaluate(&p, &structured),
             Verdict::Rejected("not_authed".into())
         );
+        let offline = failure("slack", &p, &Verdict::Failed("fetch failed".into())).unwrap();
+        assert_eq!(offline.kind, ErrorKind::Connection);
+        assert!(offline.error.contains("network"));
+        for text in [
+            "getaddrinfo ENOTFOUND slack.com",
+            "connect ECONNREFUSED 1.2.3.4:443",
+            "self-signed certificate in certificate chain",
+        ] {
+            assert!(is_network_failure(text), "{text}");
+        }
+        assert!(!is_network_failure("invalid_auth"));
         let f = failure("slack", &p, &Verdict::Rejected("invalid_auth".into())).unwrap();
         assert_eq!(
             f.hint,

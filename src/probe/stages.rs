@@ -361,7 +361,21 @@ async fn stages<P: FnMut(StageEvent)>(
                         &err,
                         &obs,
                     );
-                    if failure.kind == ErrorKind::Server {
+                    if failure.kind == ErrorKind::Server
+                        && credential::is_network_failure(&failure.error)
+                    {
+                        failure = Failure::new(
+                            ErrorKind::Connection,
+                            format!(
+                                "the server started, but its credential check `{}` could not \
+                                 reach the service (network): {}",
+                                probe.tool, failure.error
+                            ),
+                            "the credentials were not checked: the server cannot reach its \
+                             service from this machine; check the network, a proxy or VPN, \
+                             then test again",
+                        );
+                    } else if failure.kind == ErrorKind::Server {
                         failure = Failure::new(
                             ErrorKind::Credentials,
                             format!(

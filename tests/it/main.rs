@@ -7,6 +7,7 @@ mod api_tryit;
 mod architecture;
 mod catalog_files;
 mod cli_call;
+mod cli_input;
 mod cli_servers;
 mod cli_test;
 mod clients_formats;

@@ -5,7 +5,7 @@
 //   node ui/e2e/app.e2e.mjs      (expects the app, the fixture and tauri-driver to be built)
 
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -16,6 +16,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const APP = process.env.PLUGBOARD_APP_BIN ?? join(root, "src-tauri/target/debug/plugboard-app");
 const FIXTURE = join(root, "target/debug/mcp-fixture");
 const OAUTH_SERVER = join(root, "target/debug/oauth-server");
+const CLI = join(root, "target/debug/plugboard");
 const DRIVER = process.env.TAURI_DRIVER ?? join(root, ".tools/bin/tauri-driver");
 const SHOTS = join(root, "target/e2e-screenshots");
 const TOKEN = "e2e-Token-7f3c91-value";
@@ -24,7 +25,7 @@ const BEARER = "bearer-Secret-e2e-5521";
 // A name no other process has, to find the silent server's process (and check it is gone).
 const SILENT = `silent-e2e-${process.pid}`;
 
-for (const [what, path] of [["app", APP], ["fixture", FIXTURE], ["OAuth fixture", OAUTH_SERVER], ["tauri-driver", DRIVER]]) {
+for (const [what, path] of [["app", APP], ["fixture", FIXTURE], ["OAuth fixture", OAUTH_SERVER], ["CLI", CLI], ["tauri-driver", DRIVER]]) {
   if (!existsSync(path)) {
     console.error(`e2e: the ${what} is missing at ${path}; run scripts/test-app`);
     process.exit(2);
@@ -34,8 +35,24 @@ for (const [what, path] of [["app", APP], ["fixture", FIXTURE], ["OAuth fixture"
 const work = mkdtempSync(join(tmpdir(), "plugboard-e2e-"));
 const home = join(work, "home");
 const catalogDir = join(work, "catalog");
+// The user's home as the app sees it: other MCP apps' files live here, never the real ones.
+const userHome = join(work, "user");
 mkdirSync(home);
 mkdirSync(catalogDir);
+mkdirSync(join(userHome, ".cursor"), { recursive: true });
+mkdirSync(join(userHome, ".config"), { recursive: true });
+// Cursor already has a GitHub server with a plaintext token (what Import is for).
+const CURSOR_TOKEN = "ghp_e2eCursorPlaintext0123456789abcdef";
+const cursorFile = join(userHome, ".cursor", "mcp.json");
+writeFileSync(
+  cursorFile,
+  JSON.stringify({
+    mcpServers: {
+      "cursor-gh": { url: "https://api.githubcopilot.com/mcp/", headers: { Authorization: `Bearer ${CURSOR_TOKEN}` } },
+    },
+  }),
+);
+const claudeFile = join(userHome, ".config", "Claude", "claude_desktop_config.json");
 mkdirSync(SHOTS, { recursive: true });
 writeFileSync(
   join(catalogDir, "e2e-fixture.json"),
@@ -155,7 +172,17 @@ async function startDriver(extraEnv = {}) {
   const nativePort = await freePort();
   driver = spawn(DRIVER, ["--port", String(port), "--native-port", String(nativePort), "--native-driver", "/usr/bin/WebKitWebDriver"], {
     // BROWSER=true: xdg-open "opens" sign-in pages into nothing; the test follows them itself.
-    env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_CATALOG_DIR: catalogDir, BROWSER: "true", ...extraEnv },
+    env: {
+      ...process.env,
+      PLUGBOARD_HOME: home,
+      PLUGBOARD_CATALOG_DIR: catalogDir,
+      BROWSER: "true",
+      HOME: userHome,
+      XDG_CONFIG_HOME: join(userHome, ".config"),
+      // The `plugboard` CLI that launchers written into other apps name.
+      PATH: `${dirname(CLI)}:${process.env.PATH}`,
+      ...extraEnv,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   driver.stderr.on("data", (d) => process.env.E2E_VERBOSE && process.stderr.write(d));
@@ -193,11 +220,20 @@ async function shot(name) {
   writeFileSync(join(SHOTS, `${name}.png`), await s.screenshot());
 }
 
+/** Uncaught errors and unhandled rejections the window recorded since the last call (see
+ * ui/src/lib/windowErrors.ts); the list is emptied. */
+async function windowErrors() {
+  if (!s) return [];
+  return (await s.execute("const e = window.__plugboardErrors || []; window.__plugboardErrors = []; return e;")) ?? [];
+}
+
 const results = [];
 async function step(name, fn) {
   const t0 = Date.now();
   try {
     await fn();
+    const errors = await windowErrors();
+    if (errors.length) throw new Error(`the window reported ${errors.length} error(s): ${errors.map((e) => `${e.kind}: ${e.message}`).join(" | ")}`);
     results.push({ name, ok: true, ms: Date.now() - t0 });
     console.log(`  ok    ${name} (${Date.now() - t0} ms)`);
   } catch (e) {
@@ -264,6 +300,52 @@ try {
     await shot("01-marketplace");
   });
 
+  await step("every catalog entry's install form renders, with each of its options and fields", async () => {
+    // The fields each option's form must show, worked out from the catalog files themselves
+    // (independently of the core's form engine), in the engine's order.
+    const expected = (option) => {
+      const t = option.transport;
+      const keys =
+        t.type === "stdio"
+          ? [...(t.env_fields ?? []), ...(t.arg_fields ?? [])].map((f) => f.key)
+          : [...(t.url_editable ? ["url"] : []), ...(t.header_fields ?? []).map((f) => f.key)];
+      const a = option.auth;
+      if (a.type === "api_key" || a.type === "bearer") keys.push(a.credential.secret_name);
+      if (a.type === "oauth2" && a.oauth.registration === "pre_registered") keys.push("client_id", "client_secret");
+      return keys;
+    };
+    const files = [join(root, "catalog"), catalogDir].flatMap((dir) =>
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".json") && f !== "catalog.schema.json")
+        .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8"))),
+    );
+    if (files.length < 60) throw new Error(`only ${files.length} catalog entries`);
+    const fieldsShown = () =>
+      s.execute("return [...document.querySelectorAll('[data-testid=\"install-modal\"] [data-field]')].map((e) => e.dataset.field)");
+    let forms = 0;
+    for (const entry of files) {
+      await (await s.waitFor(`[data-testid="catalog-card"][data-entry="${entry.id}"]`, { what: `the card of ${entry.id}` })).click();
+      const body = await s.waitFor('[data-testid="install-body"]:not([data-state="loading"])', { timeout: 10000, what: `the form of ${entry.id} to load` });
+      if ((await body.attr("data-state")) !== "ready") throw new Error(`${entry.id}: ${await body.text()}`);
+      for (const option of entry.options) {
+        if (entry.options.length > 1) await (await s.find(`[data-testid="option-${option.id}"]`)).click();
+        const want = expected(option);
+        await s.waitUntil(async () => JSON.stringify(await fieldsShown()) === JSON.stringify(want), {
+          timeout: 5000,
+          what: `${entry.id}/${option.id} to show the fields ${JSON.stringify(want)} (shows ${JSON.stringify(await fieldsShown())})`,
+        });
+        if (await s.execute("return !!document.querySelector('[data-testid=\"install-render-error\"]')")) throw new Error(`${entry.id}/${option.id} could not be shown`);
+        forms++;
+        if (entry.id === "github" && option.id === entry.options[0].id) await shot("00-github-install-form");
+      }
+      const errors = await windowErrors();
+      if (errors.length) throw new Error(`${entry.id}: the window reported ${errors.map((e) => e.message).join(" | ")}`);
+      await s.keys("\uE00C");
+      await s.waitGone('[data-testid="install-modal"]');
+    }
+    timings.forms = `${files.length} entries, ${forms} forms`;
+  });
+
   await step("search and category filter", async () => {
     await fill('[data-testid="market-search"]', "accepts only the right token");
     await s.waitUntil(async () => (await s.findAll('[data-testid="catalog-card"]')).length === 1, { what: "one search hit" });
@@ -280,6 +362,11 @@ try {
     await shot("03-search-empty");
     await fill('[data-testid="market-search"]', "");
     await s.waitUntil(async () => (await s.findAll('[data-testid="catalog-card"]')).length > 20, { what: "all cards back" });
+    // "/" (and Ctrl+K) focus the search from anywhere on the page.
+    await (await s.find("#market-title")).click();
+    await s.keys("/");
+    await s.waitUntil(async () => (await s.execute("return document.activeElement?.dataset?.testid ?? null")) === "market-search", { what: "/ to focus the search" });
+    if ((await (await s.find('[data-testid="market-search"]')).prop("value")) !== "") throw new Error("the / was typed into the search");
   });
 
   await step("keyboard: Tab to a card, Enter opens it, Escape closes and returns focus", async () => {
@@ -289,8 +376,8 @@ try {
     if ((await active()) !== "e2e-fixture") throw new Error(`Tab did not reach the first card (at ${await active()})`);
     await s.keys("\uE007");
     await s.waitFor('[data-testid="install-modal"]');
-    const inside = await s.execute("return !!document.activeElement.closest('[role=dialog]')");
-    if (!inside) throw new Error("focus did not move into the dialog");
+    // Focus starts on the first field of the form, not on the close button.
+    await s.waitUntil(async () => (await active()) === "field-TOKEN", { what: "focus on the first field (at " + (await active()) + ")" });
     await s.keys("\uE00C");
     await s.waitGone('[data-testid="install-modal"]');
     await s.waitUntil(async () => (await active()) === "e2e-fixture", { what: "focus back on the card" });
@@ -312,7 +399,10 @@ try {
     if (body.includes(WRONG)) throw new Error("the token is shown in the failure");
     await shot("04-install-test-failed");
     await (await s.find('[data-testid="field-TOKEN"]')).click();
-    await s.keys("\uE00C"); // Escape closes the modal
+    await s.keys("\uE00C"); // Escape: a typed secret would be lost, so it asks first
+    await s.waitFor('[data-testid="confirm-dialog"]', { what: "the question before discarding a typed token" });
+    await shot("04b-discard-typed-secret");
+    await (await s.find('[data-testid="confirm"]')).click();
     await s.waitGone('[data-testid="install-modal"]');
     if (config().includes('"fx"')) throw new Error("a failed test saved the server");
     const kr = keyring();
@@ -324,8 +414,10 @@ try {
     await s.waitFor('[data-testid="field-TOKEN"]');
     await fill('[data-testid="field-name"]', "fx");
     await fill('[data-testid="field-TOKEN"]', TOKEN);
-    await (await s.find('[data-testid="test-connection"]')).click();
-    await s.waitFor('[data-testid="test-verified"]', { timeout: 20000 });
+    await s.keys("\uE007"); // Enter in the field runs the test
+    await s.waitFor('[data-testid="test-verified"]', { timeout: 20000, what: "Enter to run the test, and its verdict" });
+    const save = await s.find('[data-testid="save-server"]');
+    if ((await save.attr("data-proven")) !== "true") throw new Error("a verified test does not make Save the next step");
     await shot("05-install-verified");
     await (await s.find('[data-testid="save-server"]')).click();
     await s.waitGone('[data-testid="install-modal"]');
@@ -339,11 +431,21 @@ try {
     await (await s.find('[data-entry="e2e-silent"]')).click();
     await s.waitFor('[data-testid="install-modal"] [data-testid="test-connection"]');
     await (await s.find('[data-testid="test-connection"]')).click();
-    await s.waitFor('[data-stage="initialize"]', { timeout: 10000, what: "the handshake stage" });
+    await s.waitFor('[data-stage="initialize"], [data-stage="discover"]', { timeout: 10000, what: "the handshake stage" });
+    // Focus stays on the test's button (now Cancel), the running stage shows its time, and a
+    // line explains a slow start.
+    const focused = await s.execute("return document.activeElement?.dataset?.testid ?? null");
+    if (focused !== "cancel-test") throw new Error(`focus left the test button (${focused})`);
+    const first = await text('[data-testid="stage-elapsed"]');
+    await s.waitFor('[data-testid="slow-start"]', { timeout: 10000, what: "the still-starting line" });
+    const later = await text('[data-testid="stage-elapsed"]');
+    if (first === later) throw new Error(`the elapsed time does not move (${first})`);
     await shot("05b-test-running");
     if (spawnSync("pgrep", ["-f", SILENT]).status !== 0) throw new Error("the silent server is not running during its test");
     await (await s.find('[data-testid="cancel-test"]')).click();
     await s.waitFor('[data-testid="test-connection"]', { timeout: 5000, what: "the test to stop" });
+    await s.waitFor('[data-testid="test-cancelled"]', { what: "the cancelled state" });
+    await shot("05c-test-cancelled");
     await s.waitUntil(() => spawnSync("pgrep", ["-f", SILENT]).status !== 0, {
       timeout: 5000,
       what: "the cancelled server process to be gone",
@@ -360,6 +462,18 @@ try {
     const state = await healthOf("fx");
     if (state !== "verified") throw new Error(`health ${state}`);
     await shot("06-installed");
+  });
+
+  await step("config changes made outside the app show up without a restart", async () => {
+    const r = spawnSync(CLI, ["add", "outside", "--stdio", "--no-test", "--", FIXTURE, "--name", "outside"], {
+      env: { ...process.env, PLUGBOARD_HOME: home },
+      encoding: "utf8",
+    });
+    if (r.status !== 0) throw new Error(`plugboard add: ${r.stderr}`);
+    await s.waitFor(card("outside"), { timeout: 8000, what: "the server added by the CLI to appear" });
+    const r2 = spawnSync(CLI, ["remove", "outside"], { env: { ...process.env, PLUGBOARD_HOME: home }, encoding: "utf8" });
+    if (r2.status !== 0) throw new Error(`plugboard remove: ${r2.stderr}`);
+    await s.waitGone(card("outside"), 8000);
   });
 
   await step("toggle off, restart, state kept, toggle on", async () => {
@@ -390,6 +504,10 @@ try {
     await s.waitFor('[data-testid="custom-editor"] [data-testid="custom-name"]');
     await fill('[data-testid="custom-name"]', "fx2");
     await fill("#c-timeout", "45");
+    const saveBtn = await s.find('[data-testid="custom-save"]');
+    if ((await saveBtn.prop("disabled")) !== true) throw new Error("the editor saves before a test");
+    await (await s.find('[data-testid="custom-test"]')).click();
+    await s.waitFor('[data-testid="custom-editor"] [data-testid="test-verified"]', { timeout: 20000, what: "the editor's test (kept token from the keyring)" });
     await shot("08-editor");
     await (await s.find('[data-testid="custom-save"]')).click();
     await s.waitGone('[data-testid="custom-editor"]');
@@ -408,20 +526,55 @@ try {
     await (await s.find('[data-testid="nav-add-custom"]')).click();
     await s.waitFor('[data-testid="custom-name"]');
     await fill('[data-testid="custom-name"]', "bad name");
-    await (await s.find('[data-testid="custom-save"]')).click();
-    await s.waitFor('[data-testid="custom-editor"] .field-error');
+    await s.waitFor('[data-testid="custom-name-error"]', { what: "the name error while typing" });
     await shot("09-custom-validation");
+    // Names differing only in case from an existing one, or starting with "-", are refused.
+    await fill('[data-testid="custom-name"]', "FX2");
+    await s.waitUntil(async () => (await text('[data-testid="custom-name-error"]')).includes("only in case"), { what: "the case rule" });
+    await fill('[data-testid="custom-name"]', "-lead");
+    await s.waitUntil(async () => (await text('[data-testid="custom-name-error"]')).includes("leading -"), { what: "the leading - rule" });
     await fill('[data-testid="custom-name"]', "remote-api");
     await (await s.find('[data-testid="transport-shttp"]')).click();
     await fill('[data-testid="custom-url"]', "http://127.0.0.1:9/mcp");
     await select('[data-testid="custom-auth"]', "bearer");
     await fill('[data-testid="custom-secret"]', BEARER);
-    await (await s.find('[data-testid="custom-save"]')).click();
+    await (await s.find('[data-testid="custom-test"]')).click();
+    const refused = await s.waitFor('[data-testid="custom-editor"] [data-testid="test-failed"]', { timeout: 20000, what: "the unreachable URL to fail before saving" });
+    if ((await refused.attr("data-kind")) !== "connection") throw new Error(`kind ${await refused.attr("data-kind")}`);
+    await (await s.find('[data-testid="custom-save-anyway"]')).click();
     await s.waitGone('[data-testid="custom-editor"]');
     await (await s.find('[data-testid="nav-installed"]')).click();
     await s.waitFor(card("remote-api"));
     await s.waitUntil(async () => (await healthOf("remote-api")) === "failed", { timeout: 20000, what: "the unreachable server to fail" });
     await shot("10-installed-two");
+  });
+
+  await step("custom editor: a pasted command line is split, tested, added; Rename and Remove on its page", async () => {
+    await (await s.find('[data-testid="nav-add-custom"]')).click();
+    await s.waitFor('[data-testid="custom-paste-section"]');
+    await (await s.find('[data-testid="custom-paste-section"] summary')).click();
+    await fill('[data-testid="custom-paste"]', `${FIXTURE} --name "pasted server"`);
+    await (await s.find('[data-testid="custom-paste-apply"]')).click();
+    await s.waitUntil(async () => (await (await s.find('[data-testid="custom-command"]')).prop("value")) === FIXTURE, { what: "the command to be split off" });
+    const args = await (await s.find('[data-testid="custom-args"]')).prop("value");
+    if (args !== "--name\npasted server") throw new Error(`arguments: ${JSON.stringify(args)}`);
+    await fill('[data-testid="custom-name"]', "pasted");
+    await (await s.find('[data-testid="custom-test"]')).click();
+    await s.waitFor('[data-testid="custom-editor"] [data-testid="test-working"]', { timeout: 20000, what: "the pasted server to work" });
+    await shot("09b-custom-pasted");
+    await (await s.find('[data-testid="custom-save"]')).click();
+    await s.waitGone('[data-testid="custom-editor"]');
+    // A new server opens on its own page, with the editor's test as its health.
+    await s.waitUntil(async () => (await text("#detail-title")) === "pasted", { what: "the new server's page" });
+    await s.waitUntil(async () => (await (await s.find('[data-testid="server-detail"] [data-testid="health"]')).attr("data-state")) === "working", { what: "Working (green)" });
+    await (await s.find('[data-testid="detail-rename"]')).click();
+    await fill('[data-testid="rename-input"]', "Pasted-Two");
+    await (await s.find('[data-testid="rename-submit"]')).click();
+    await s.waitUntil(async () => (await text("#detail-title")) === "Pasted-Two", { what: "the renamed page" });
+    await (await s.find('[data-testid="detail-remove"]')).click();
+    await (await s.waitFor('[data-testid="confirm"]')).click();
+    await s.waitFor('[data-testid="installed-list"]', { what: "back on Installed" });
+    if (config().includes("Pasted-Two")) throw new Error("not removed");
   });
 
   await step("tools changed: the card says so, the review shows the diff, Approve clears it", async () => {
@@ -453,6 +606,60 @@ try {
     await s.waitFor(card("fx2"));
   });
 
+  await step("import from Cursor (its token moves to the keyring), then use a chosen server in Claude Desktop", async () => {
+    await (await s.find('[data-testid="nav-clients"]')).click();
+    await (await s.waitFor('[data-testid="client-row"][data-client="cursor"] [data-testid="client-import"]', { what: "Import on Cursor's row" })).click();
+    await s.waitFor('[data-testid="import-dialog"] [data-testid="import-server"][data-entry="cursor-gh"]');
+    await shot("18b-import-from-cursor");
+    await (await s.find('[data-testid="import-confirm"]')).click();
+    await s.waitFor('[data-testid="import-done"]', { timeout: 15000 });
+    await (await s.find('[data-testid="import-dialog"] footer .btn.primary')).click();
+    await s.waitGone('[data-testid="import-dialog"]');
+    if (config().includes(CURSOR_TOKEN)) throw new Error("the imported token is in Plugboard's config");
+    if (readFileSync(cursorFile, "utf8").includes(CURSOR_TOKEN)) throw new Error("the token stayed in Cursor's file");
+    const kr = keyring();
+    if (kr !== null && !kr.includes(CURSOR_TOKEN)) throw new Error("the imported token is not in the keyring");
+
+    // Claude Desktop: choose only fx2; the preview shows exactly that; then confirm.
+    await (await s.waitFor('[data-testid="client-row"][data-client="claude-desktop"] [data-testid="client-export"]')).click();
+    await s.waitFor('[data-testid="export-dialog"] [data-testid="export-server"]', { what: "the server checklist" });
+    for (const row of await s.findAll('[data-testid="export-server"]')) {
+      const name = await row.attr("data-name");
+      const box = await row.find("input");
+      if ((await box.prop("checked")) !== (name === "fx2")) await box.click();
+    }
+    await s.waitUntil(async () => {
+      const changes = await Promise.all((await s.findAll('[data-testid="export-change"]')).map((c) => c.text()));
+      return changes.length === 1 && changes[0].includes("fx2");
+    }, { what: "a preview of exactly fx2" });
+    if (!(await text('[data-testid="export-json"]')).includes('"run"')) throw new Error("the preview does not show the launcher");
+    await shot("18c-use-in-preview");
+    await (await s.find('[data-testid="export-confirm"]')).click();
+    const hint = await s.waitFor('[data-testid="export-apply-hint"]', { timeout: 10000 });
+    if (!(await hint.text()).includes("Restart Claude Desktop")) throw new Error(`apply hint: ${await hint.text()}`);
+    const written = JSON.parse(readFileSync(claudeFile, "utf8"));
+    if (Object.keys(written.mcpServers).join() !== "fx2") throw new Error(`Claude Desktop got ${Object.keys(written.mcpServers)}`);
+    await (await s.find('[data-testid="export-close"]')).click();
+    await s.waitGone('[data-testid="export-dialog"]');
+
+    // "Add to Cursor" on one server's page adds that server only.
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await (await (await s.waitFor(card("ghost"))).find('[data-testid="server-name"]')).click();
+    await (await s.waitFor('[data-testid="use-in"] [data-client="cursor"] [data-testid="use-in-add"]')).click();
+    await s.waitUntil(async () => {
+      const changes = await Promise.all((await s.findAll('[data-testid="export-change"]')).map((c) => c.attr("data-action")));
+      return changes.includes("add");
+    }, { what: "the preview of adding ghost to Cursor" });
+    await (await s.find('[data-testid="export-confirm"]')).click();
+    await s.waitFor('[data-testid="export-apply-hint"]', { timeout: 10000 });
+    await (await s.find('[data-testid="export-close"]')).click();
+    const cursor = JSON.parse(readFileSync(cursorFile, "utf8")).mcpServers;
+    if (!cursor.ghost || cursor.fx2) throw new Error(`Cursor got ${Object.keys(cursor)}`);
+    await s.waitFor('[data-testid="use-in"] [data-client="cursor"] .chip.ok', { what: "ghost in use in Cursor" });
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await s.waitFor(card("fx2"));
+  });
+
   await step("doctor: a missing command is named with its fix, from the card and for all servers", async () => {
     await (await (await s.find(card("ghost"))).find('[data-testid="server-diagnose"]')).click();
     await s.waitFor('[data-testid="doctor-panel"]');
@@ -474,6 +681,8 @@ try {
     await (await s.find('[data-testid="nav-doctor"]')).click();
     await (await s.waitFor('[data-testid="doctor-run"]')).click();
     await s.waitFor('[data-testid="doctor-server"][data-name="fx2"]', { timeout: 30000, what: "the report of every server" });
+    await s.waitFor('[data-testid="doctor-environment"] [data-testid="doctor-finding"][data-code="environment.keyring_ok"]', { what: "the machine's check (keyring)" });
+    if (/\b(command|probe|remote|runtime)\.[a-z_]+\b/.test(await text('[data-testid="doctor-panel"]'))) throw new Error("the doctor shows internal codes");
     const names = await Promise.all((await s.findAll('[data-testid="doctor-server"]')).map((e) => e.attr("data-name")));
     for (const n of ["ghost", "fx2", "oauth-demo"]) if (!names.includes(n)) throw new Error(`${n} missing from ${names}`);
     // fx2 works (its tools mention ~/.ssh, so it may carry a warning about that).
@@ -504,6 +713,8 @@ try {
     // Earlier toasts sit over the dialog's footer: dismiss them first.
     for (const t of await s.findAll('[data-testid="toast"] button')) await t.click();
     await s.waitGone('[data-testid="toast"]');
+    await (await s.find('[data-testid="custom-test"]')).click();
+    await s.waitFor('[data-testid="custom-editor"] [data-testid="test-working"]', { timeout: 20000, what: "a working server without credentials (green)" });
     await (await s.find('[data-testid="custom-save"]')).click();
     await s.waitGone('[data-testid="custom-editor"]');
     await s.waitFor('[data-testid="doctor-server"][data-name="ghost"] [data-testid="doctor-finding"][data-code="probe.ok"]', {
@@ -556,7 +767,7 @@ try {
       what: "the test after signing in",
     });
     const after = await healthOf("oauth-demo");
-    if (!["verified", "connectivity-only"].includes(after)) {
+    if (!["verified", "working", "connectivity-only"].includes(after)) {
       const record = join(home, "health", "oauth-demo.json");
       const why = existsSync(record) ? JSON.stringify(JSON.parse(readFileSync(record, "utf8")).result).slice(0, 600) : after;
       throw new Error(`the test after signing in did not pass: ${why}`);
@@ -566,15 +777,86 @@ try {
     await s.waitGone('[data-testid="oauth-dialog"]');
   });
 
+  await step("a custom server whose 401 advertises OAuth: Sign in on its card switches it to OAuth and tests it", async () => {
+    await (await s.find('[data-testid="nav-add-custom"]')).click();
+    await fill('[data-testid="custom-name"]', "oauth-custom");
+    await (await s.find('[data-testid="transport-shttp"]')).click();
+    await fill('[data-testid="custom-url"]', `http://127.0.0.1:${oauthPort}/mcp`);
+    // The editor offers OAuth as an auth mode, with its optional fields.
+    await select('[data-testid="custom-auth"]', "oauth2");
+    await s.waitFor('[data-testid="custom-oauth"] [data-testid="custom-oauth-client"]');
+    await select('[data-testid="custom-auth"]', "none");
+    await (await s.find('[data-testid="custom-test"]')).click();
+    const failed = await s.waitFor('[data-testid="custom-editor"] [data-testid="test-failed"]', { timeout: 20000 });
+    if ((await failed.attr("data-kind")) !== "unauthorized") throw new Error(`kind ${await failed.attr("data-kind")}`);
+    await (await s.find('[data-testid="custom-save-anyway"]')).click();
+    await s.waitGone('[data-testid="custom-editor"]');
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await s.waitUntil(async () => (await healthOf("oauth-custom")) === "failed", { timeout: 20000, what: "the 401 on its card" });
+    await (await (await s.find(card("oauth-custom"))).find('[data-testid="server-signin"]')).click();
+    const urlField = await s.waitFor('[data-testid="oauth-url"]', { timeout: 15000, what: "the sign-in to await the user" });
+    await s.waitFor('[data-testid="oauth-copy"]');
+    const consent = await fetch(await urlField.prop("value"), { redirect: "manual" });
+    await (await s.find('[data-testid="oauth-paste-section"] summary')).click();
+    await fill('[data-testid="oauth-paste"]', consent.headers.get("location"));
+    await (await s.find('[data-testid="oauth-paste-submit"]')).click();
+    await s.waitFor('[data-testid="oauth-succeeded"]', { timeout: 20000, what: "Signed in, after the test passed" });
+    await shot("16b-custom-oauth-signed-in-and-tested");
+    const auth = JSON.parse(config()).servers["oauth-custom"].auth;
+    if (auth?.type !== "oauth2") throw new Error(`auth is ${JSON.stringify(auth)}`);
+    await (await s.find('[data-testid="oauth-dialog"] footer .btn')).click();
+    await s.waitGone('[data-testid="oauth-dialog"]');
+    if (!["verified", "working", "connectivity-only"].includes(await healthOf("oauth-custom"))) throw new Error("the card does not show the passing test");
+  });
+
+  await step("a custom server with OAuth chosen in the editor: Add and sign in", async () => {
+    await (await s.find('[data-testid="nav-add-custom"]')).click();
+    await fill('[data-testid="custom-name"]', "oauth-editor");
+    await (await s.find('[data-testid="transport-shttp"]')).click();
+    await fill('[data-testid="custom-url"]', `http://127.0.0.1:${oauthPort}/mcp`);
+    await select('[data-testid="custom-auth"]', "oauth2");
+    await fill('[data-testid="custom-oauth-scopes"]', "mcp:read");
+    await (await s.find('[data-testid="custom-save-signin"]')).click();
+    const urlField = await s.waitFor('[data-testid="oauth-url"]', { timeout: 15000, what: "the sign-in to start on its own" });
+    const consent = await fetch(await urlField.prop("value"), { redirect: "manual" });
+    await (await s.find('[data-testid="oauth-paste-section"] summary')).click();
+    await fill('[data-testid="oauth-paste"]', consent.headers.get("location"));
+    await (await s.find('[data-testid="oauth-paste-submit"]')).click();
+    await s.waitFor('[data-testid="oauth-succeeded"]', { timeout: 20000 });
+    await (await s.find('[data-testid="oauth-dialog"] footer .btn')).click();
+    await s.waitGone('[data-testid="oauth-dialog"]');
+  });
+
+  await step("Installed: sorted by status, filtered to the failed ones, Test all summed up", async () => {
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await (await s.waitFor('[data-testid="test-all"]')).click();
+    await s.waitFor('[data-testid="test-all-summary"]', { timeout: 60000, what: "the summary of Test all" });
+    const summary = await text('[data-testid="test-all-summary"]');
+    if (!/Tested \d+ servers: \d+ working, \d+ failed/.test(summary)) throw new Error(`summary: ${summary}`);
+    await select('[data-testid="installed-sort"]', "status");
+    await s.waitUntil(async () => {
+      const states = await Promise.all((await s.findAll('[data-testid="server-card"] [data-testid="health"]')).map((h) => h.attr("data-state")));
+      return states.length > 1 && states[0] === "failed" && states.indexOf("failed") <= states.findIndex((x) => x !== "failed");
+    }, { what: "failed servers first" });
+    await (await s.find('[data-testid="status-failed"]')).click();
+    await s.waitUntil(async () => {
+      const states = await Promise.all((await s.findAll('[data-testid="server-card"] [data-testid="health"]')).map((h) => h.attr("data-state")));
+      return states.length > 0 && states.every((x) => x === "failed");
+    }, { what: "only the failed servers" });
+    await shot("23-installed-sorted-filtered");
+    await (await s.find('[data-testid="status-all"]')).click();
+    await select('[data-testid="installed-sort"]', "order");
+  });
+
   await step("the config file holds no secret", async () => {
     // The fixture's own command line carries the expected token (`--expect-env TOKEN=…`), so
     // look everywhere but the args.
     const parsed = JSON.parse(config());
     for (const server of Object.values(parsed.servers)) delete server.args;
     const c = JSON.stringify(parsed);
-    for (const secret of [TOKEN, WRONG, BEARER]) if (c.includes(secret)) throw new Error(`a secret is in the config file: ${c}`);
+    for (const secret of [TOKEN, WRONG, BEARER, CURSOR_TOKEN]) if (c.includes(secret)) throw new Error(`a secret is in the config file: ${c}`);
     if (!c.includes('"secret"')) throw new Error("expected secret references in the config");
-    const files = spawnSync("grep", ["-rl", "-e", WRONG, "-e", BEARER, home], { encoding: "utf8" }).stdout.trim();
+    const files = spawnSync("grep", ["-rl", "-e", WRONG, "-e", BEARER, "-e", CURSOR_TOKEN, home], { encoding: "utf8" }).stdout.trim();
     if (files) throw new Error(`a secret was written to ${files}`);
   });
 
@@ -723,7 +1005,7 @@ try {
 const passed = results.filter((r) => r.ok).length;
 const failed = results.length - passed + (exitCode && results.every((r) => r.ok) ? 1 : 0);
 console.log(
-  `e2e: wall ${((Date.now() - started) / 1000).toFixed(1)} s; app start to interactive marketplace ${timings.firstLaunch ?? "?"} ms (restart ${timings.relaunch ?? "?"} ms); memory of the app's processes ${timings.rssMb ?? "?"} MB RSS; screenshots in target/e2e-screenshots/`,
+  `e2e: wall ${((Date.now() - started) / 1000).toFixed(1)} s; ${timings.forms ?? "?"} rendered; app start to interactive marketplace ${timings.firstLaunch ?? "?"} ms (restart ${timings.relaunch ?? "?"} ms); memory of the app's processes ${timings.rssMb ?? "?"} MB RSS; screenshots in target/e2e-screenshots/`,
 );
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -19,7 +19,13 @@ export const commands = {
 	/**  `value` travels UI → core only; the answer says only that the credential is now set. */
 	updateCredentials: (name: string, key: string, value: string) => typedError<ServerView, ApiError>(__TAURI_INVOKE("update_credentials", { name, key, value })),
 	customServer: (name: string) => typedError<CustomServer, ApiError>(__TAURI_INVOKE("custom_server", { name })),
-	saveCustomServer: (original: string | null, server: CustomServer) => typedError<ServerView, ApiError>(__TAURI_INVOKE("save_custom_server", { original, server })),
+	saveCustomServer: (original: string | null, server: CustomServer, testId: string | null) => typedError<ServerView, ApiError>(__TAURI_INVOKE("save_custom_server", { original, server, testId })),
+	/**  Test the custom editor's server before saving it (typed secrets stay in memory). */
+	testCustom: (testId: string, original: string | null, server: CustomServer, onProgress: Channel<StageProgress>) => typedError<TestReport, ApiError>(__TAURI_INVOKE("test_custom", { testId, original, server, onProgress })),
+	/**  The servers in a text pasted into the custom editor (a command line or a JSON snippet). */
+	parseCustomPaste: (text: string) => typedError<CustomServer[], ApiError>(__TAURI_INVOKE("parse_custom_paste", { text })),
+	/**  A stamp of the config file, to notice changes made outside the app. */
+	configStamp: () => __TAURI_INVOKE<string>("config_stamp"),
 	/**  Open an https link (docs, help) in the user's browser. */
 	openExternal: (url: string) => typedError<null, ApiError>(__TAURI_INVOKE("open_external", { url })),
 	/**
@@ -37,6 +43,8 @@ export const commands = {
 	oauthOpen: (job: string) => typedError<null, ApiError>(__TAURI_INVOKE("oauth_open", { job })),
 	/**  Complete a sign-in with the URL the browser was redirected to. */
 	oauthPaste: (job: string, redirectUrl: string) => typedError<JobStatus, ApiError>(__TAURI_INVOKE("oauth_paste", { job, redirectUrl })),
+	/**  After a sign-in succeeded: a server without auth becomes an OAuth server. */
+	oauthComplete: (job: string) => typedError<ServerView, ApiError>(__TAURI_INVOKE("oauth_complete", { job })),
 	oauthCancel: (job: string) => typedError<JobStatus, ApiError>(__TAURI_INVOKE("oauth_cancel", { job })),
 	/**  How the last seen tools of `name` differ from the approved ones. */
 	toolDiff: (name: string) => typedError<ToolDiff, ApiError>(__TAURI_INVOKE("tool_diff", { name })),
@@ -46,8 +54,14 @@ export const commands = {
 	clientsOverview: () => __TAURI_INVOKE<ClientsOverview>("clients_overview"),
 	/**  Which clients launch server `name`. */
 	useIn: (name: string) => typedError<UseIn, ApiError>(__TAURI_INVOKE("use_in", { name })),
-	/**  Write launchers for the enabled servers into client `client`'s file (with a backup). */
-	exportToClient: (client: string) => typedError<ExportResult, ApiError>(__TAURI_INVOKE("export_to_client", { client })),
+	/**  What writing the chosen servers into client `client`'s file would change. */
+	exportPreview: (client: string, selection: ExportSelection) => typedError<ExportPreview, ApiError>(__TAURI_INVOKE("export_preview", { client, selection })),
+	/**  Write launchers for the chosen enabled servers into client `client`'s file (with a backup). */
+	exportToClient: (client: string, selection: ExportSelection) => typedError<ExportResult, ApiError>(__TAURI_INVOKE("export_to_client", { client, selection })),
+	/**  The servers in client `client`'s file that could be imported. */
+	importPreview: (client: string) => typedError<ImportPreview, ApiError>(__TAURI_INVOKE("import_preview", { client })),
+	/**  Import entries of client `client`'s file (plaintext secrets into the keyring). */
+	importFromClient: (client: string, entries: string[], rewriteSource: boolean) => typedError<ImportResultView, ApiError>(__TAURI_INVOKE("import_from_client", { client, entries, rewriteSource })),
 	/**
 	 *  Run the environment doctor on server `name`, or on every installed server when `None`.
 	 *  It runs the servers, so it works on a thread of its own like a test.
@@ -157,6 +171,8 @@ export type CatalogCard = {
 	name: string,
 	description: string,
 	categories: string[],
+	/**  `categories` as the category filter names them ("Developer tools", "AI"). */
+	category_labels: string[],
 	keywords: string[],
 	popularity: number | null,
 	/**  A simple-icons slug; the UI bundles the icons and falls back to an initials badge. */
@@ -256,8 +272,18 @@ export type CredentialSlot = {
 
 /**  The auth of a custom server. Secret values follow `KeyValue`'s rule: `None` keeps. */
 export type CustomAuth = { type: "none" } | { type: "bearer"; token: string | null; set?: boolean | null } | { type: "api_key"; header: string; key: string | null; set?: boolean | null } | { type: "basic"; username: string; password: string | null; set?: boolean | null } | 
-/**  OAuth, managed by the sign-in flow; the editor keeps it as it is. */
-{ type: "oauth2"; client_id?: string | null };
+/**
+ *  OAuth (MCP authorization): tokens come from the sign-in. Everything is optional: without
+ *  a client ID the server's dynamic registration is used; a pre-registered client gives
+ *  its ID (and secret), and the authorization and token URLs when the server does not
+ *  publish them.
+ */
+{ type: "oauth2"; client_id?: string | null; 
+/**
+ *  The client secret: `None` keeps the stored one (`client_secret_set` says whether one
+ *  is stored), `Some("")` removes it.
+ */
+client_secret?: string | null; client_secret_set?: boolean | null; scopes?: string[]; authorization_url?: string | null; token_url?: string | null };
 
 /**  The custom server editor's model: every transport and auth mode. */
 export type CustomServer = {
@@ -286,6 +312,11 @@ export type DoctorReport = {
 	/**  No server has an error-level finding. */
 	ok: boolean,
 	servers: ServerDiagnosis[],
+	/**
+	 *  The machine itself (runtimes, the secret store), when every server was examined (also
+	 *  with none installed).
+	 */
+	environment: FindingView[],
 	/**  When the diagnosis finished (Unix milliseconds). */
 	checked_at: number | null,
 };
@@ -312,6 +343,24 @@ export type ExportChangeView = {
 	detail: string | null,
 };
 
+/**  What an export would do, before it is confirmed. */
+export type ExportPreview = {
+	client: string,
+	label: string,
+	path: string,
+	/**  Whether the file exists (it is created otherwise). */
+	exists: boolean,
+	changes: ExportChangeView[],
+	/**
+	 *  Plugboard's entries as they will be in the file (pretty JSON; launchers only, they hold
+	 *  no secret).
+	 */
+	entries_json: string,
+	changes_file: boolean,
+	/**  How the change takes effect ("Restart Claude Desktop to apply."). */
+	apply_hint: string,
+};
+
 /**  The outcome of `export_to_client`. */
 export type ExportResult = {
 	client: string,
@@ -323,6 +372,17 @@ export type ExportResult = {
 	changes: ExportChangeView[],
 	/**  Servers not exported because they are switched off. */
 	disabled: string[],
+	apply_hint: string,
+};
+
+/**
+ *  Which servers an export writes: `servers` (`None`: every enabled one), and whether they are
+ *  added to what the client launches already (`add`, "Add to Cursor" on one server) or become
+ *  exactly its Plugboard servers (the checklist).
+ */
+export type ExportSelection = {
+	servers: string[] | null,
+	add?: boolean,
 };
 
 /**  A problem with one form field: `field` is the field's key (or a path such as `env.2.key`). */
@@ -426,6 +486,40 @@ export type HealthView = {
 	hint: string | null,
 	tools: number,
 	checked_at: number | null,
+	uses_credentials: boolean,
+	sign_in: boolean,
+};
+
+/**  One server found in another client's file, as importing it would make it. */
+export type ImportCandidate = {
+	entry: string,
+	/**  The Plugboard name it gets. */
+	name: string,
+	transport_label: string,
+	target: string,
+	/**  What moves into the keyring (`env NAME`, `header NAME`, `bearer token`). */
+	secrets: string[],
+	enabled: boolean,
+	notes: string[],
+};
+
+/**  What importing from one client would do. */
+export type ImportPreview = {
+	client: string,
+	label: string,
+	path: string,
+	servers: ImportCandidate[],
+	/**  Entries that are not imported, with the reason. */
+	skipped: DriftView[],
+};
+
+/**  What an import did. */
+export type ImportResultView = {
+	imported: string[],
+	/**  `entry: why` of each server that could not be imported. */
+	failed: string[],
+	/**  The backup of the client's file, when its entries were turned into launchers. */
+	backup: string | null,
 };
 
 /**  How a field is shown. */
@@ -851,6 +945,17 @@ export type TestReport = {
 	warnings: string[],
 	/**  When the test finished (Unix milliseconds). */
 	checked_at: number | null,
+	/**
+	 *  Whether the server sends credentials (secrets, secret-looking values or an auth mode):
+	 *  a working server without any is simply working, one with them whose credentials no
+	 *  probe checked is "working, key not checked".
+	 */
+	uses_credentials: boolean,
+	/**
+	 *  Whether signing in with OAuth would fix this failure (a 401 that advertises OAuth, or an
+	 *  OAuth server whose tokens are missing or refused).
+	 */
+	sign_in: boolean,
 };
 
 /**  One tool whose definition changed. */

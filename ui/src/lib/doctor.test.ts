@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  groupByProblem,
+  transportLabel,
   actionContext,
   allClear,
   commandLabel,
@@ -215,5 +217,38 @@ describe("the app's action for a finding", () => {
     const dropped = replaceDiagnosis(r, "a", null);
     expect(dropped.servers.map((s) => s.name)).toEqual(["b"]);
     expect(dropped.ok).toBe(true);
+  });
+});
+
+describe("grouping servers by their problem", () => {
+  const server = (name: string, code: string, severity: "error" | "info" = "error") => ({
+    name,
+    transport: "stdio" as const,
+    ok: severity !== "error",
+    findings: [{ code, severity, message: `${name}: ${code}`, fix: "", stage: null }],
+    tested: true,
+    error_kind: null,
+    failed_stage: null,
+    tools: null,
+  });
+  it("collapses three or more servers with the same worst finding", () => {
+    const groups = groupByProblem([
+      server("a", "command.not_found"),
+      server("b", "command.not_found"),
+      server("c", "remote.dns"),
+      server("d", "command.not_found"),
+      server("ok", "probe.ok", "info"),
+    ]);
+    expect(groups.map((g) => [g.title, g.servers.map((s) => s.name)])).toEqual([
+      ["the command was not found", ["a", "b", "d"]],
+      ["the host name does not resolve", ["c"]],
+      ["ok", ["ok"]],
+    ]);
+  });
+  it("keeps two alike servers apart", () => {
+    expect(groupByProblem([server("a", "x.y"), server("b", "x.y")]).map((g) => g.servers.length)).toEqual([1, 1]);
+  });
+  it("names transports as the rest of the app does", () => {
+    expect(transportLabel("shttp")).toBe("streamable HTTP");
   });
 });

@@ -3,6 +3,7 @@
 // counts, and the app's own action for a fix (sign in, review tools, update credentials, edit the
 // server). Pure: tested in doctor.test.ts.
 
+import { textParts } from "./text";
 import type { DoctorReport, FindingSeverity, FindingView, ServerDiagnosis, ServerView } from "./ipc";
 
 const RANK: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 };
@@ -82,16 +83,7 @@ export function isCommand(code: string): boolean {
 
 /** Split a fix at its backquotes. An unpaired backquote is kept as text. */
 export function fixParts(fix: string): FixPart[] {
-  const parts: FixPart[] = [];
-  const re = /`([^`]+)`/g;
-  let at = 0;
-  for (let m = re.exec(fix); m; m = re.exec(fix)) {
-    if (m.index > at) parts.push({ text: fix.slice(at, m.index), code: false, command: false });
-    parts.push({ text: m[1], code: true, command: isCommand(m[1]) });
-    at = m.index + m[0].length;
-  }
-  if (at < fix.length) parts.push({ text: fix.slice(at), code: false, command: false });
-  return parts;
+  return textParts(fix).map((p) => ({ ...p, command: p.code && isCommand(p.text) }));
 }
 
 /** The shell commands a fix names, each once, in order. */
@@ -229,4 +221,60 @@ export function replaceDiagnosis(report: DoctorReport, name: string, fresh: Serv
     ? report.servers.map((s) => (s.name === name ? fresh : s))
     : report.servers.filter((s) => s.name !== name);
   return { ...report, servers, ok: servers.every((s) => s.ok) };
+}
+
+/** From this many servers on, servers whose worst finding is the same kind are shown as one
+ * collapsed group ("51 servers: the command was not found"). */
+export const GROUP_AT = 3;
+
+const TITLES: Record<string, string> = {
+  "command.not_found": "the command was not found",
+  "runtime.missing": "a runtime is not installed",
+  "probe.spawn": "the command could not be started",
+  "remote.dns": "the host name does not resolve",
+  "remote.refused": "the connection is refused",
+  "remote.tls": "TLS fails",
+  "remote.unauthorized": "the server wants authorization",
+  "probe.timeout": "the server does not answer in time",
+  "probe.exited": "the server process exits",
+  "env.missing_var": "a setting is missing",
+  "tools.changed": "their tools changed",
+};
+
+/** A group of servers with the same worst problem (one server alone when its problem is its own). */
+export interface ProblemGroup {
+  key: string;
+  code: string;
+  title: string;
+  servers: ServerDiagnosis[];
+}
+
+/** Servers in report order, those sharing the code of their worst finding grouped together
+ * (clear servers are never grouped). */
+export function groupByProblem(servers: ServerDiagnosis[]): ProblemGroup[] {
+  const groups: ProblemGroup[] = [];
+  const byCode = new Map<string, ProblemGroup>();
+  for (const s of servers) {
+    const worst = sortFindings(s.findings)[0];
+    if (!worst || worst.severity === "info") {
+      groups.push({ key: `server:${s.name}`, code: "", title: s.name, servers: [s] });
+      continue;
+    }
+    let group = byCode.get(worst.code);
+    if (!group) {
+      group = { key: `code:${worst.code}`, code: worst.code, title: TITLES[worst.code] ?? worst.message, servers: [] };
+      byCode.set(worst.code, group);
+      groups.push(group);
+    }
+    group.servers.push(s);
+  }
+  // A "group" of fewer than GROUP_AT is shown server by server, in its place.
+  return groups.flatMap((g) =>
+    g.servers.length >= GROUP_AT || g.servers.length === 1 ? [g] : g.servers.map((s) => ({ ...g, key: `server:${s.name}`, servers: [s] })),
+  );
+}
+
+/** "stdio", "streamable HTTP", "SSE" (never the config's "shttp"). */
+export function transportLabel(transport: string): string {
+  return ({ stdio: "stdio", shttp: "streamable HTTP", sse: "SSE", auto: "auto-detect" } as Record<string, string>)[transport] ?? transport;
 }

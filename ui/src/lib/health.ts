@@ -12,12 +12,16 @@ export type ErrorKind =
   | "protocol"
   | "server";
 
+/** `working`: it works and takes no credentials; `connectivity-only`: it works, but the
+ * credentials it sends were not checked (no read-only call proves them). `stale`: the server
+ * was changed after this result (it is being, or will be, tested again). */
 export type Health =
   | { state: "unchecked" }
   | { state: "checking"; stage?: string }
-  | { state: "verified"; tools: number; at: number }
-  | { state: "connectivity-only"; tools: number; at: number }
-  | { state: "failed"; kind: string; error: string; hint: string; at: number };
+  | { state: "verified"; tools: number; at: number; stale?: boolean }
+  | { state: "working"; tools: number; at: number; stale?: boolean }
+  | { state: "connectivity-only"; tools: number; at: number; stale?: boolean }
+  | { state: "failed"; kind: string; error: string; hint: string; at: number; signIn?: boolean; stale?: boolean };
 
 export type Tone = "neutral" | "busy" | "ok" | "warn" | "bad";
 
@@ -57,46 +61,61 @@ export function failureTitle(kind: string): string {
   return KIND_TITLE[kind as ErrorKind] ?? "The test failed";
 }
 
-/** The dot colour and the label of a health state. */
-export function healthLabel(health: Health): { tone: Tone; label: string } {
-  switch (health.state) {
-    case "unchecked":
-      return { tone: "neutral", label: "Not checked yet" };
-    case "checking":
-      return { tone: "busy", label: health.stage ? `Checking… (${health.stage})` : "Checking…" };
-    case "verified":
-      return { tone: "ok", label: "Verified" };
-    case "connectivity-only":
-      return { tone: "warn", label: "Reachable, credentials not verified" };
-    case "failed":
-      return { tone: "bad", label: `Failed: ${kindLabel(health.kind)}` };
-  }
+function tools(n: number): string {
+  return `${n} ${n === 1 ? "tool" : "tools"}`;
 }
 
-/** The health a finished test result implies. */
-export function healthFromResult(
-  result: {
-    ok: boolean;
-    verification: string;
-    tools: unknown[];
-    error_kind?: string | null;
-    error?: string | null;
-    hint?: string | null;
-  },
-  at: number,
-): Health {
-  if (result.ok) {
-    return result.verification === "verified"
-      ? { state: "verified", tools: result.tools.length, at }
-      : { state: "connectivity-only", tools: result.tools.length, at };
+/** The dot colour and the label of a health state. */
+export function healthLabel(health: Health): { tone: Tone; label: string } {
+  const out = ((): { tone: Tone; label: string } => {
+    switch (health.state) {
+      case "unchecked":
+        return { tone: "neutral", label: "Not checked yet" };
+      case "checking":
+        return { tone: "busy", label: health.stage ? `Checking… (${health.stage})` : "Checking…" };
+      case "verified":
+        return { tone: "ok", label: `Verified · ${tools(health.tools)}` };
+      case "working":
+        return { tone: "ok", label: `Working · ${tools(health.tools)}` };
+      case "connectivity-only":
+        return { tone: "warn", label: `Working · key not checked` };
+      case "failed":
+        return { tone: "bad", label: `Failed: ${kindLabel(health.kind)}` };
+    }
+  })();
+  if ("stale" in health && health.stale) return { tone: "neutral", label: `${out.label} · out of date` };
+  return out;
+}
+
+/** What a finished test (a result, or a server's stored last test) says about its health. */
+interface Outcome {
+  ok: boolean;
+  verification: string;
+  uses_credentials?: boolean;
+  sign_in?: boolean;
+  error_kind?: string | null;
+  error?: string | null;
+  hint?: string | null;
+}
+
+function outcomeHealth(r: Outcome, tools: number, at: number): Health {
+  if (r.ok) {
+    if (r.verification === "verified") return { state: "verified", tools, at };
+    return r.uses_credentials === false ? { state: "working", tools, at } : { state: "connectivity-only", tools, at };
   }
   return {
     state: "failed",
-    kind: result.error_kind ?? "server",
-    error: result.error ?? "The test failed.",
-    hint: result.hint ?? "",
+    kind: r.error_kind ?? "server",
+    error: r.error ?? "The test failed.",
+    hint: r.hint ?? "",
     at,
+    signIn: !!r.sign_in,
   };
+}
+
+/** The health a finished test result implies. */
+export function healthFromResult(result: Outcome & { tools: unknown[] }, at: number): Health {
+  return outcomeHealth(result, result.tools.length, at);
 }
 
 /** "just now", "3 min ago", "2 h ago", or a date. */
@@ -111,30 +130,14 @@ export function ago(at: number, now: number = Date.now()): string {
 }
 
 /** The health a stored last test (a server card's `health`) implies. */
-export function healthFromView(
-  view: {
-    ok: boolean;
-    verification: string;
-    tools: number;
-    error_kind: string | null;
-    error: string | null;
-    hint: string | null;
-    checked_at: number | null;
-  } | null,
-): Health {
+export function healthFromView(view: (Outcome & { tools: number; checked_at: number | null }) | null): Health {
   if (!view) return { state: "unchecked" };
-  if (view.ok) {
-    return view.verification === "verified"
-      ? { state: "verified", tools: view.tools, at: view.checked_at ?? 0 }
-      : { state: "connectivity-only", tools: view.tools, at: view.checked_at ?? 0 };
-  }
-  return {
-    state: "failed",
-    kind: view.error_kind ?? "server",
-    error: view.error ?? "The test failed.",
-    hint: view.hint ?? "",
-    at: view.checked_at ?? 0,
-  };
+  return outcomeHealth(view, view.tools, view.checked_at ?? 0);
+}
+
+/** `health` marked out of date (the server changed after it was measured). */
+export function markStale(health: Health): Health {
+  return health.state === "unchecked" || health.state === "checking" ? health : { ...health, stale: true };
 }
 
 /** A stage name for the "Checking… (stage)" label. */
@@ -143,6 +146,7 @@ export function stageLabelShort(stage: string): string {
     resolve: "resolving",
     connect: "connecting",
     initialize: "handshake",
+    discover: "discovering",
     "tools/list": "listing tools",
     "resources/list": "listing resources",
     "prompts/list": "listing prompts",

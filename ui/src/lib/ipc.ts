@@ -4,6 +4,7 @@
 
 import { Channel } from "@tauri-apps/api/core";
 import { commands } from "./bindings";
+import { sentence } from "./text";
 import type {
   ApiError,
   AppInfo,
@@ -13,8 +14,12 @@ import type {
   ClientsOverview,
   CustomServer,
   DoctorReport,
+  ExportPreview,
   ExportResult,
+  ExportSelection,
   FieldError,
+  ImportPreview,
+  ImportResultView,
   InstallForm,
   InstallRequest,
   JobStatus,
@@ -73,6 +78,12 @@ export type {
   ToolRisk,
   TraceEntry,
   Value,
+  ExportPreview,
+  ExportSelection,
+  ExportChangeView,
+  ImportCandidate,
+  ImportPreview,
+  ImportResultView,
   DoctorReport,
   FindingSeverity,
   FindingView,
@@ -118,15 +129,16 @@ export type {
   HealthView,
 } from "./bindings";
 
-/** A failed call: the core's error, or a framework failure mapped to code `internal`. */
+/** A failed call: the core's error, or a framework failure mapped to code `internal`. Its
+ * message and field messages are sentences (the core's are written for the CLI's "error: "). */
 export class ApiFailure extends Error {
   readonly code: string;
   readonly fields: FieldError[];
   constructor(error: ApiError) {
-    super(error.message);
+    super(sentence(error.message));
     this.name = "ApiFailure";
     this.code = error.code;
-    this.fields = error.fields ?? [];
+    this.fields = (error.fields ?? []).map((f) => ({ field: f.field, message: sentence(f.message) }));
   }
 
   /** The message for one field, if the core named it. */
@@ -182,14 +194,26 @@ export const api = {
   updateCredentials: (name: string, key: string, value: string): Promise<ServerView> =>
     unwrap(() => commands.updateCredentials(name, key, value)),
   customServer: (name: string): Promise<CustomServer> => unwrap(() => commands.customServer(name)),
-  saveCustomServer: (original: string | null, server: CustomServer): Promise<ServerView> =>
-    unwrap(() => commands.saveCustomServer(original, server)),
+  saveCustomServer: (original: string | null, server: CustomServer, testId: string | null = null): Promise<ServerView> =>
+    unwrap(() => commands.saveCustomServer(original, server, testId)),
+  /** The servers in a text pasted into the custom editor (a command line or a JSON snippet). */
+  parseCustomPaste: (text: string): Promise<CustomServer[]> => unwrap(() => commands.parseCustomPaste(text)),
+  /** A stamp of the config file: it changes whenever the file does. */
+  configStamp: async (): Promise<string | null> => {
+    try {
+      return await commands.configStamp();
+    } catch {
+      return null;
+    }
+  },
   openExternal: (url: string): Promise<null> => unwrap(() => commands.openExternal(url)),
   oauthStart: (name: string): Promise<JobStatus> => unwrap(() => commands.oauthStart(name)),
   oauthStatus: (job: string): Promise<JobStatus> => unwrap(() => commands.oauthStatus(job)),
   oauthOpen: (job: string): Promise<null> => unwrap(() => commands.oauthOpen(job)),
   oauthPaste: (job: string, redirectUrl: string): Promise<JobStatus> => unwrap(() => commands.oauthPaste(job, redirectUrl)),
   oauthCancel: (job: string): Promise<JobStatus> => unwrap(() => commands.oauthCancel(job)),
+  /** After a sign-in succeeded: a server without auth becomes an OAuth server. */
+  oauthComplete: (job: string): Promise<ServerView> => unwrap(() => commands.oauthComplete(job)),
   toolDiff: (name: string): Promise<ToolDiff> => unwrap(() => commands.toolDiff(name)),
   approveTools: (name: string): Promise<ToolDiff> => unwrap(() => commands.approveTools(name)),
   clientsOverview: async (): Promise<ClientsOverview> => {
@@ -200,7 +224,13 @@ export const api = {
     }
   },
   useIn: (name: string): Promise<UseIn> => unwrap(() => commands.useIn(name)),
-  exportToClient: (client: string): Promise<ExportResult> => unwrap(() => commands.exportToClient(client)),
+  exportPreview: (client: string, selection: ExportSelection): Promise<ExportPreview> =>
+    unwrap(() => commands.exportPreview(client, selection)),
+  exportToClient: (client: string, selection: ExportSelection): Promise<ExportResult> =>
+    unwrap(() => commands.exportToClient(client, selection)),
+  importPreview: (client: string): Promise<ImportPreview> => unwrap(() => commands.importPreview(client)),
+  importFromClient: (client: string, entries: string[], rewriteSource: boolean): Promise<ImportResultView> =>
+    unwrap(() => commands.importFromClient(client, entries, rewriteSource)),
   /** The environment doctor for server `name`, or for every installed server (`null`). */
   doctor: (name: string | null): Promise<DoctorReport> => unwrap(() => commands.doctor(name)),
   /** Tell the shell the UI rendered `mark`; never throws (a lost mark only affects tracing). */
@@ -244,6 +274,14 @@ export function testServer(name: string, onProgress: (p: StageProgress) => void)
   const channel = new Channel<StageProgress>();
   channel.onmessage = onProgress;
   return running(id, unwrap(() => commands.testServer(id, name, channel)));
+}
+
+/** Test the custom editor's server before saving it. Pass the returned id to `api.saveCustomServer`. */
+export function testCustom(original: string | null, server: CustomServer, onProgress: (p: StageProgress) => void): RunningTest {
+  const id = newTestId();
+  const channel = new Channel<StageProgress>();
+  channel.onmessage = onProgress;
+  return running(id, unwrap(() => commands.testCustom(id, original, server, channel)));
 }
 
 /** Test a filled install form before saving it. Pass the returned id to `api.install`. */

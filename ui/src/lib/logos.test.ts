@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import * as simpleIcons from "simple-icons";
 import { BADGE_COLORS, BRAND_ICONS, contrast, glyphColor, initials, logoFor } from "./logos";
 
 const catalogDir = fileURLToPath(new URL("../../../catalog/", import.meta.url));
@@ -14,6 +15,18 @@ describe("logos", () => {
     expect(slugs.length).toBeGreaterThan(10);
     const missing = slugs.filter((s) => !BRAND_ICONS.has(s));
     expect(missing).toEqual([]);
+  });
+
+  it("uses simple-icons' logo for every entry that has one there", () => {
+    const available = new Set(Object.values(simpleIcons).map((i) => (i as { slug?: string }).slug).filter(Boolean));
+    const entries = readdirSync(catalogDir)
+      .filter((f) => f.endsWith(".json") && f !== "catalog.schema.json")
+      .map((f) => JSON.parse(readFileSync(catalogDir + f, "utf8")) as { id: string; name: string; logo?: string });
+    const unused = entries
+      .filter((e) => !e.logo)
+      .filter((e) => [e.id, e.id.split("-")[0], e.name.toLowerCase().replace(/[^a-z0-9]/g, "")].some((s) => available.has(s)))
+      .map((e) => e.id);
+    expect(unused).toEqual([]);
   });
 
   it("makes initials badges", () => {

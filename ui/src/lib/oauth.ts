@@ -2,8 +2,9 @@
 
 export type JobState = "discovering" | "awaiting_user" | "exchanging" | "succeeded" | "failed" | "expired" | "cancelled";
 
-/** How long the app polls a sign-in before giving up on it (DESIGN §6). */
-export const POLL_LIMIT_MS = 120_000;
+/** How long the app polls a sign-in before giving up on it: five minutes, time enough for a
+ * second factor (the core's job waits as long). */
+export const POLL_LIMIT_MS = 300_000;
 export const POLL_EVERY_MS = 1_000;
 
 export const FINAL: ReadonlySet<JobState> = new Set(["succeeded", "failed", "expired", "cancelled"]);

@@ -4,6 +4,7 @@
 export const STAGES = [
   "resolve",
   "connect",
+  "discover",
   "initialize",
   "tools/list",
   "resources/list",
@@ -15,6 +16,7 @@ export const STAGES = [
 const LABELS: Record<string, string> = {
   resolve: "Resolve configuration",
   connect: "Connect",
+  discover: "Discover (modern MCP)",
   initialize: "MCP handshake",
   "tools/list": "List tools",
   "resources/list": "List resources",
@@ -27,19 +29,20 @@ export function stageLabel(stage: string): string {
   return LABELS[stage] ?? stage;
 }
 
-export type StageState = { name: string; status: "running" | "ok" | "failed"; ms?: number };
+/** `startedAt`: when a running stage started (ms since the epoch), for its elapsed timer. */
+export type StageState = { name: string; status: "running" | "ok" | "failed"; ms?: number; startedAt?: number };
 
 export type StageEvent =
   | { event: "started"; stage: string }
   | { event: "finished"; stage: string; ok: boolean; ms: number };
 
 /** Apply one progress event to the list of stages seen so far (a new list is returned). */
-export function applyEvent(stages: StageState[], ev: StageEvent): StageState[] {
+export function applyEvent(stages: StageState[], ev: StageEvent, now: number = Date.now()): StageState[] {
   const out = stages.filter((s) => s.name !== ev.stage);
   const at = stages.findIndex((s) => s.name === ev.stage);
   const next: StageState =
     ev.event === "started"
-      ? { name: ev.stage, status: "running" }
+      ? { name: ev.stage, status: "running", startedAt: now }
       : { name: ev.stage, status: ev.ok ? "ok" : "failed", ms: ev.ms };
   if (at >= 0) {
     out.splice(at, 0, next);
@@ -55,3 +58,22 @@ export function formatMs(ms: number): string {
   if (ms < 10000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.round(ms / 1000)} s`;
 }
+
+/** The program that downloads the server on its first run (`npx`, `uvx`, `docker`, …), if the
+ * command is one of those. */
+export function downloader(command: string | null | undefined): string | null {
+  const program = (command ?? "").trim().split(/\s+/)[0]?.split("/").pop() ?? "";
+  return ["npx", "uvx", "bunx", "pnpx", "docker", "pipx", "uv"].includes(program) ? program : null;
+}
+
+/** The line shown once a start-up stage has run for a while: why it may take long. */
+export function slowStartLine(stage: string, command: string | null | undefined): string | null {
+  if (!["connect", "discover", "initialize"].includes(stage)) return null;
+  const runner = downloader(command);
+  if (runner === "docker") return "Still starting: the first run pulls the Docker image, which can take a few minutes.";
+  if (runner) return `Still starting: the first ${runner} run downloads the package, which can take a minute.`;
+  return "Still waiting for the server to answer…";
+}
+
+/** How long a start-up stage runs before the slow-start line shows. */
+export const SLOW_START_MS = 4000;

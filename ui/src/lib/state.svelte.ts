@@ -1,6 +1,6 @@
 // App-wide state: which page is shown, the installed servers, their health.
 import { api, testServer, toFailure, type AppInfo, type RunningTest, type ServerView, type TestReport } from "./ipc";
-import { healthFromView, stageLabelShort, type Health } from "./health";
+import { healthFromView, markStale, stageLabelShort, type Health } from "./health";
 import { applyEvent, type StageState } from "./stages";
 import { toast } from "./toasts.svelte";
 
@@ -114,6 +114,40 @@ class AppState {
     } catch {
       await this.refresh();
     }
+  }
+
+  /** Server `name` was changed without a passing test: test it again now when it can be
+   * tested, else mark its last result as out of date. */
+  changed(name: string) {
+    const server = this.servers.find((s) => s.name === name);
+    if (!server) return;
+    if (this.info?.can_test && server.enabled && !server.error) this.test(name);
+    else this.health[name] = markStale(this.healthOf(server));
+  }
+
+  #stamp: string | null = null;
+  /** Notice changes to the config made outside the app (the CLI, another window): its stamp is
+   * compared every two seconds and whenever the window gets the focus, and the servers are
+   * reloaded when it moved. Open dialogs keep what the user is typing (they hold their own
+   * state). Returns the function that stops watching. */
+  watchConfig(): () => void {
+    const check = async () => {
+      const stamp = await api.configStamp();
+      if (stamp === null) return;
+      const before = this.#stamp;
+      this.#stamp = stamp;
+      if (before !== null && before !== stamp) await this.refresh();
+    };
+    void check();
+    const timer = setInterval(check, 2000);
+    const onFocus = () => void check();
+    window.addEventListener("focus", onFocus);
+    document.addEventListener("visibilitychange", onFocus);
+    return () => {
+      clearInterval(timer);
+      window.removeEventListener("focus", onFocus);
+      document.removeEventListener("visibilitychange", onFocus);
+    };
   }
 
   /** Show `page`; `detail` is the server of the detail page, or the one the doctor examines
