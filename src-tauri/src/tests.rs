@@ -256,7 +256,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 5, "the five bad calls fail: {answers:#?}");
+    assert_eq!(errors, 6, "the six bad calls fail: {answers:#?}");
     assert!(
         answers.iter().any(|a| a.contains(r#"\"error_kind\": \"spawn\""#)),
         "the bundle tells why the server did not start: {answers:#?}"
