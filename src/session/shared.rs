@@ -21,14 +21,19 @@ pub struct Lists {
     pub prompts: Vec<Value>,
 }
 
+/// Ended calls whose late progress notices are still attributed.
+const ENDED_KEPT: usize = 16;
+
 pub(super) struct Shared {
     redactor: Redactor,
     events: EventSink,
     pub(super) questions: Questions,
     pub(super) trace: Arc<Trace>,
     pub(super) lists: RwLock<Lists>,
-    /// Running calls in the order they started, with their progress tokens.
+    /// Running calls in the order they started, with their progress tokens; then the last few
+    /// that ended (a progress notice sent just before a result may be handled after it).
     running: Mutex<Vec<(String, Option<String>)>>,
+    ended: Mutex<std::collections::VecDeque<(String, Option<String>)>>,
     /// The user closed the session (so the server's going away is no news).
     closing: AtomicBool,
     /// Counts `list_changed` notices per list, so that a burst of them is fetched once.
@@ -45,6 +50,7 @@ impl Shared {
             trace,
             lists: RwLock::new(Lists::default()),
             running: Mutex::new(vec![]),
+            ended: Mutex::new(Default::default()),
             closing: AtomicBool::new(false),
             list_notices: Mutex::new(Default::default()),
         }
@@ -97,15 +103,31 @@ impl Shared {
     }
 
     pub(super) fn ended(&self, call_id: &str) {
-        self.running().retain(|(id, _)| id != call_id);
+        let mut running = self.running();
+        let Some(at) = running.iter().position(|(id, _)| id == call_id) else {
+            return;
+        };
+        let call = running.remove(at);
+        let mut ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        if ended.len() == ENDED_KEPT {
+            ended.pop_front();
+        }
+        ended.push_back(call);
     }
 
-    /// The call a progress token belongs to.
+    /// The call a progress token belongs to (running, or among the last ended).
     pub(super) fn call_of_token(&self, token: &str) -> Option<String> {
-        self.running()
-            .iter()
-            .find(|(_, t)| t.as_deref() == Some(token))
-            .map(|(id, _)| id.clone())
+        let of = |call: &(String, Option<String>)| {
+            (call.1.as_deref() == Some(token)).then(|| call.0.clone())
+        };
+        let running = self.running().iter().find_map(of);
+        running.or_else(|| {
+            self.ended
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .find_map(of)
+        })
     }
 
     /// The call a question sent on its own (legacy era) most likely belongs to: the latest

@@ -169,6 +169,11 @@ fn progress_arrives_as_it_happens_and_a_long_call_can_be_cancelled() {
         done.call_id = Some("quick".into());
         let outcome = s.call_tool(done).await.unwrap();
         assert!(text(&outcome).contains("completed"), "{}", text(&outcome));
+        // The last notice comes right before the result and may be handled just after it.
+        let waited = Instant::now();
+        while live.events.progress("quick").len() < 4 && waited.elapsed() < Duration::from_secs(2) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         assert_eq!(live.events.progress("quick"), [1.0, 2.0, 3.0, 4.0]);
 
         // 30 s of work, cancelled after its first progress.
