@@ -158,7 +158,10 @@ pub fn config_shape(server: &ServerConfig, redactor: &Redactor) -> Value {
     let mut value = serde_json::to_value(server).unwrap_or(Value::Null);
     redactor.redact_json(&mut value);
     let describe = |v: &ConfigValue| match v {
-        ConfigValue::Plain(text) => json!(format!("<plain value, {} characters>", text.chars().count())),
+        ConfigValue::Plain(text) => json!(format!(
+            "<plain value, {} characters>",
+            text.chars().count()
+        )),
         ConfigValue::Secret(r) => json!({"secret": r.secret}),
     };
     for (key, values) in [("env", &server.env), ("headers", &server.headers)] {
@@ -202,14 +205,29 @@ mod tests {
 
     #[test]
     fn the_config_shape_describes_values_instead_of_copying_them() {
-        let mut server = ServerConfig::stdio("npx", vec!["-y".into(), "pkg".into(), "--token=ghp_abcdefghijklmnopqrstuvwxyz0123456789".into()]);
-        server.env.insert("PLAIN".into(), ConfigValue::Plain("pasted-token-98765".into()));
-        server.env.insert("KEY".into(), ConfigValue::Secret(SecretRef::new("KEY")));
+        let mut server = ServerConfig::stdio(
+            "npx",
+            vec![
+                "-y".into(),
+                "pkg".into(),
+                "--token=ghp_abcdefghijklmnopqrstuvwxyz0123456789".into(),
+            ],
+        );
+        server.env.insert(
+            "PLAIN".into(),
+            ConfigValue::Plain("pasted-token-98765".into()),
+        );
+        server
+            .env
+            .insert("KEY".into(), ConfigValue::Secret(SecretRef::new("KEY")));
         let redactor = Redactor::new(server.plain_values());
         let shape = config_shape(&server, &redactor);
         let text = shape.to_string();
         assert!(!text.contains("pasted-token-98765"), "{text}");
-        assert!(!text.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"), "{text}");
+        assert!(
+            !text.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            "{text}"
+        );
         assert_eq!(shape["env"]["PLAIN"], "<plain value, 18 characters>");
         assert_eq!(shape["env"]["KEY"], json!({"secret": "KEY"}));
         assert_eq!(shape["command"], "npx");

@@ -64,7 +64,9 @@ struct Pending {
 }
 
 impl Pending {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Question, oneshot::Sender<Answer>)>> {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, (Question, oneshot::Sender<Answer>)>> {
         self.questions.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -77,7 +79,9 @@ struct AppAsker {
 impl Asker for AppAsker {
     fn ask(&self, question: Question) -> BoxFuture<'static, Answer> {
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().insert(question.id.clone(), (question, tx));
+        self.pending
+            .lock()
+            .insert(question.id.clone(), (question, tx));
         Box::pin(async move { rx.await.unwrap_or(Answer::Cancel) })
     }
 
@@ -109,7 +113,10 @@ impl SessionThread {
         let thread = std::thread::Builder::new()
             .name("plugboard-sessions".into())
             .spawn(move || {
-                match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
                     Ok(runtime) => {
                         let _ = ready_tx.send(Ok(runtime.handle().clone()));
                         runtime.block_on(async {
@@ -138,7 +145,11 @@ impl Drop for SessionThread {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let Some(thread) = self.thread.take() {
+        // The last handle to the app's state may go on the session thread itself (a task that
+        // outlived the window): that thread cannot wait for itself, and ends on its own.
+        if let Some(thread) = self.thread.take()
+            && thread.thread().id() != std::thread::current().id()
+        {
             let _ = thread.join();
         }
     }
@@ -158,7 +169,12 @@ impl Sessions {
             .get_or_init(SessionThread::start)
             .as_ref()
             .map(|t| &t.handle)
-            .map_err(|e| ApiError::new("internal", format!("could not start the session thread: {e}")))
+            .map_err(|e| {
+                ApiError::new(
+                    "internal",
+                    format!("could not start the session thread: {e}"),
+                )
+            })
     }
 
     fn get(&self, id: &str) -> Result<Arc<Open>, ApiError> {
@@ -193,7 +209,10 @@ impl Drop for Sessions {
     fn drop(&mut self) {
         // Each session's connection goes with it (a stdio server's process group is killed),
         // then the thread and whatever still runs there.
-        self.open.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
+        self.open
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         drop(self.thread.take());
     }
 }
@@ -206,7 +225,11 @@ impl From<SessionError> for ApiError {
                 code,
                 message: format!(
                     "the arguments do not match the tool's input schema: {}",
-                    issues.iter().map(FieldIssue::describe).collect::<Vec<_>>().join("; ")
+                    issues
+                        .iter()
+                        .map(FieldIssue::describe)
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 ),
                 fields: field_errors(&issues),
             },
@@ -262,7 +285,10 @@ impl Api {
                 timeout: None,
             };
             let session = session::open_installed(&api.servers, &name, options).await?;
-            let id = format!("s-{}", api.sessions.next.fetch_add(1, Ordering::Relaxed) + 1);
+            let id = format!(
+                "s-{}",
+                api.sessions.next.fetch_add(1, Ordering::Relaxed) + 1
+            );
             let view = SessionView {
                 id: id.clone(),
                 info: session.info().clone(),
@@ -299,7 +325,12 @@ impl Api {
             .tools
             .into_iter()
             .find(|t| t.name == tool)
-            .ok_or_else(|| ApiError::new("not_found", format!("`{tool}` is not a tool of this server")))?;
+            .ok_or_else(|| {
+                ApiError::new(
+                    "not_found",
+                    format!("`{tool}` is not a tool of this server"),
+                )
+            })?;
         Ok(ToolForm {
             tool: entry.name,
             form: schema::compile(&entry.input_schema),
@@ -312,9 +343,17 @@ impl Api {
     }
 
     /// Problems of `arguments` for `tool`, field by field (none when they fit).
-    pub fn session_validate(&self, id: &str, tool: &str, arguments: &Value) -> Result<Vec<FieldIssue>, ApiError> {
+    pub fn session_validate(
+        &self,
+        id: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<Vec<FieldIssue>, ApiError> {
         let open = self.sessions.get(id)?;
-        match open.session.check_call(tool, arguments, Confirmation::Destructive) {
+        match open
+            .session
+            .check_call(tool, arguments, Confirmation::Destructive)
+        {
             Ok(_) => Ok(vec![]),
             Err(SessionError::InvalidArguments { issues }) => Ok(issues),
             Err(other) => Err(other.into()),
@@ -349,7 +388,10 @@ impl Api {
         let api = Arc::clone(self);
         self.sessions.spawn(async move {
             let open = api.sessions.get(&id)?;
-            Ok(open.session.read_resource(&uri, None, Some(call_id)).await?)
+            Ok(open
+                .session
+                .read_resource(&uri, None, Some(call_id))
+                .await?)
         })
     }
 
@@ -363,7 +405,10 @@ impl Api {
         let api = Arc::clone(self);
         self.sessions.spawn(async move {
             let open = api.sessions.get(&id)?;
-            Ok(open.session.get_prompt(&prompt, arguments, None, Some(call_id)).await?)
+            Ok(open
+                .session
+                .get_prompt(&prompt, arguments, None, Some(call_id))
+                .await?)
         })
     }
 
@@ -379,7 +424,10 @@ impl Api {
         let api = Arc::clone(self);
         self.sessions.spawn(async move {
             let open = api.sessions.get(&id)?;
-            Ok(open.session.complete(target, &argument, &value, context).await?)
+            Ok(open
+                .session
+                .complete(target, &argument, &value, context)
+                .await?)
         })
     }
 
@@ -392,7 +440,12 @@ impl Api {
 
     /// Answer the server's question `question_id`. An accepted form that does not fit the
     /// requested schema is refused field by field, and the question stays open.
-    pub fn session_answer(&self, id: &str, question_id: &str, answer: Answer) -> Result<(), ApiError> {
+    pub fn session_answer(
+        &self,
+        id: &str,
+        question_id: &str,
+        answer: Answer,
+    ) -> Result<(), ApiError> {
         let open = self.sessions.get(id)?;
         let mut pending = open.pending.lock();
         let Some((question, _)) = pending.get(question_id) else {
@@ -403,7 +456,11 @@ impl Api {
         };
         let answer = question.check(answer).map_err(|issues| ApiError {
             code: "invalid".into(),
-            message: issues.iter().map(FieldIssue::describe).collect::<Vec<_>>().join("; "),
+            message: issues
+                .iter()
+                .map(FieldIssue::describe)
+                .collect::<Vec<_>>()
+                .join("; "),
             fields: field_errors(&issues),
         })?;
         if let Some((_, tx)) = pending.remove(question_id) {
@@ -471,6 +528,9 @@ impl Api {
             .drain()
             .map(|(_, o)| o)
             .collect();
+        if open.is_empty() {
+            return;
+        }
         let Ok(runtime) = self.sessions.runtime() else {
             return;
         };
@@ -513,7 +573,12 @@ fn root_of(folder: &str) -> Result<RootView, ApiError> {
     let canonical = std::fs::canonicalize(path)
         .ok()
         .filter(|p| p.is_dir())
-        .ok_or_else(|| ApiError::field("roots", format!("`{folder}` is not a folder on this computer")))?;
+        .ok_or_else(|| {
+            ApiError::field(
+                "roots",
+                format!("`{folder}` is not a folder on this computer"),
+            )
+        })?;
     let uri = url::Url::from_directory_path(&canonical)
         .map_err(|_| ApiError::field("roots", format!("`{folder}` cannot be shared as a root")))?;
     Ok(RootView {

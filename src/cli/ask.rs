@@ -91,7 +91,11 @@ fn fill(form: &Form) -> Option<Value> {
     let mut value = Value::Object(Map::new());
     for property in properties {
         loop {
-            let text = line(&field_prompt(&property.key, &property.node, property.required))?;
+            let text = line(&field_prompt(
+                &property.key,
+                &property.node,
+                property.required,
+            ))?;
             let text = match (text.is_empty(), &property.node.default) {
                 (true, Some(default)) => {
                     value[&property.key] = default.clone();

@@ -87,7 +87,11 @@ const TRACE_LINE_CHARS: usize = 2_000;
 
 /// `[   12.3 ms] → request tools/call #2 (245 B)` and the message.
 pub fn print_trace_entry(entry: &TraceEntry) {
-    let arrow = if entry.direction == "out" { "→" } else { "←" };
+    let arrow = if entry.direction == "out" {
+        "→"
+    } else {
+        "←"
+    };
     let id = entry
         .id
         .as_deref()
@@ -253,7 +257,9 @@ fn confirm(server: &str, tool: &str, risk: ToolRisk) -> Result<Confirmation, Cli
     let mut answer = String::new();
     if risk == ToolRisk::Destructive {
         eprint!("`{tool}` of `{server}` {what}. Type its name to call it: ");
-        std::io::stdin().read_line(&mut answer).map_err(|_| refused())?;
+        std::io::stdin()
+            .read_line(&mut answer)
+            .map_err(|_| refused())?;
         return if answer.trim() == tool {
             Ok(Confirmation::Destructive)
         } else {
@@ -261,7 +267,9 @@ fn confirm(server: &str, tool: &str, risk: ToolRisk) -> Result<Confirmation, Cli
         };
     }
     eprint!("Call `{tool}` of `{server}`? It {what}. [y/N] ");
-    std::io::stdin().read_line(&mut answer).map_err(|_| refused())?;
+    std::io::stdin()
+        .read_line(&mut answer)
+        .map_err(|_| refused())?;
     match answer.trim() {
         "y" | "Y" | "yes" => Ok(Confirmation::Confirmed),
         _ => Err(refused()),
@@ -291,8 +299,18 @@ pub fn prompt(servers: &Servers, args: PromptArgs) -> Result<(), CliError> {
     }
     let rt = runtime()?;
     let session = open(&rt, servers, &args.name, &args.session)?;
-    if !session.offer().prompts.iter().any(|p| p.name == args.prompt) {
-        let known: Vec<String> = session.offer().prompts.into_iter().map(|p| p.name).collect();
+    if !session
+        .offer()
+        .prompts
+        .iter()
+        .any(|p| p.name == args.prompt)
+    {
+        let known: Vec<String> = session
+            .offer()
+            .prompts
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
         rt.block_on(session.close());
         return Err(CliError::usage(format!(
             "`{}` is not a prompt of `{}`{}",
@@ -334,7 +352,10 @@ fn print_call(server: &str, outcome: &CallOutcome) {
             outcome.tool, outcome.ms
         );
     } else {
-        println!("✓ `{}` of `{server}` ({:.0} ms{rounds})", outcome.tool, outcome.ms);
+        println!(
+            "✓ `{}` of `{server}` ({:.0} ms{rounds})",
+            outcome.tool, outcome.ms
+        );
     }
     for item in &outcome.content {
         print_item(item);
@@ -406,7 +427,10 @@ fn print_item(item: &ContentItem) {
             ..
         } => {
             let name = name.as_deref().map(|n| format!("{n} ")).unwrap_or_default();
-            let mime = mime_type.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+            let mime = mime_type
+                .as_deref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default();
             println!("  [resource link] {name}<{uri}>{mime}");
             if let Some(description) = description {
                 println!("    {description}");

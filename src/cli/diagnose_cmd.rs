@@ -18,9 +18,8 @@ pub fn diagnose(servers: &Servers, args: DiagnoseArgs) -> Result<(), CliError> {
     let bundle = bundle?;
     let text = serde_json::to_string_pretty(&bundle)
         .map_err(|e| CliError::failed(format!("could not encode the bundle: {e}")))?;
-    diagnostics::write_bundle(&args.bundle, text.as_bytes()).map_err(|e| {
-        CliError::failed(format!("could not write {}: {e}", args.bundle.display()))
-    })?;
+    diagnostics::write_bundle(&args.bundle, text.as_bytes())
+        .map_err(|e| CliError::failed(format!("could not write {}: {e}", args.bundle.display())))?;
     let session = match &bundle.session {
         Some(s) if s.error.is_none() => format!("a session of {} messages", bundle.trace.len()),
         Some(s) => format!(

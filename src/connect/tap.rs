@@ -11,10 +11,10 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use rmcp::{RoleClient, ServiceExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{DynService, Service};
 use rmcp::transport::Transport;
+use rmcp::{RoleClient, ServiceExt};
 
 use super::client_config;
 

@@ -27,10 +27,9 @@ pub fn apply_pairs(form: &Form, base: Value, pairs: &[String]) -> Result<Value, 
         if path.iter().any(|s| s.is_empty()) {
             return Err(format!("`--arg {pair}`: `{key}` is not a field name"));
         }
-        let node = node_at(form, &form.root, &path)
-            .map_err(|why| format!("`--arg {key}`: {why}"))?;
-        let parsed = parse_value(form, node, raw)
-            .map_err(|why| format!("`--arg {key}`: {why}"))?;
+        let node =
+            node_at(form, &form.root, &path).map_err(|why| format!("`--arg {key}`: {why}"))?;
+        let parsed = parse_value(form, node, raw).map_err(|why| format!("`--arg {key}`: {why}"))?;
         set_at(&mut value, &path, parsed).map_err(|why| format!("`--arg {key}`: {why}"))?;
     }
     Ok(value)
@@ -67,7 +66,9 @@ fn node_at<'a>(
         | NodeKind::Null
         | NodeKind::Enum { .. }
         | NodeKind::Const { .. } => {
-            return Err(format!("`{first}` is inside a plain value, which has no fields"));
+            return Err(format!(
+                "`{first}` is inside a plain value, which has no fields"
+            ));
         }
         NodeKind::Choice { .. } | NodeKind::Ref { .. } | NodeKind::Json => None,
     };
@@ -120,7 +121,9 @@ fn parse_value(form: &Form, node: Option<&FormNode>, raw: &str) -> Result<Value,
             options
                 .iter()
                 .find(|o| {
-                    o.value.as_str() == Some(raw) || json.as_ref() == Some(&o.value) || o.label == raw
+                    o.value.as_str() == Some(raw)
+                        || json.as_ref() == Some(&o.value)
+                        || o.label == raw
                 })
                 .map(|o| o.value.clone())
                 .ok_or_else(|| {

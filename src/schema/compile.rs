@@ -254,7 +254,13 @@ impl<'a> Compiler<'a> {
             "maxProperties",
         ]) {
             "object"
-        } else if has(&["items", "prefixItems", "minItems", "maxItems", "uniqueItems"]) {
+        } else if has(&[
+            "items",
+            "prefixItems",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+        ]) {
             "array"
         } else if has(&["minLength", "maxLength", "pattern", "format"]) {
             "string"
@@ -342,8 +348,14 @@ impl<'a> Compiler<'a> {
             Some(_) => Some(Box::new(FormNode::json())),
             None => match map.get("patternProperties") {
                 Some(Value::Object(patterns)) => {
-                    self.note("keys matching `patternProperties` are edited with a key/value editor");
-                    let first = patterns.values().next().cloned().unwrap_or(Value::Bool(true));
+                    self.note(
+                        "keys matching `patternProperties` are edited with a key/value editor",
+                    );
+                    let first = patterns
+                        .values()
+                        .next()
+                        .cloned()
+                        .unwrap_or(Value::Bool(true));
                     Some(Box::new(self.node(&first, depth + 1)))
                 }
                 // A free-form object: any keys. With listed properties, only those are offered.
@@ -657,15 +669,15 @@ fn discriminator_of(nodes: &[FormNode]) -> Option<String> {
         .map(|p| p.key.clone())
         .find(|key| {
             let mut seen = vec![];
-            nodes.iter().all(|node| {
-                match node.property(key).and_then(|p| fixed_value(&p.node)) {
+            nodes.iter().all(
+                |node| match node.property(key).and_then(|p| fixed_value(&p.node)) {
                     Some(value) if !seen.contains(&value) => {
                         seen.push(value);
                         true
                     }
                     _ => false,
-                }
-            })
+                },
+            )
         })
 }
 
@@ -809,9 +821,7 @@ fn as_list(value: &Value) -> Vec<Value> {
 pub(super) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<(String, &'a Value)> {
     let fragment = match reference.split_once('#') {
         Some(("", fragment)) => fragment,
-        Some((base, fragment)) if root.get("$id").and_then(Value::as_str) == Some(base) => {
-            fragment
-        }
+        Some((base, fragment)) if root.get("$id").and_then(Value::as_str) == Some(base) => fragment,
         _ => return None,
     };
     let decoded = percent_encoding::percent_decode_str(fragment)

@@ -57,9 +57,13 @@ pub enum NodeKind {
     Boolean,
     Null,
     /// One of fixed values (`enum`, or a `oneOf` of titled `const`s).
-    Enum { options: Vec<EnumOption> },
+    Enum {
+        options: Vec<EnumOption>,
+    },
     /// Exactly this value.
-    Const { value: Value },
+    Const {
+        value: Value,
+    },
     Object {
         properties: Vec<Property>,
         /// Keys beyond `properties` are allowed, with values of this form (a key/value editor).
@@ -84,7 +88,9 @@ pub enum NodeKind {
         exclusive: bool,
     },
     /// A recursive definition, by its key in [`Form::defs`].
-    Ref { target: String },
+    Ref {
+        target: String,
+    },
     /// Anything (or a part the form cannot show as fields): edited as JSON.
     Json,
 }

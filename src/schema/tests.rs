@@ -90,9 +90,13 @@ fn scalar_types_with_bounds_formats_and_patterns() {
 #[test]
 fn unions_with_null_are_nullable_fields() {
     assert!(compile(&json!({"type": ["string", "null"]})).root.nullable);
-    let pydantic = compile(&json!({"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null}));
+    let pydantic =
+        compile(&json!({"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null}));
     assert!(pydantic.root.nullable);
-    assert!(matches!(pydantic.root.kind, NodeKind::Number { integer: true, .. }));
+    assert!(matches!(
+        pydantic.root.kind,
+        NodeKind::Number { integer: true, .. }
+    ));
     assert_eq!(pydantic.root.default, Some(Value::Null));
     let enumerated = compile(&json!({"enum": ["a", null]}));
     assert!(enumerated.root.nullable);
@@ -131,12 +135,17 @@ fn nested_objects_and_arrays_of_objects() {
             unique_items,
             ..
         } => {
-            assert_eq!((*min_items, *max_items, *unique_items), (Some(1), Some(5), true));
+            assert_eq!(
+                (*min_items, *max_items, *unique_items),
+                (Some(1), Some(5), true)
+            );
             assert!(items.property("qty").is_some());
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(&prop(&form, "pair").kind, NodeKind::Array { prefix, .. } if prefix.len() == 2));
+    assert!(
+        matches!(&prop(&form, "pair").kind, NodeKind::Array { prefix, .. } if prefix.len() == 2)
+    );
     match &prop(&form, "old_pair").kind {
         NodeKind::Array { prefix, items, .. } => {
             assert_eq!(prefix.len(), 1);
@@ -152,9 +161,14 @@ fn enums_consts_and_titled_choices() {
         NodeKind::Enum { options } => assert_eq!(options[1].label, "Beta"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(root_kind(json!({"const": 3})), NodeKind::Const { value: json!(3) });
+    assert_eq!(
+        root_kind(json!({"const": 3})),
+        NodeKind::Const { value: json!(3) }
+    );
     // The elicitation spec's titled single select.
-    match root_kind(json!({"type": "string", "oneOf": [{"const": "h1", "title": "Superman"}, {"const": "h2", "title": "Batman"}]})) {
+    match root_kind(
+        json!({"type": "string", "oneOf": [{"const": "h1", "title": "Superman"}, {"const": "h2", "title": "Batman"}]}),
+    ) {
         NodeKind::Enum { options } => {
             assert_eq!(options[0].value, json!("h1"));
             assert_eq!(options[0].label, "Superman");
@@ -186,7 +200,9 @@ fn one_of_objects_is_a_choice_discriminated_by_a_const_property() {
         other => panic!("{other:?}"),
     }
     // anyOf without a discriminator: labels from the types.
-    match root_kind(json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})) {
+    match root_kind(
+        json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}),
+    ) {
         NodeKind::Choice {
             variants,
             discriminator: None,
@@ -226,9 +242,14 @@ fn all_of_is_merged_and_refs_are_followed() {
         "properties": {"id": {"$ref": "#/definitions/Id", "description": "The id"}}
     }));
     assert_eq!(prop(&form, "id").description.as_deref(), Some("The id"));
-    assert!(matches!(prop(&form, "id").kind, NodeKind::Number { integer: true, .. }));
+    assert!(matches!(
+        prop(&form, "id").kind,
+        NodeKind::Number { integer: true, .. }
+    ));
     // An anchor.
-    let form = compile(&json!({"$defs": {"x": {"$anchor": "thing", "type": "boolean"}}, "properties": {"t": {"$ref": "#thing"}}}));
+    let form = compile(
+        &json!({"$defs": {"x": {"$anchor": "thing", "type": "boolean"}}, "properties": {"t": {"$ref": "#thing"}}}),
+    );
     assert_eq!(prop(&form, "t").kind, NodeKind::Boolean);
 }
 
@@ -244,7 +265,12 @@ fn a_ref_cycle_becomes_a_definition_the_form_expands_on_demand() {
     let children = prop(&form, "children");
     match &children.kind {
         NodeKind::Array { items, .. } => {
-            assert_eq!(items.kind, NodeKind::Ref { target: "#/$defs/Node".into() })
+            assert_eq!(
+                items.kind,
+                NodeKind::Ref {
+                    target: "#/$defs/Node".into()
+                }
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -257,19 +283,31 @@ fn a_ref_cycle_becomes_a_definition_the_form_expands_on_demand() {
 #[test]
 fn additional_properties_are_a_key_value_editor() {
     match root_kind(json!({"type": "object", "additionalProperties": {"type": "integer"}})) {
-        NodeKind::Object { additional: Some(node), properties, .. } => {
+        NodeKind::Object {
+            additional: Some(node),
+            properties,
+            ..
+        } => {
             assert!(properties.is_empty());
             assert!(matches!(node.kind, NodeKind::Number { integer: true, .. }));
         }
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        root_kind(json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false})),
-        NodeKind::Object { additional: None, .. }
+        root_kind(
+            json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false})
+        ),
+        NodeKind::Object {
+            additional: None,
+            ..
+        }
     ));
     assert!(matches!(
         root_kind(json!({"type": "object"})),
-        NodeKind::Object { additional: Some(_), .. }
+        NodeKind::Object {
+            additional: Some(_),
+            ..
+        }
     ));
 }
 
@@ -293,7 +331,13 @@ fn defaults_examples_and_unknown_keywords() {
     assert_eq!(prop(&form, "nothing").kind, NodeKind::Json);
     assert_eq!(prop(&form, "never").kind, NodeKind::Json);
     // Schemas that are not objects at all.
-    for schema in [json!(true), json!(null), json!(42), json!("string"), json!([])] {
+    for schema in [
+        json!(true),
+        json!(null),
+        json!(42),
+        json!("string"),
+        json!([]),
+    ] {
         assert_eq!(compile(&schema).root.kind, NodeKind::Json);
     }
     // A remote reference is not fetched.
@@ -362,7 +406,11 @@ fn validation_names_the_field_and_never_the_value() {
         assert!(paths.contains(&path), "{path} in {issues:#?}");
     }
     assert_eq!(
-        issues.iter().find(|i| i.path == "rows[1].qty").unwrap().pointer,
+        issues
+            .iter()
+            .find(|i| i.path == "rows[1].qty")
+            .unwrap()
+            .pointer,
         "/rows/1/qty"
     );
     for issue in &issues {
@@ -399,14 +447,19 @@ fn validation_of_hostile_schemas() {
     let _ = validator.issues(&json!(format!("{}!", "a".repeat(64))));
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // A self-referencing schema validates finite values.
-    let validator = Validator::new(&json!({"type": "object", "properties": {"next": {"$ref": "#"}}}));
+    let validator =
+        Validator::new(&json!({"type": "object", "properties": {"next": {"$ref": "#"}}}));
     assert!(validator.issues(&json!({"next": {"next": {}}})).is_empty());
     assert_eq!(validator.issues(&json!({"next": 3}))[0].path, "next");
     // 10,000 enum values: the message stays short.
     let values: Vec<Value> = (0..10_000).map(|i| json!(format!("value-{i}"))).collect();
     let validator = Validator::new(&json!({"enum": values}));
     let issues = validator.issues(&json!("nope"));
-    assert!(issues[0].message.chars().count() <= 241, "{}", issues[0].message.len());
+    assert!(
+        issues[0].message.chars().count() <= 241,
+        "{}",
+        issues[0].message.len()
+    );
     // A schema that is not valid JSON Schema is reported, not a panic.
     let validator = Validator::new(&json!({"type": 12}));
     assert!(validator.schema_problem().is_some());

@@ -11,9 +11,8 @@ use std::sync::Arc;
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    CustomNotification, CustomRequest, CustomResult, ElicitRequestParams, ElicitResult,
-    ErrorCode, ErrorData, Implementation, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProtocolVersion,
+    CustomNotification, CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ErrorCode,
+    ErrorData, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::{Value, json};
@@ -46,7 +45,10 @@ impl SessionHandler {
     fn refresh(&self, peer: rmcp::service::Peer<RoleClient>, kind: ListKind) {
         let shared = self.shared.clone();
         let notice = {
-            let mut notices = shared.list_notices.lock().unwrap_or_else(|p| p.into_inner());
+            let mut notices = shared
+                .list_notices
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             let count = notices.entry(kind.name()).or_insert(0);
             *count += 1;
             *count
@@ -72,12 +74,11 @@ impl SessionHandler {
 }
 
 impl ClientHandler for SessionHandler {
+    /// What a test connection says about Plugboard, with the session's capabilities.
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            capabilities(),
-            Implementation::new("plugboard", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        let mut info = crate::connect::client_config();
+        info.capabilities = capabilities();
+        info
     }
 
     async fn create_elicitation(

@@ -48,7 +48,9 @@ impl ListKind {
     fn request(self, cursor: Option<String>) -> ClientRequest {
         let params = PaginatedRequestParams::default().with_cursor(cursor);
         match self {
-            ListKind::Tools => ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
+            ListKind::Tools => {
+                ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params))
+            }
             ListKind::Resources => {
                 ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params))
             }
@@ -112,8 +114,12 @@ pub async fn fetch_declared(
             None => Ok(vec![]),
         }
     };
-    let (tools, resources, templates, prompts) =
-        futures::join!(Box::pin(tools), Box::pin(resources), Box::pin(templates), Box::pin(prompts));
+    let (tools, resources, templates, prompts) = futures::join!(
+        Box::pin(tools),
+        Box::pin(resources),
+        Box::pin(templates),
+        Box::pin(prompts)
+    );
     let mut error = None;
     let mut take = |r: Result<Vec<Value>, ServiceError>| match r {
         Ok(items) => items,

@@ -44,8 +44,8 @@ use tokio::sync::oneshot;
 
 use crate::config::ServerConfig;
 use crate::connect::{self, Connection, Hooks, MessageTap};
-use crate::probe::naming;
 use crate::probe::Failure;
+use crate::probe::naming;
 use crate::redact::Redactor;
 use crate::schema::{FieldIssue, Validator};
 
@@ -64,6 +64,8 @@ use shared::Shared;
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 /// `input_required` rounds one call may take.
 pub const MAX_ROUNDS: u32 = 10;
+/// How long the lists may take when a session opens.
+pub const LISTS_TIMEOUT: Duration = Duration::from_secs(30);
 /// Lines of stderr a session keeps for diagnostics.
 pub const STDERR_TAIL_LINES: usize = 40;
 
@@ -139,7 +141,11 @@ impl SessionError {
             | SessionError::Disabled { .. }
             | SessionError::NeedsConfirmation { .. }
             | SessionError::InvalidArguments { .. } => 2,
-            SessionError::Open { failure, .. } if failure.kind == crate::probe::ErrorKind::Config => 2,
+            SessionError::Open { failure, .. }
+                if failure.kind == crate::probe::ErrorKind::Config =>
+            {
+                2
+            }
             _ => 1,
         }
     }
@@ -431,8 +437,25 @@ impl Preparing {
             ),
             None => (None, String::new(), None, Default::default()),
         };
-        let (lists, _) = lists::fetch_declared(&peer, &capabilities).await;
-        *self.shared.lists.write().unwrap_or_else(|p| p.into_inner()) = lists;
+        match tokio::time::timeout(LISTS_TIMEOUT, lists::fetch_declared(&peer, &capabilities)).await
+        {
+            Ok((lists, failed)) => {
+                *self.shared.lists.write().unwrap_or_else(|p| p.into_inner()) = lists;
+                if let Some(err) = failed {
+                    self.shared.emit(SessionEvent::Notice {
+                        call_id: None,
+                        text: format!("a list of the server could not be read: {err}"),
+                    });
+                }
+            }
+            Err(_) => self.shared.emit(SessionEvent::Notice {
+                call_id: None,
+                text: format!(
+                    "the server did not list its tools, resources and prompts within {} s",
+                    LISTS_TIMEOUT.as_secs()
+                ),
+            }),
+        }
         let redactor = self.shared.redactor();
         let transport = match serde_json::to_value(transport) {
             Ok(Value::String(t)) => t,
@@ -678,7 +701,10 @@ impl Session {
                 }],
             });
         }
-        let schema = definition.get("inputSchema").cloned().unwrap_or(Value::Null);
+        let schema = definition
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or(Value::Null);
         let validator = Validator::new(&schema);
         if let Some(problem) = validator.schema_problem() {
             return Ok(vec![self.redactor().redact(&format!(
@@ -722,8 +748,7 @@ impl Session {
             .await?;
         let is_error = result.get("isError") == Some(&Value::Bool(true));
         // Checked before redaction, which could change a value; issues never quote values.
-        let mut structured =
-            outcome::structured(&result, definition.get("outputSchema"), is_error);
+        let mut structured = outcome::structured(&result, definition.get("outputSchema"), is_error);
         self.redactor().redact_json(&mut result);
         if let Some(structured) = structured.as_mut() {
             structured.value = result.get("structuredContent").cloned();
@@ -844,8 +869,7 @@ impl Session {
                 Reference::for_resource(uri_template.clone())
             }
         };
-        let mut params =
-            CompleteRequestParams::new(reference, ArgumentInfo::new(argument, value));
+        let mut params = CompleteRequestParams::new(reference, ArgumentInfo::new(argument, value));
         if !context.is_empty() {
             params.context = Some(CompletionContext::with_arguments(
                 context.into_iter().collect(),
@@ -1042,8 +1066,7 @@ impl Session {
         if elicitations.is_empty() {
             return Err(SessionError::Rpc {
                 code: -32042,
-                message: "the server needs a step in the browser first, but gave no address"
-                    .into(),
+                message: "the server needs a step in the browser first, but gave no address".into(),
             });
         }
         for params in &elicitations {
@@ -1075,8 +1098,7 @@ impl Session {
             ),
             ServiceError::Timeout { timeout } => SessionError::TimedOut(timeout),
             ServiceError::UnexpectedResponse => SessionError::Failed(
-                "the server's answer does not fit the request (it does not follow MCP here)"
-                    .into(),
+                "the server's answer does not fit the request (it does not follow MCP here)".into(),
             ),
             other => SessionError::Failed(redact(&other.to_string())),
         }

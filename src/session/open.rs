@@ -34,7 +34,8 @@ pub async fn open_installed(
         .load()
         .and_then(|c| c.server(name))
         .map_err(|e| SessionError::Config(e.to_string()))?;
-    let store = checks::store_for(servers, name, &server).map_err(|failure| open_failure(&server, failure))?;
+    let store = checks::store_for(servers, name, &server)
+        .map_err(|failure| open_failure(&server, failure))?;
     if !matches!(server.auth, Auth::Oauth2(_)) {
         return resolve_and_open(name, &server, store.as_ref(), None, options).await;
     }
@@ -90,7 +91,8 @@ async fn resolve_and_open(
     token: Option<&String>,
     options: SessionOptions,
 ) -> Result<Session, SessionError> {
-    let resolved = resolve(name, server, store, None).map_err(|e| open_failure(server, e.failure()))?;
+    let resolved =
+        resolve(name, server, store, None).map_err(|e| open_failure(server, e.failure()))?;
     let mut redactor = resolved.redactor().clone();
     if let Some(token) = token {
         redactor = redactor.with_values([token.as_str()]);
@@ -110,18 +112,19 @@ pub async fn open_resolved(
     let monitor = Monitor::new();
     let deadline = Instant::now() + timeout;
     let fail = |failure: Failure, stderr_tail: Option<String>| SessionError::Open {
-            failure: Failure::new(
-                failure.kind,
-                redactor.redact(&failure.error),
-                redactor.redact(&failure.hint),
-            ),
-            stderr_tail: stderr_tail
-                .filter(|t| !t.trim().is_empty())
-                .map(|t| redactor.redact(&t)),
-            trace: preparing.trace(),
+        failure: Failure::new(
+            failure.kind,
+            redactor.redact(&failure.error),
+            redactor.redact(&failure.hint),
+        ),
+        stderr_tail: stderr_tail
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| redactor.redact(&t)),
+        trace: preparing.trace(),
     };
     let initial = resolved.transport();
-    let opened = tokio::time::timeout_at(deadline, Connection::open(resolved, monitor.clone())).await;
+    let opened =
+        tokio::time::timeout_at(deadline, Connection::open(resolved, monitor.clone())).await;
     let mut conn = match opened {
         Ok(Ok(conn)) => conn,
         Ok(Err(err)) => {
@@ -158,7 +161,11 @@ pub async fn open_resolved(
 }
 
 /// What `probe::classify` needs to explain a failure at `stage`.
-fn context(resolved: &ResolvedServer, stage: Stage, transport: crate::config::TransportKind) -> Context<'_> {
+fn context(
+    resolved: &ResolvedServer,
+    stage: Stage,
+    transport: crate::config::TransportKind,
+) -> Context<'_> {
     let (command, target) = match resolved.target() {
         Target::Stdio(t) => (Some(t.command.as_str()), None),
         Target::Remote(t) => (None, Some(crate::connect::http::target_of(&t.url))),

@@ -143,7 +143,10 @@ pub fn resource_content(resource: &Value) -> ResourceContent {
 fn media(item: &Value, key: &str) -> Media {
     let mime_type = text_of(item, "mimeType").unwrap_or_default();
     let encoded = item.get(key).and_then(Value::as_str).unwrap_or("");
-    let compact: String = encoded.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let compact: String = encoded
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
     match base64::engine::general_purpose::STANDARD.decode(compact.as_bytes()) {
         Ok(bytes) => {
             let size = bytes.len() as u64;
@@ -179,7 +182,13 @@ fn media(item: &Value, key: &str) -> Media {
 }
 
 fn same_type(a: &str, b: &str) -> bool {
-    let base = |t: &str| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base = |t: &str| {
+        t.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    };
     let (a, b) = (base(a), base(b));
     a == b || (a == "image/jpeg" && b == "image/jpg") || (a == "audio/mpeg" && b == "audio/mp3")
 }
@@ -260,7 +269,12 @@ pub fn structured(
             let issues = validator.issues(&value);
             Some(Structured {
                 value: Some(value),
-                check: if issues.is_empty() { "valid" } else { "invalid" }.into(),
+                check: if issues.is_empty() {
+                    "valid"
+                } else {
+                    "invalid"
+                }
+                .into(),
                 issues,
                 note: None,
             })
@@ -297,23 +311,36 @@ mod tests {
             other => panic!("{other:?}"),
         }
         match &items[2] {
-            ContentItem::Image { media } => assert!(media.note.as_deref().unwrap().contains("not the declared")),
+            ContentItem::Image { media } => {
+                assert!(media.note.as_deref().unwrap().contains("not the declared"))
+            }
             other => panic!("{other:?}"),
         }
         match &items[3] {
-            ContentItem::Audio { media } => assert!(media.note.as_deref().unwrap().contains("base64")),
+            ContentItem::Audio { media } => {
+                assert!(media.note.as_deref().unwrap().contains("base64"))
+            }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(&items[4], ContentItem::ResourceLink { uri, .. } if uri == "file:///a.txt"));
-        assert!(matches!(&items[5], ContentItem::Resource { resource } if resource.text.as_deref() == Some("body")));
-        assert!(matches!(&items[6], ContentItem::Resource { resource } if resource.blob.as_ref().unwrap().bytes == 5.0));
+        assert!(
+            matches!(&items[4], ContentItem::ResourceLink { uri, .. } if uri == "file:///a.txt")
+        );
+        assert!(
+            matches!(&items[5], ContentItem::Resource { resource } if resource.text.as_deref() == Some("body"))
+        );
+        assert!(
+            matches!(&items[6], ContentItem::Resource { resource } if resource.blob.as_ref().unwrap().bytes == 5.0)
+        );
         assert!(matches!(&items[7], ContentItem::Other { .. }));
     }
 
     #[test]
     fn media_over_the_cap_is_described_not_carried() {
-        let big = base64::engine::general_purpose::STANDARD.encode(vec![0u8; MEDIA_CAP as usize + 1]);
-        let items = content_items(Some(&json!([{"type": "image", "mimeType": "image/png", "data": big}])));
+        let big =
+            base64::engine::general_purpose::STANDARD.encode(vec![0u8; MEDIA_CAP as usize + 1]);
+        let items = content_items(Some(
+            &json!([{"type": "image", "mimeType": "image/png", "data": big}]),
+        ));
         match &items[0] {
             ContentItem::Image { media } => {
                 assert!(media.data.is_none());
@@ -325,18 +352,39 @@ mod tests {
 
     #[test]
     fn structured_content_is_checked_against_the_output_schema() {
-        let schema = json!({"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]});
-        let ok = structured(&json!({"structuredContent": {"t": 3}}), Some(&schema), false).unwrap();
+        let schema =
+            json!({"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]});
+        let ok = structured(
+            &json!({"structuredContent": {"t": 3}}),
+            Some(&schema),
+            false,
+        )
+        .unwrap();
         assert_eq!(ok.check, "valid");
-        let bad = structured(&json!({"structuredContent": {"t": "hot"}}), Some(&schema), false).unwrap();
+        let bad = structured(
+            &json!({"structuredContent": {"t": "hot"}}),
+            Some(&schema),
+            false,
+        )
+        .unwrap();
         assert_eq!(bad.check, "invalid");
         assert_eq!(bad.issues[0].path, "t");
         let missing = structured(&json!({"content": []}), Some(&schema), false).unwrap();
         assert_eq!(missing.check, "missing");
         assert!(structured(&json!({}), None, false).is_none());
-        let error = structured(&json!({"structuredContent": {"t": "x"}}), Some(&schema), true).unwrap();
+        let error = structured(
+            &json!({"structuredContent": {"t": "x"}}),
+            Some(&schema),
+            true,
+        )
+        .unwrap();
         assert_eq!(error.check, "unchecked");
-        let unusable = structured(&json!({"structuredContent": {}}), Some(&json!({"type": 5})), false).unwrap();
+        let unusable = structured(
+            &json!({"structuredContent": {}}),
+            Some(&json!({"type": 5})),
+            false,
+        )
+        .unwrap();
         assert!(unusable.note.unwrap().contains("not usable"));
     }
 }

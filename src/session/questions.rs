@@ -55,7 +55,9 @@ pub enum QuestionMode {
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Answer {
     /// Form: the filled-in values. URL: agreed to open it (no content).
-    Accept { content: Option<Value> },
+    Accept {
+        content: Option<Value>,
+    },
     Decline,
     Cancel,
 }

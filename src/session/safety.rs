@@ -24,7 +24,11 @@ pub enum ToolRisk {
 impl ToolRisk {
     /// The risk a tool's `annotations` claim.
     pub fn of(annotations: Option<&Value>) -> ToolRisk {
-        let hint = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_bool);
+        let hint = |key: &str| {
+            annotations
+                .and_then(|a| a.get(key))
+                .and_then(Value::as_bool)
+        };
         if hint("readOnlyHint") == Some(true) {
             ToolRisk::ReadOnly
         } else if hint("destructiveHint") == Some(true) {
@@ -80,9 +84,22 @@ mod tests {
     #[test]
     fn risk_follows_the_annotations() {
         assert_eq!(ToolRisk::of(None), ToolRisk::Writes);
-        assert_eq!(ToolRisk::of(Some(&json!({"readOnlyHint": true, "destructiveHint": true}))), ToolRisk::ReadOnly);
-        assert_eq!(ToolRisk::of(Some(&json!({"destructiveHint": true}))), ToolRisk::Destructive);
-        assert_eq!(ToolRisk::of(Some(&json!({"readOnlyHint": false, "destructiveHint": false}))), ToolRisk::Writes);
+        assert_eq!(
+            ToolRisk::of(Some(
+                &json!({"readOnlyHint": true, "destructiveHint": true})
+            )),
+            ToolRisk::ReadOnly
+        );
+        assert_eq!(
+            ToolRisk::of(Some(&json!({"destructiveHint": true}))),
+            ToolRisk::Destructive
+        );
+        assert_eq!(
+            ToolRisk::of(Some(
+                &json!({"readOnlyHint": false, "destructiveHint": false})
+            )),
+            ToolRisk::Writes
+        );
         assert!(Confirmation::Destructive >= ToolRisk::Writes.needs());
         assert!(Confirmation::Confirmed < ToolRisk::Destructive.needs());
     }
@@ -91,7 +108,9 @@ mod tests {
     fn disabled_tools_are_read_from_the_server_config() {
         let mut server = ServerConfig::stdio("x", vec![]);
         assert!(!tool_disabled(&server, "rm"));
-        server.extra.insert("tools".into(), json!({"disabled": ["rm"]}));
+        server
+            .extra
+            .insert("tools".into(), json!({"disabled": ["rm"]}));
         assert!(tool_disabled(&server, "rm"));
         assert!(!tool_disabled(&server, "ls"));
     }

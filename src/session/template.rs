@@ -49,7 +49,13 @@ fn expressions(template: &str) -> Vec<(Option<char>, Vec<String>)> {
         };
         let names = names
             .split(',')
-            .map(|n| n.trim_end_matches('*').split(':').next().unwrap_or("").to_string())
+            .map(|n| {
+                n.trim_end_matches('*')
+                    .split(':')
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
             .filter(|n| !n.is_empty())
             .collect();
         out.push((operator, names));
@@ -88,7 +94,11 @@ pub fn expand(template: &str, values: &BTreeMap<String, String>) -> String {
         };
         let present: Vec<(&String, String)> = names
             .iter()
-            .filter_map(|n| values.get(n).map(|v| (n, utf8_percent_encode(v, set).to_string())))
+            .filter_map(|n| {
+                values
+                    .get(n)
+                    .map(|v| (n, utf8_percent_encode(v, set).to_string()))
+            })
             .collect();
         if !present.is_empty() {
             let (first, separator, named) = match operator {
@@ -125,20 +135,35 @@ mod tests {
     use super::*;
 
     fn values(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn variables_and_expansion() {
         let t = "demo://resource/dynamic/text/{resourceId}";
         assert_eq!(variables(t), ["resourceId"]);
-        assert_eq!(expand(t, &values(&[("resourceId", "7")])), "demo://resource/dynamic/text/7");
         assert_eq!(
-            expand("file:///{+path}{?rev,mode}", &values(&[("path", "a b/c.txt"), ("mode", "r")])),
+            expand(t, &values(&[("resourceId", "7")])),
+            "demo://resource/dynamic/text/7"
+        );
+        assert_eq!(
+            expand(
+                "file:///{+path}{?rev,mode}",
+                &values(&[("path", "a b/c.txt"), ("mode", "r")])
+            ),
             "file:///a%20b/c.txt?mode=r"
         );
         assert_eq!(expand("x://{id}", &values(&[("id", "a/b")])), "x://a%2Fb");
-        assert_eq!(expand("x://h{/seg*}{#frag}", &values(&[("seg", "p"), ("frag", "f")])), "x://h/p#f");
+        assert_eq!(
+            expand(
+                "x://h{/seg*}{#frag}",
+                &values(&[("seg", "p"), ("frag", "f")])
+            ),
+            "x://h/p#f"
+        );
         assert_eq!(variables("x://{a}/{b,c}{?a}"), ["a", "b", "c"]);
         assert_eq!(expand("x://{missing}/y", &values(&[])), "x:///y");
         assert_eq!(expand("broken{", &values(&[])), "broken{");

@@ -28,14 +28,24 @@ fn api(servers: Value) -> (tempfile::TempDir, Arc<Api>) {
     let store = Arc::new(MemoryStore::new());
     for name in ["fx", "everything"] {
         store
-            .set(&SecretKey::new(name, "TOKEN"), &Sensitive::new(TOKEN.to_owned()))
+            .set(
+                &SecretKey::new(name, "TOKEN"),
+                &Sensitive::new(TOKEN.to_owned()),
+            )
             .unwrap();
     }
-    let api = Arc::new(Api::with_store(dir.path(), store, plugboard::catalog::Catalog::default()));
+    let api = Arc::new(Api::with_store(
+        dir.path(),
+        store,
+        plugboard::catalog::Catalog::default(),
+    ));
     (dir, api)
 }
 
-fn recorder() -> (Arc<Mutex<Vec<SessionEvent>>>, impl Fn(SessionEvent) + Send + Sync + 'static) {
+fn recorder() -> (
+    Arc<Mutex<Vec<SessionEvent>>>,
+    impl Fn(SessionEvent) + Send + Sync + 'static,
+) {
     let events = Arc::new(Mutex::new(vec![]));
     let sink = events.clone();
     (events, move |e| sink.lock().unwrap().push(e))
@@ -69,7 +79,11 @@ fn an_app_session_with_the_fixture_from_form_to_close() {
         NodeKind::Choice { .. }
     ));
     let issues = api
-        .session_validate(&id, "schema_nested", &json!({"customer": {}, "items": [], "delivery": {"kind": "ship"}}))
+        .session_validate(
+            &id,
+            "schema_nested",
+            &json!({"customer": {}, "items": [], "delivery": {"kind": "ship"}}),
+        )
         .unwrap();
     let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
     for path in ["customer.name", "items", "delivery.address"] {
@@ -78,13 +92,23 @@ fn an_app_session_with_the_fixture_from_form_to_close() {
 
     let refused = block_on(api.session_call_task(
         id.clone(),
-        input("purge_records", json!({"table": "t"}), Confirmation::Confirmed, "c1"),
+        input(
+            "purge_records",
+            json!({"table": "t"}),
+            Confirmation::Confirmed,
+            "c1",
+        ),
     ))
     .unwrap_err();
     assert_eq!(refused.code, "needs_confirmation");
     let invalid = block_on(api.session_call_task(
         id.clone(),
-        input("schema_scalars", json!({"title": "x", "count": 99}), Confirmation::None, "c2"),
+        input(
+            "schema_scalars",
+            json!({"title": "x", "count": 99}),
+            Confirmation::None,
+            "c2",
+        ),
     ))
     .unwrap_err();
     assert_eq!(invalid.code, "invalid_arguments");
@@ -93,20 +117,38 @@ fn an_app_session_with_the_fixture_from_form_to_close() {
 
     let purged = block_on(api.session_call_task(
         id.clone(),
-        input("purge_records", json!({"table": "t"}), Confirmation::Destructive, "c3"),
+        input(
+            "purge_records",
+            json!({"table": "t"}),
+            Confirmation::Destructive,
+            "c3",
+        ),
     ))
     .unwrap();
     assert!(!purged.is_error);
 
     let trace = api.session_trace(&id).unwrap();
-    assert!(trace.iter().any(|e| e.method.as_deref() == Some("tools/call")));
-    assert!(events.lock().unwrap().iter().any(|e| matches!(e, SessionEvent::Trace { .. })));
-    let bundle: Value =
-        serde_json::from_str(&block_on(api.diagnostics_task("fx".into(), Some(id.clone()))).unwrap()).unwrap();
+    assert!(
+        trace
+            .iter()
+            .any(|e| e.method.as_deref() == Some("tools/call"))
+    );
+    assert!(
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, SessionEvent::Trace { .. }))
+    );
+    let bundle: Value = serde_json::from_str(
+        &block_on(api.diagnostics_task("fx".into(), Some(id.clone()))).unwrap(),
+    )
+    .unwrap();
     assert_eq!(bundle["session"]["tools"], json!(view.offer.tools.len()));
     assert!(bundle["trace"].as_array().unwrap().len() >= trace.len());
 
-    let everything = serde_json::to_string(&(&view, &bundle, &trace, &*events.lock().unwrap())).unwrap();
+    let everything =
+        serde_json::to_string(&(&view, &bundle, &trace, &*events.lock().unwrap())).unwrap();
     assert!(!everything.contains(TOKEN), "the secret crossed");
 
     block_on(api.close_session_task(id.clone())).unwrap();
@@ -124,7 +166,12 @@ fn questions_are_answered_through_the_app_and_calls_can_be_cancelled() {
     let id = view.id.clone();
     let call = api.session_call_task(
         id.clone(),
-        input("trigger-elicitation-request", json!({}), Confirmation::Confirmed, "ask"),
+        input(
+            "trigger-elicitation-request",
+            json!({}),
+            Confirmation::Confirmed,
+            "ask",
+        ),
     );
     let answer = {
         let api = api.clone();
@@ -146,18 +193,28 @@ fn questions_are_answered_through_the_app_and_calls_can_be_cancelled() {
             assert_eq!(question.call_id.as_deref(), Some("ask"));
             // Misses the required name: refused by field, and still waiting.
             let refused = api
-                .session_answer(&id, &question.id, Answer::Accept { content: Some(json!({"integer": 5})) })
+                .session_answer(
+                    &id,
+                    &question.id,
+                    Answer::Accept {
+                        content: Some(json!({"integer": 5})),
+                    },
+                )
                 .unwrap_err();
             assert_eq!(refused.code, "invalid");
             assert_eq!(refused.fields[0].field, "/name");
             api.session_answer(
                 &id,
                 &question.id,
-                Answer::Accept { content: Some(json!({"name": "Grace Hopper", "integer": 5})) },
+                Answer::Accept {
+                    content: Some(json!({"name": "Grace Hopper", "integer": 5})),
+                },
             )
             .unwrap();
             assert_eq!(
-                api.session_answer(&id, &question.id, Answer::Decline).unwrap_err().code,
+                api.session_answer(&id, &question.id, Answer::Decline)
+                    .unwrap_err()
+                    .code,
                 "not_found"
             );
         })
@@ -169,7 +226,12 @@ fn questions_are_answered_through_the_app_and_calls_can_be_cancelled() {
 
     let long = api.session_call_task(
         id.clone(),
-        input("trigger-long-running-operation", json!({"duration": 30, "steps": 30}), Confirmation::None, "long"),
+        input(
+            "trigger-long-running-operation",
+            json!({"duration": 30, "steps": 30}),
+            Confirmation::None,
+            "long",
+        ),
     );
     let cancel = {
         let api = api.clone();
@@ -182,7 +244,13 @@ fn questions_are_answered_through_the_app_and_calls_can_be_cancelled() {
     let cancelled = block_on(long).unwrap_err();
     cancel.join().unwrap();
     assert_eq!(cancelled.code, "cancelled");
-    assert!(events.lock().unwrap().iter().any(|e| matches!(e, SessionEvent::Progress { call_id, .. } if call_id == "long")));
+    assert!(
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, SessionEvent::Progress { call_id, .. } if call_id == "long"))
+    );
     api.close_all_sessions();
     assert_eq!(api.session_trace(&id).unwrap_err().code, "not_found");
 }

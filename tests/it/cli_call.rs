@@ -21,11 +21,28 @@ fn with_everything() -> Home {
     let env = format!("EVERYTHING_API_KEY={SECRET}");
     let script = script.display().to_string();
     let out = home.run(&[
-        "add", "everything", "--stdio", "--env", &env, "--no-test", "--", &node, &script, "stdio",
+        "add",
+        "everything",
+        "--stdio",
+        "--env",
+        &env,
+        "--no-test",
+        "--",
+        &node,
+        &script,
+        "stdio",
     ]);
     assert_code(&out, 0);
     let fixture = fixture_bin().display().to_string();
-    let out = home.run(&["add", "fx", "--stdio", "--no-test", "--", &fixture, "--schema-tools"]);
+    let out = home.run(&[
+        "add",
+        "fx",
+        "--stdio",
+        "--no-test",
+        "--",
+        &fixture,
+        "--schema-tools",
+    ]);
     assert_code(&out, 0);
     home
 }
@@ -33,14 +50,35 @@ fn with_everything() -> Home {
 #[test]
 fn call_prints_the_right_values_by_kind() {
     let home = with_everything();
-    let out = home.run(&["call", "everything", "get-sum", "--arg", "a=2", "--arg", "b=3"]);
+    let out = home.run(&[
+        "call",
+        "everything",
+        "get-sum",
+        "--arg",
+        "a=2",
+        "--arg",
+        "b=3",
+    ]);
     assert_code(&out, 0);
-    assert!(stdout(&out).contains("The sum of 2 and 3 is 5."), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("The sum of 2 and 3 is 5."),
+        "{}",
+        stdout(&out)
+    );
 
-    let out = home.run(&["call", "everything", "get-structured-content", "--arg", "location=New York"]);
+    let out = home.run(&[
+        "call",
+        "everything",
+        "get-structured-content",
+        "--arg",
+        "location=New York",
+    ]);
     assert_code(&out, 0);
     let shown = stdout(&out);
-    assert!(shown.contains("structured content: matches the tool's output schema"), "{shown}");
+    assert!(
+        shown.contains("structured content: matches the tool's output schema"),
+        "{shown}"
+    );
     assert!(shown.contains("\"temperature\": 33"), "{shown}");
 
     let out = home.run(&["call", "everything", "get-tiny-image"]);
@@ -50,9 +88,19 @@ fn call_prints_the_right_values_by_kind() {
         .find(|l| l.contains("[image]"))
         .map(str::to_owned)
         .expect("the image line");
-    assert!(line.contains("[image] image/png, ") && line.contains(" bytes (the data is image/png)"), "{line}");
+    assert!(
+        line.contains("[image] image/png, ") && line.contains(" bytes (the data is image/png)"),
+        "{line}"
+    );
 
-    let out = home.run(&["call", "everything", "get-resource-links", "--arg", "count=2", "--json"]);
+    let out = home.run(&[
+        "call",
+        "everything",
+        "get-resource-links",
+        "--arg",
+        "count=2",
+        "--json",
+    ]);
     assert_code(&out, 0);
     let outcome: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let links: Vec<&Value> = outcome["content"]
@@ -63,7 +111,14 @@ fn call_prints_the_right_values_by_kind() {
         .collect();
     assert_eq!(links.len(), 2, "{outcome}");
 
-    let out = home.run(&["call", "everything", "get-structured-content", "--arg", "location=Chicago", "--json"]);
+    let out = home.run(&[
+        "call",
+        "everything",
+        "get-structured-content",
+        "--arg",
+        "location=Chicago",
+        "--json",
+    ]);
     let outcome: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(outcome["structured"]["check"], "valid");
     assert_eq!(outcome["structured"]["value"]["humidity"], 82);
@@ -71,8 +126,16 @@ fn call_prints_the_right_values_by_kind() {
     // The fixture's tool that breaks its own output schema: shown, not hidden.
     let out = home.run(&["call", "fx", "schema_output_mismatch"]);
     assert_code(&out, 0);
-    assert!(stdout(&out).contains("does NOT match the tool's output schema"), "{}", stdout(&out));
-    assert!(stdout(&out).contains("✗ count: the value is not of type \"integer\""), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("does NOT match the tool's output schema"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("✗ count: the value is not of type \"integer\""),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -89,7 +152,13 @@ fn get_env_never_shows_the_secret() {
 fn progress_is_printed_as_it_arrives() {
     let home = with_everything();
     let out = home.run(&[
-        "call", "everything", "trigger-long-running-operation", "--arg", "duration=1", "--arg", "steps=3",
+        "call",
+        "everything",
+        "trigger-long-running-operation",
+        "--arg",
+        "duration=1",
+        "--arg",
+        "steps=3",
     ]);
     assert_code(&out, 0);
     let err = stderr(&out);
@@ -104,8 +173,14 @@ fn ctrl_c_cancels_a_long_call_and_ends_the_request() {
     let home = with_everything();
     let mut child = home
         .cmd(&[
-            "call", "everything", "trigger-long-running-operation", "--arg", "duration=60", "--arg",
-            "steps=60", "--trace",
+            "call",
+            "everything",
+            "trigger-long-running-operation",
+            "--arg",
+            "duration=60",
+            "--arg",
+            "steps=60",
+            "--trace",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -116,29 +191,54 @@ fn ctrl_c_cancels_a_long_call_and_ends_the_request() {
     let mut seen = String::new();
     loop {
         let mut line = String::new();
-        assert!(err.read_line(&mut line).unwrap() > 0, "stderr ended: {seen}");
+        assert!(
+            err.read_line(&mut line).unwrap() > 0,
+            "stderr ended: {seen}"
+        );
         seen.push_str(&line);
         if line.contains("progress 1/60") {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "no progress: {seen}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no progress: {seen}"
+        );
     }
     // SAFETY: a signal to the child this test started.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     err.read_to_string(&mut seen).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1), "{seen}");
-    assert!(started.elapsed() < Duration::from_secs(20), "the call was not ended");
-    assert!(seen.contains("→ notification notifications/cancelled"), "{seen}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the call was not ended"
+    );
+    assert!(
+        seen.contains("→ notification notifications/cancelled"),
+        "{seen}"
+    );
     assert!(seen.contains("the call was cancelled"), "{seen}");
 }
 
 #[test]
 fn arguments_are_read_by_the_schema_and_bad_ones_send_nothing() {
     let home = with_everything();
-    let out = home.run(&["call", "everything", "get-sum", "--arg", "a=x", "--arg", "b=1", "--trace"]);
+    let out = home.run(&[
+        "call",
+        "everything",
+        "get-sum",
+        "--arg",
+        "a=x",
+        "--arg",
+        "b=1",
+        "--trace",
+    ]);
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("`--arg a`: `x` is not a number"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`--arg a`: `x` is not a number"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!stderr(&out).contains("tools/call"), "a call was sent");
 
     let out = home.run(&["call", "everything", "get-sum", "--args", "{\"a\": 1}"]);
@@ -147,7 +247,11 @@ fn arguments_are_read_by_the_schema_and_bad_ones_send_nothing() {
 
     let out = home.run(&["call", "everything", "get-sum", "--args", "{nope"]);
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("--args is not valid JSON"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--args is not valid JSON"),
+        "{}",
+        stderr(&out)
+    );
 
     let bad = json!({"customer": {"name": "Ada"}, "items": [{"sku": "A-1", "qty": 2}, {"sku": "a b", "qty": 0}], "delivery": {"kind": "ship", "address": "x"}});
     let out = home.run(&["call", "fx", "schema_nested", "--args", &bad.to_string()]);
@@ -159,9 +263,24 @@ fn arguments_are_read_by_the_schema_and_bad_ones_send_nothing() {
 
     // Values typed for their fields: numbers, booleans, enums, JSON, nested paths, null.
     let out = home.run(&[
-        "call", "fx", "schema_scalars", "--arg", "title=Quarterly", "--arg", "count=4", "--arg",
-        "urgent=yes", "--arg", "colour=blue", "--arg", "size=Large", "--arg", "note=null", "--arg",
-        "version=2", "--json",
+        "call",
+        "fx",
+        "schema_scalars",
+        "--arg",
+        "title=Quarterly",
+        "--arg",
+        "count=4",
+        "--arg",
+        "urgent=yes",
+        "--arg",
+        "colour=blue",
+        "--arg",
+        "size=Large",
+        "--arg",
+        "note=null",
+        "--arg",
+        "version=2",
+        "--json",
     ]);
     assert_code(&out, 0);
     let outcome: Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -170,39 +289,93 @@ fn arguments_are_read_by_the_schema_and_bad_ones_send_nothing() {
         json!({"title": "Quarterly", "count": 4, "urgent": true, "colour": "blue", "size": "l", "note": null, "version": 2})
     );
     let out = home.run(&[
-        "call", "fx", "schema_nested", "--arg", "customer.name=Ada", "--arg", "items.0.sku=A-1",
-        "--arg", "items.0.qty=2", "--arg", "delivery={\"kind\":\"pickup\",\"store\":\"north\"}",
-        "--arg", "tags.team=blue", "--json",
+        "call",
+        "fx",
+        "schema_nested",
+        "--arg",
+        "customer.name=Ada",
+        "--arg",
+        "items.0.sku=A-1",
+        "--arg",
+        "items.0.qty=2",
+        "--arg",
+        "delivery={\"kind\":\"pickup\",\"store\":\"north\"}",
+        "--arg",
+        "tags.team=blue",
+        "--json",
     ]);
     assert_code(&out, 0);
     let outcome: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(outcome["structured"]["value"]["received"]["items"], json!([{"sku": "A-1", "qty": 2}]));
-    assert_eq!(outcome["structured"]["value"]["received"]["tags"], json!({"team": "blue"}));
+    assert_eq!(
+        outcome["structured"]["value"]["received"]["items"],
+        json!([{"sku": "A-1", "qty": 2}])
+    );
+    assert_eq!(
+        outcome["structured"]["value"]["received"]["tags"],
+        json!({"team": "blue"})
+    );
 
     // The hostile schema: 10,000 enum values, a $ref cycle, deep nesting.
-    let out = home.run(&["call", "fx", "schema_hostile", "--arg", "choice=value-09999", "--arg", "loop={\"again\":{}}"]);
+    let out = home.run(&[
+        "call",
+        "fx",
+        "schema_hostile",
+        "--arg",
+        "choice=value-09999",
+        "--arg",
+        "loop={\"again\":{}}",
+    ]);
     assert_code(&out, 0);
     let out = home.run(&["call", "fx", "schema_hostile", "--arg", "choice=nope"]);
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("is not one of value-00000"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not one of value-00000"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn a_tool_not_marked_read_only_needs_a_yes() {
     let home = with_everything();
-    let out = home.run(&["call", "fx", "purge_records", "--arg", "table=users", "--trace"]);
+    let out = home.run(&[
+        "call",
+        "fx",
+        "purge_records",
+        "--arg",
+        "table=users",
+        "--trace",
+    ]);
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("is marked destructive; nothing was sent"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is marked destructive; nothing was sent"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!stderr(&out).contains("tools/call"));
-    let out = home.run(&["call", "fx", "purge_records", "--arg", "table=users", "--yes"]);
+    let out = home.run(&[
+        "call",
+        "fx",
+        "purge_records",
+        "--arg",
+        "table=users",
+        "--yes",
+    ]);
     assert_code(&out, 0);
     assert!(stdout(&out).contains("purged every record of users"));
 
     // On a terminal: a tool that may change things needs "y"; a destructive one its name.
     let out = in_terminal(&home, "call everything toggle-simulated-logging", "n\n");
-    assert!(out.contains("It is not marked read-only, so it may change things. [y/N]"), "{out}");
+    assert!(
+        out.contains("It is not marked read-only, so it may change things. [y/N]"),
+        "{out}"
+    );
     assert!(out.contains("was not called"), "{out}");
-    let out = in_terminal(&home, "call fx purge_records --arg table=t", "purge_records\n");
+    let out = in_terminal(
+        &home,
+        "call fx purge_records --arg table=t",
+        "purge_records\n",
+    );
     assert!(out.contains("Type its name to call it"), "{out}");
     assert!(out.contains("purged every record of t"), "{out}");
 }
@@ -214,23 +387,55 @@ fn disabled_tools_cannot_be_called() {
     let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     config["servers"]["fx"]["tools"] = json!({"disabled": ["schema_scalars"]});
     std::fs::write(&path, config.to_string()).unwrap();
-    let out = home.run(&["call", "fx", "schema_scalars", "--arg", "title=abc", "--arg", "count=1", "--yes"]);
+    let out = home.run(&[
+        "call",
+        "fx",
+        "schema_scalars",
+        "--arg",
+        "title=abc",
+        "--arg",
+        "count=1",
+        "--yes",
+    ]);
     assert_code(&out, 2);
-    assert!(stderr(&out).contains("`schema_scalars` is disabled"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`schema_scalars` is disabled"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn is_error_exits_1_and_questions_are_declined_without_a_terminal() {
     let home = with_everything();
-    let out = home.run(&["call", "everything", "trigger-sampling-request", "--arg", "prompt=hi", "--yes"]);
+    let out = home.run(&[
+        "call",
+        "everything",
+        "trigger-sampling-request",
+        "--arg",
+        "prompt=hi",
+        "--yes",
+    ]);
     assert_code(&out, 1);
-    assert!(stdout(&out).contains("reported an error"), "{}", stdout(&out));
-    assert!(stdout(&out).contains("Plugboard holds no language model"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("reported an error"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("Plugboard holds no language model"),
+        "{}",
+        stdout(&out)
+    );
 
     let out = home.run(&["call", "everything", "trigger-elicitation-request", "--yes"]);
     assert_code(&out, 0);
     assert!(stdout(&out).contains("User declined"), "{}", stdout(&out));
-    assert!(stderr(&out).contains("declined, because standard input is not a terminal"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("declined, because standard input is not a terminal"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -239,8 +444,15 @@ fn elicitation_is_asked_on_a_terminal() {
     // Answer, then every field in order: name, check, firstLine (default), email, homepage,
     // birthdate, integer, number (default), four enums by number, one default.
     let typed = "y\nAda Lovelace\ny\n\nada@example.com\n\n\n7\n\n2\n1,3\n2\n\n\n";
-    let out = in_terminal(&home, "call everything trigger-elicitation-request --yes", typed);
-    assert!(out.contains("The server asks: Please provide inputs"), "{out}");
+    let out = in_terminal(
+        &home,
+        "call everything trigger-elicitation-request --yes",
+        typed,
+    );
+    assert!(
+        out.contains("The server asks: Please provide inputs"),
+        "{out}"
+    );
     assert!(out.contains("- Name: Ada Lovelace"), "{out}");
     assert!(out.contains("- Favorite Integer: 7"), "{out}");
 }
@@ -250,11 +462,28 @@ fn read_and_prompt() {
     let home = with_everything();
     let out = home.run(&["read", "everything", "demo://resource/dynamic/text/1"]);
     assert_code(&out, 0);
-    assert!(stdout(&out).contains("Resource 1: This is a plaintext resource"), "{}", stdout(&out));
-    let out = home.run(&["prompt", "everything", "args-prompt", "--arg", "city=Paris", "--json"]);
+    assert!(
+        stdout(&out).contains("Resource 1: This is a plaintext resource"),
+        "{}",
+        stdout(&out)
+    );
+    let out = home.run(&[
+        "prompt",
+        "everything",
+        "args-prompt",
+        "--arg",
+        "city=Paris",
+        "--json",
+    ]);
     assert_code(&out, 0);
     let outcome: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert!(outcome["messages"][0]["content"]["text"].as_str().unwrap().contains("Paris"), "{outcome}");
+    assert!(
+        outcome["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Paris"),
+        "{outcome}"
+    );
     let out = home.run(&["prompt", "everything", "nope"]);
     assert_code(&out, 2);
     assert!(stderr(&out).contains("is not a prompt of `everything`"));
@@ -279,7 +508,10 @@ fn diagnose_writes_a_redacted_bundle() {
         format!("<plain value, {} characters>", SECRET.len())
     );
     assert_eq!(bundle["last_test"]["ok"], true);
-    assert_eq!(bundle["session"]["info"]["server_name"], "mcp-servers/everything");
+    assert_eq!(
+        bundle["session"]["info"]["server_name"],
+        "mcp-servers/everything"
+    );
     assert!(bundle["trace"].as_array().unwrap().len() >= 6);
     #[cfg(unix)]
     {
@@ -288,7 +520,16 @@ fn diagnose_writes_a_redacted_bundle() {
         assert_eq!(mode, 0o600);
     }
     // A server that does not start: the bundle says why, with what it printed.
-    let out = home.run(&["add", "broken", "--stdio", "--no-test", "--", "sh", "-c", "echo boom >&2; exit 3"]);
+    let out = home.run(&[
+        "add",
+        "broken",
+        "--stdio",
+        "--no-test",
+        "--",
+        "sh",
+        "-c",
+        "echo boom >&2; exit 3",
+    ]);
     assert_code(&out, 0);
     let out = home.run(&["diagnose", "broken", "--bundle", file.to_str().unwrap()]);
     assert_code(&out, 0);
@@ -300,10 +541,7 @@ fn diagnose_writes_a_redacted_bundle() {
 /// Run `plugboard ARGS` in a pseudo-terminal (util-linux `script`), typing `input`; the
 /// terminal's whole output.
 fn in_terminal(home: &Home, args: &str, input: &str) -> String {
-    let command = format!(
-        "{} {args}",
-        crate::support::plugboard_bin().display()
-    );
+    let command = format!("{} {args}", crate::support::plugboard_bin().display());
     let mut child = Command::new("script")
         .args(["-qfec", &command, "/dev/null"])
         .env("PLUGBOARD_HOME", home.path())
@@ -321,5 +559,9 @@ fn in_terminal(home: &Home, args: &str, input: &str) -> String {
     std::thread::sleep(Duration::from_millis(300));
     drop(stdin);
     let out = child.wait_with_output().unwrap();
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }

@@ -22,9 +22,10 @@ const SECRET: &str = "sk-live-EVERYTHING-5f1e2d3c4b";
 fn stdio_server() -> ServerConfig {
     let (node, script) = everything_command();
     let mut server = ServerConfig::stdio(node, vec![script.display().to_string(), "stdio".into()]);
-    server
-        .env
-        .insert("EVERYTHING_API_KEY".into(), ConfigValue::Plain(SECRET.into()));
+    server.env.insert(
+        "EVERYTHING_API_KEY".into(),
+        ConfigValue::Plain(SECRET.into()),
+    );
     server
 }
 
@@ -32,7 +33,9 @@ fn http_server() -> (Background, ServerConfig) {
     let (node, script) = everything_command();
     let port = free_port();
     let mut cmd = Command::new(node);
-    cmd.arg(script).arg("streamableHttp").env("PORT", port.to_string());
+    cmd.arg(script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
     let background = Background::start(cmd, port);
     let server = ServerConfig::remote(TransportKind::Shttp, background.url("/mcp"));
     (background, server)
@@ -71,7 +74,10 @@ async fn call(session: &Session, tool: &str, arguments: Value) -> CallOutcome {
 async fn tools_by_kind(live: &Live) {
     let s = &live.session;
     assert_eq!(s.info().era, "legacy");
-    assert_eq!(s.info().server_name.as_deref(), Some("mcp-servers/everything"));
+    assert_eq!(
+        s.info().server_name.as_deref(),
+        Some("mcp-servers/everything")
+    );
 
     let echo = call(s, "echo", json!({"message": "hello there"})).await;
     assert_eq!(text(&echo), "Echo: hello there");
@@ -99,7 +105,11 @@ async fn tools_by_kind(live: &Live) {
         .expect("an image");
     assert_eq!(media.mime_type, "image/png");
     assert_eq!(media.detected.as_deref(), Some("image/png"));
-    assert!(media.bytes > 1000.0 && media.data.is_some(), "{}", media.bytes);
+    assert!(
+        media.bytes > 1000.0 && media.data.is_some(),
+        "{}",
+        media.bytes
+    );
 
     let links = call(s, "get-resource-links", json!({"count": 3})).await;
     let uris: Vec<&str> = links
@@ -111,10 +121,18 @@ async fn tools_by_kind(live: &Live) {
         })
         .collect();
     assert_eq!(uris.len(), 3, "{:?}", links.content);
-    assert!(uris.iter().all(|u| u.starts_with("demo://resource/")), "{uris:?}");
+    assert!(
+        uris.iter().all(|u| u.starts_with("demo://resource/")),
+        "{uris:?}"
+    );
 
     // An embedded resource, readable as it came.
-    let reference = call(s, "get-resource-reference", json!({"resourceType": "Text", "resourceId": 2})).await;
+    let reference = call(
+        s,
+        "get-resource-reference",
+        json!({"resourceType": "Text", "resourceId": 2}),
+    )
+    .await;
     assert!(
         reference.content.iter().any(|c| matches!(c,
             ContentItem::Resource { resource } if resource.uri == "demo://resource/dynamic/text/2"
@@ -127,7 +145,9 @@ async fn tools_by_kind(live: &Live) {
 #[test]
 fn tools_over_stdio_return_each_kind_of_result() {
     runtime().block_on(async {
-        let live = open("everything", stdio_server(), Script::new(vec![])).await.unwrap();
+        let live = open("everything", stdio_server(), Script::new(vec![]))
+            .await
+            .unwrap();
         tools_by_kind(&live).await;
         live.session.close().await;
     });
@@ -137,7 +157,9 @@ fn tools_over_stdio_return_each_kind_of_result() {
 fn tools_over_streamable_http_return_each_kind_of_result() {
     let (_server, config) = http_server();
     runtime().block_on(async {
-        let live = open("everything", config, Script::new(vec![])).await.unwrap();
+        let live = open("everything", config, Script::new(vec![]))
+            .await
+            .unwrap();
         assert_eq!(live.session.info().transport, "shttp");
         tools_by_kind(&live).await;
         live.session.close().await;
@@ -147,7 +169,9 @@ fn tools_over_streamable_http_return_each_kind_of_result() {
 #[test]
 fn a_secret_in_the_environment_is_redacted_everywhere() {
     runtime().block_on(async {
-        let live = open("everything", stdio_server(), Script::new(vec![])).await.unwrap();
+        let live = open("everything", stdio_server(), Script::new(vec![]))
+            .await
+            .unwrap();
         let env = call(&live.session, "get-env", json!({})).await;
         let shown = text(&env);
         assert!(shown.contains("EVERYTHING_API_KEY"), "{shown}");
@@ -163,9 +187,14 @@ fn a_secret_in_the_environment_is_redacted_everywhere() {
 #[test]
 fn progress_arrives_as_it_happens_and_a_long_call_can_be_cancelled() {
     runtime().block_on(async {
-        let live = open("everything", stdio_server(), Script::new(vec![])).await.unwrap();
+        let live = open("everything", stdio_server(), Script::new(vec![]))
+            .await
+            .unwrap();
         let s = &live.session;
-        let mut done = request("trigger-long-running-operation", json!({"duration": 1, "steps": 4}));
+        let mut done = request(
+            "trigger-long-running-operation",
+            json!({"duration": 1, "steps": 4}),
+        );
         done.call_id = Some("quick".into());
         let outcome = s.call_tool(done).await.unwrap();
         assert!(text(&outcome).contains("completed"), "{}", text(&outcome));
@@ -177,7 +206,10 @@ fn progress_arrives_as_it_happens_and_a_long_call_can_be_cancelled() {
         assert_eq!(live.events.progress("quick"), [1.0, 2.0, 3.0, 4.0]);
 
         // 30 s of work, cancelled after its first progress.
-        let mut long = request("trigger-long-running-operation", json!({"duration": 30, "steps": 30}));
+        let mut long = request(
+            "trigger-long-running-operation",
+            json!({"duration": 30, "steps": 30}),
+        );
         long.call_id = Some("long".into());
         let started = Instant::now();
         let cancel = async {
@@ -187,7 +219,10 @@ fn progress_arrives_as_it_happens_and_a_long_call_can_be_cancelled() {
             assert!(s.cancel("long"));
         };
         let (outcome, ()) = tokio::join!(s.call_tool(long), cancel);
-        assert!(matches!(outcome, Err(SessionError::Cancelled)), "{outcome:?}");
+        assert!(
+            matches!(outcome, Err(SessionError::Cancelled)),
+            "{outcome:?}"
+        );
         assert!(started.elapsed() < Duration::from_secs(10));
         tokio::time::sleep(Duration::from_millis(100)).await;
         let trace = s.trace();
@@ -204,13 +239,22 @@ fn progress_arrives_as_it_happens_and_a_long_call_can_be_cancelled() {
         assert_eq!(sent["params"]["requestId"].to_string(), call_id);
         assert_eq!(cancelled.direction, "out");
         // The session still works after a cancel.
-        assert_eq!(text(&call(s, "get-sum", json!({"a": 1, "b": 1})).await), "The sum of 1 and 1 is 2.");
+        assert_eq!(
+            text(&call(s, "get-sum", json!({"a": 1, "b": 1})).await),
+            "The sum of 1 and 1 is 2."
+        );
 
         // A per-call timeout ends the request the same way.
-        let mut slow = request("trigger-long-running-operation", json!({"duration": 20, "steps": 2}));
+        let mut slow = request(
+            "trigger-long-running-operation",
+            json!({"duration": 20, "steps": 2}),
+        );
         slow.timeout = Some(Duration::from_secs(1));
         let outcome = s.call_tool(slow).await;
-        assert!(matches!(outcome, Err(SessionError::TimedOut(_))), "{outcome:?}");
+        assert!(
+            matches!(outcome, Err(SessionError::TimedOut(_))),
+            "{outcome:?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
         let cancels = s
             .trace()
@@ -226,13 +270,19 @@ fn progress_arrives_as_it_happens_and_a_long_call_can_be_cancelled() {
 fn elicitation_in_form_mode_accept_decline_and_a_bad_answer() {
     let answer = json!({"name": "Ada Lovelace", "check": true, "email": "ada@example.com", "integer": 7, "untitledMultipleSelectEnum": ["Piano"]});
     let script = Script::new(vec![
-        Answer::Accept { content: Some(answer) },
+        Answer::Accept {
+            content: Some(answer),
+        },
         Answer::Decline,
         // Misses the required `name`: never sent; the question ends as cancelled.
-        Answer::Accept { content: Some(json!({"integer": 500})) },
+        Answer::Accept {
+            content: Some(json!({"integer": 500})),
+        },
     ]);
     runtime().block_on(async {
-        let live = open("everything", stdio_server(), script.clone()).await.unwrap();
+        let live = open("everything", stdio_server(), script.clone())
+            .await
+            .unwrap();
         let s = &live.session;
         let accepted = call(s, "trigger-elicitation-request", json!({})).await;
         let shown = text(&accepted);
@@ -258,11 +308,16 @@ fn elicitation_in_form_mode_accept_decline_and_a_bad_answer() {
 fn url_elicitation_shows_the_host_and_opens_only_after_a_yes() {
     let script = Script::new(vec![Answer::Decline, Answer::Accept { content: None }]);
     runtime().block_on(async {
-        let live = open("everything", stdio_server(), script.clone()).await.unwrap();
+        let live = open("everything", stdio_server(), script.clone())
+            .await
+            .unwrap();
         let s = &live.session;
         let url = "https://auth.example.com/consent?state=abc";
         let declined = call(s, "trigger-url-elicitation", json!({"url": url})).await;
-        assert!(live.opened.lock().unwrap().is_empty(), "opened without a yes");
+        assert!(
+            live.opened.lock().unwrap().is_empty(),
+            "opened without a yes"
+        );
         assert!(!declined.is_error, "{declined:?}");
         let accepted = call(s, "trigger-url-elicitation", json!({"url": url})).await;
         assert_eq!(*live.opened.lock().unwrap(), [url]);
@@ -276,7 +331,12 @@ fn url_elicitation_shows_the_host_and_opens_only_after_a_yes() {
         }
         // The error path (-32042): the URL is asked for, then the call retried once.
         script.then(Answer::Accept { content: None });
-        let retried = call(s, "trigger-url-elicitation", json!({"url": url, "errorPath": true})).await;
+        let retried = call(
+            s,
+            "trigger-url-elicitation",
+            json!({"url": url, "errorPath": true}),
+        )
+        .await;
         assert!(!retried.is_error, "{retried:?}");
         assert_eq!(live.opened.lock().unwrap().len(), 2);
         s.close().await;
@@ -286,15 +346,30 @@ fn url_elicitation_shows_the_host_and_opens_only_after_a_yes() {
 #[test]
 fn sampling_is_declined_with_a_clear_error_and_roots_are_the_users_choice() {
     runtime().block_on(async {
-        let live = open("everything", stdio_server(), Script::new(vec![])).await.unwrap();
+        let live = open("everything", stdio_server(), Script::new(vec![]))
+            .await
+            .unwrap();
         let s = &live.session;
         let sampled = call(s, "trigger-sampling-request", json!({"prompt": "hi"})).await;
         assert!(sampled.is_error);
-        assert!(text(&sampled).contains("Plugboard holds no language model"), "{}", text(&sampled));
-        assert!(live.events.notices().iter().any(|n| n.contains("declines sampling")));
+        assert!(
+            text(&sampled).contains("Plugboard holds no language model"),
+            "{}",
+            text(&sampled)
+        );
+        assert!(
+            live.events
+                .notices()
+                .iter()
+                .any(|n| n.contains("declines sampling"))
+        );
 
         let none = call(s, "get-roots-list", json!({})).await;
-        assert!(text(&none).contains("0 root") || text(&none).to_lowercase().contains("no roots"), "{}", text(&none));
+        assert!(
+            text(&none).contains("0 root") || text(&none).to_lowercase().contains("no roots"),
+            "{}",
+            text(&none)
+        );
         s.set_roots(vec![RootView {
             uri: "file:///home/user/project".into(),
             name: Some("project".into()),
@@ -303,7 +378,11 @@ fn sampling_is_declined_with_a_clear_error_and_roots_are_the_users_choice() {
         // The server asks again after the change notice.
         tokio::time::sleep(Duration::from_millis(500)).await;
         let chosen = call(s, "get-roots-list", json!({})).await;
-        assert!(text(&chosen).contains("file:///home/user/project"), "{}", text(&chosen));
+        assert!(
+            text(&chosen).contains("file:///home/user/project"),
+            "{}",
+            text(&chosen)
+        );
         s.close().await;
     });
 }
@@ -311,7 +390,9 @@ fn sampling_is_declined_with_a_clear_error_and_roots_are_the_users_choice() {
 #[test]
 fn resources_templates_and_prompts_with_completion() {
     runtime().block_on(async {
-        let live = open("everything", stdio_server(), Script::new(vec![])).await.unwrap();
+        let live = open("everything", stdio_server(), Script::new(vec![]))
+            .await
+            .unwrap();
         let s = &live.session;
         let offer = s.offer();
         assert!(offer.resources.len() >= 2, "{:?}", offer.resources);
@@ -328,7 +409,9 @@ fn resources_templates_and_prompts_with_completion() {
 
         let completion = s
             .complete(
-                CompletionTarget::Resource { uri_template: text_template.uri_template.clone() },
+                CompletionTarget::Resource {
+                    uri_template: text_template.uri_template.clone(),
+                },
                 "resourceId",
                 "3",
                 BTreeMap::new(),
@@ -341,13 +424,25 @@ fn resources_templates_and_prompts_with_completion() {
             &BTreeMap::from([("resourceId".to_string(), "3".to_string())]),
         );
         let read = s.read_resource(&uri, None, None).await.unwrap();
-        assert!(read.contents[0].text.as_deref().unwrap().starts_with("Resource 3:"));
+        assert!(
+            read.contents[0]
+                .text
+                .as_deref()
+                .unwrap()
+                .starts_with("Resource 3:")
+        );
 
-        let prompt = offer.prompts.iter().find(|p| p.name == "completable-prompt").unwrap();
+        let prompt = offer
+            .prompts
+            .iter()
+            .find(|p| p.name == "completable-prompt")
+            .unwrap();
         assert_eq!(prompt.arguments.len(), 2);
         let departments = s
             .complete(
-                CompletionTarget::Prompt { name: prompt.name.clone() },
+                CompletionTarget::Prompt {
+                    name: prompt.name.clone(),
+                },
                 "department",
                 "E",
                 BTreeMap::new(),
@@ -357,7 +452,9 @@ fn resources_templates_and_prompts_with_completion() {
         assert_eq!(departments.values, ["Engineering"]);
         let names = s
             .complete(
-                CompletionTarget::Prompt { name: prompt.name.clone() },
+                CompletionTarget::Prompt {
+                    name: prompt.name.clone(),
+                },
                 "name",
                 "",
                 BTreeMap::from([("department".to_string(), "Engineering".to_string())]),
@@ -391,7 +488,9 @@ fn resources_templates_and_prompts_with_completion() {
 #[test]
 fn nothing_is_sent_for_a_bad_argument_an_unconfirmed_or_an_unknown_tool() {
     runtime().block_on(async {
-        let live = open("everything", stdio_server(), Script::new(vec![])).await.unwrap();
+        let live = open("everything", stdio_server(), Script::new(vec![]))
+            .await
+            .unwrap();
         let s = &live.session;
         let before = s.trace().len();
         let mut bad = request("get-sum", json!({"a": "two"}));
@@ -403,7 +502,10 @@ fn nothing_is_sent_for_a_bad_argument_an_unconfirmed_or_an_unknown_tool() {
             other => panic!("{other:?}"),
         }
         bad.tool = "no-such-tool".into();
-        assert!(matches!(s.call_tool(bad).await, Err(SessionError::UnknownTool { .. })));
+        assert!(matches!(
+            s.call_tool(bad).await,
+            Err(SessionError::UnknownTool { .. })
+        ));
         // Not marked read-only: needs a confirmation.
         let mut unconfirmed = request("toggle-simulated-logging", json!({}));
         unconfirmed.confirmation = Confirmation::None;

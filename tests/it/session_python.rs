@@ -66,16 +66,26 @@ fn legacy_era_questions_come_as_requests_of_the_server() {
         let s = &live.session;
         assert_eq!(s.info().era, "legacy");
         let booked = s.call_tool(booking(s)).await.unwrap();
-        assert_eq!(text(&booked.content), "Booked a table for 4 on Friday under Grace.");
+        assert_eq!(
+            text(&booked.content),
+            "Booked a table for 4 on Friday under Grace."
+        );
         assert_eq!(booked.rounds, 1);
         let QuestionMode::Form { schema, .. } = &script.questions()[0].mode else {
             panic!("not a form");
         };
         assert_eq!(schema["properties"]["guests"]["maximum"], 12);
         let declined = s.call_tool(booking(s)).await.unwrap();
-        assert_eq!(text(&declined.content), "No booking: the user chose decline.");
+        assert_eq!(
+            text(&declined.content),
+            "No booking: the user chose decline."
+        );
         let trace = s.trace();
-        assert!(trace.iter().any(|e| e.method.as_deref() == Some("elicitation/create") && e.direction == "in"));
+        assert!(
+            trace
+                .iter()
+                .any(|e| e.method.as_deref() == Some("elicitation/create") && e.direction == "in")
+        );
         s.close().await;
     });
 }

@@ -110,7 +110,11 @@ pub fn options(script: Arc<Script>) -> (SessionOptions, Events, Arc<Mutex<Vec<St
     (options, events, opened)
 }
 
-pub async fn open(name: &str, server: ServerConfig, script: Arc<Script>) -> Result<Live, SessionError> {
+pub async fn open(
+    name: &str,
+    server: ServerConfig,
+    script: Arc<Script>,
+) -> Result<Live, SessionError> {
     let (options, events, opened) = options(script.clone());
     let resolved = resolve(name, &server, &MemoryStore::new(), None).expect("resolves");
     let redactor = resolved.redactor().clone();
