@@ -549,9 +549,19 @@ fn the_trace_has_every_message_both_ways_with_timings_and_sizes() {
         assert!(live.events.all().iter().any(|e| matches!(e,
             plugboard::session::SessionEvent::Log { level, text, .. } if level == "info" && text.contains("Roots updated"))));
         let trace = s.trace();
-        let initialize = &trace[0];
-        assert_eq!((initialize.kind.as_str(), initialize.direction.as_str()), ("request", "out"));
-        assert_eq!(initialize.method.as_deref(), Some("initialize"));
+        // The handshake opens the trace: `initialize`, or an era probe before it.
+        assert_eq!((trace[0].kind.as_str(), trace[0].direction.as_str()), ("request", "out"));
+        let first_initialize = trace
+            .iter()
+            .position(|e| e.kind == "request" && e.method.as_deref() == Some("initialize"))
+            .expect("initialize in the trace");
+        assert!(
+            trace[..first_initialize]
+                .iter()
+                .all(|e| e.method.as_deref() == Some("server/discover")),
+            "only the era probe comes before initialize: {:?}",
+            &trace[..first_initialize]
+        );
         let answer = trace
             .iter()
             .find(|e| e.kind == "response" && e.method.as_deref() == Some("initialize"))
