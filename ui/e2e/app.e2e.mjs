@@ -895,7 +895,7 @@ try {
     // The core's validation names the field (a SKU has capitals, digits and dashes only).
     await s.waitFor('[data-pointer="/items/1/sku"] .field-error', { what: "the pattern error at items[1].sku" });
     await s.execute("document.querySelector('[data-pointer=\"/items\"]').scrollIntoView({ block: 'start' })");
-    await shot("23-tryit-form-nested-list-and-union");
+    await shot("24-tryit-form-nested-list-and-union");
     await fill('[data-testid="field-/items/1/sku"]', "B-2");
     await s.waitGone('[data-pointer="/items/1/sku"] .field-error');
     // The raw JSON editor shows the same value.
@@ -921,7 +921,7 @@ try {
     await s.waitFor('[data-testid="add-/loop/again"]');
     await fill('[data-testid="field-/choice"]', "value-09999");
     await s.waitGone('[data-pointer="/choice"] .field-error');
-    await shot("27-tryit-hostile-schema");
+    await shot("25-tryit-hostile-schema");
     await (await s.find('[data-testid="run-tool"]')).click();
     if (!(await resultText()).includes('"choice": "value-09999"')) throw new Error("the hostile tool did not get its value");
   });
@@ -934,7 +934,7 @@ try {
     const run = await s.find('[data-testid="confirm-call-run"]');
     if ((await run.prop("disabled")) !== true) throw new Error("a destructive tool could run without its name typed");
     await fill('[data-testid="confirm-call-name"]', "purge_reco");
-    await shot("24-tryit-destructive-confirm");
+    await shot("26-tryit-destructive-confirm");
     if ((await run.prop("disabled")) !== true) throw new Error("a wrong name enabled Run");
     await fill('[data-testid="confirm-call-name"]', "purge_records");
     await s.waitUntil(async () => (await run.prop("disabled")) === false, { what: "Run enabled by the name" });
@@ -951,7 +951,7 @@ try {
     await s.waitFor('[data-testid="question-dialog"]', { timeout: 20000, what: "the elicitation dialog" });
     await fill('[data-testid="question-dialog"] [data-testid="field-/name"]', "Grace Hopper");
     await fill('[data-testid="question-dialog"] [data-testid="field-/email"]', "grace@example.com");
-    await shot("25-tryit-elicitation-dialog");
+    await shot("27-tryit-elicitation-dialog");
     await (await s.find('[data-testid="question-accept"]')).click();
     await s.waitGone('[data-testid="question-dialog"]');
     const shown = await resultText();
@@ -965,7 +965,7 @@ try {
     for (const m of ["initialize", "notifications/initialized", "tools/list", "tools/call"]) if (!methods.includes(m)) throw new Error(`${m} missing from the trace: ${methods}`);
     await s.execute("const row = [...document.querySelectorAll('[data-testid=\"trace-row\"][data-method=\"tools/call\"]')].pop(); row.scrollIntoView({ block: 'center' }); row.click();");
     await s.waitFor('[data-testid="trace-panel"] pre', { what: "the message's JSON" });
-    await shot("26-tryit-trace");
+    await shot("28-tryit-trace");
     // Copy diagnostics: to the clipboard, or shown to copy by hand where there is none.
     await (await s.find('[data-testid="copy-diagnostics"]')).click();
     await s.waitUntil(async () => (await s.findAll('[data-testid="toast"], [data-testid="diagnostics-dialog"]')).length > 0, { timeout: 20000, what: "the diagnostics bundle" });
