@@ -4,10 +4,9 @@ use std::fmt::Write;
 use std::path::Path;
 
 fn main() {
-    // Read at run time, not with `env!`: a build script compiled in another checkout (a warm
-    // `target/` copied from it) would otherwise embed that checkout's catalog.
-    let manifest_dir =
-        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    // Read at run time: `env!` would bake in the directory the build script was compiled in,
+    // and a build directory copied from another checkout would embed that checkout's catalog.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let dir = Path::new(&manifest_dir).join("catalog");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<_> = std::fs::read_dir(&dir)

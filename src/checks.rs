@@ -6,12 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::catalog::{Catalog, CredentialProbe};
+use crate::clock::now_ms;
 use crate::config::{Auth, ServerConfig, TransportKind};
+use crate::connect::Era;
 use crate::form::PreparedServer;
-use crate::health::{self, HealthRecord, HealthStore, now_ms};
+use crate::health::{self, HealthRecord, HealthStore};
 use crate::manage::{ManageError, Servers};
 use crate::oauth::{OAuthContext, OAuthError};
-use crate::probe::{self, ErrorKind, Failure, Stage, StageEvent, StageReport, TestResult};
+use crate::probe::{
+    self, ErrorKind, Failure, Stage, StageEvent, StageReport, TestOptions, TestResult,
+};
 use crate::resolve::WithAccessToken;
 use crate::secrets::{MemoryStore, SecretKey, SecretStore};
 
@@ -82,8 +86,7 @@ async fn test_with_oauth(
     name: &str,
     server: &ServerConfig,
     store: Arc<dyn SecretStore>,
-    probe: Option<CredentialProbe>,
-    timeout: Option<Duration>,
+    options: &TestOptions,
     mut progress: impl FnMut(StageEvent),
 ) -> TestResult {
     let context = match OAuthContext::new(store.clone(), servers.config().dir()) {
@@ -95,31 +98,30 @@ async fn test_with_oauth(
         Ok(Some(token)) => token,
         // No tokens yet: resolve reports `unauthorized` with "run `plugboard auth NAME`".
         Ok(None) => {
-            return probe::test_config(name, server, store.as_ref(), probe, timeout, progress)
-                .await;
+            return probe::test_config(name, server, store.as_ref(), options, progress).await;
         }
         Err(err) => return failed_before_resolving(server, oauth_failure(name, err)),
     };
     let with_token = WithAccessToken::new(store.clone(), &namespace, &token);
-    let result = probe::test_config(
-        name,
-        server,
-        &with_token,
-        probe.clone(),
-        timeout,
-        &mut progress,
-    )
-    .await;
+    let result = probe::test_config(name, server, &with_token, options, &mut progress).await;
     if result.error_kind != Some(ErrorKind::Unauthorized) {
         return result;
     }
     match context.refresh_after_401(name, server, &token).await {
         Ok(fresh) => {
             let with_token = WithAccessToken::new(store, &namespace, &fresh);
-            probe::test_config(name, server, &with_token, probe, timeout, progress).await
+            probe::test_config(name, server, &with_token, options, progress).await
         }
         Err(_) => result,
     }
+}
+
+/// The protocol era of installed server `name` as its last test found it (a test that got past
+/// the handshake), kept with its health.
+pub fn known_era(servers: &Servers, name: &str) -> Option<Era> {
+    let record = servers.health().get(name)?;
+    record.result.protocol_version.as_ref()?;
+    record.result.era
 }
 
 /// Test installed server `name` and keep the result as its health (unless a newer check has
@@ -133,13 +135,20 @@ pub async fn test_installed(
 ) -> Result<TestResult, ManageError> {
     let server = servers.config().load()?.server(name)?;
     let started = now_ms();
-    let probe = catalog_probe(catalog, &server);
+    let options = TestOptions {
+        probe: catalog_probe(catalog, &server),
+        timeout,
+        known_era: known_era(servers, name),
+    };
     let result = match store_for(servers, name, &server) {
         Ok(store) if matches!(server.auth, Auth::Oauth2(_)) => {
-            test_with_oauth(servers, name, &server, store, probe, timeout, progress).await
+            test_with_oauth(servers, name, &server, store, &options, progress).await
         }
         Ok(store) => {
-            probe::test_config(name, &server, store.as_ref(), probe, timeout, progress).await
+            crate::local_http::test_with_local(name, &server, store.as_ref(), timeout, || {
+                probe::test_config(name, &server, store.as_ref(), &options, progress)
+            })
+            .await
         }
         Err(failure) => failed_before_resolving(&server, failure),
     };
@@ -167,15 +176,14 @@ pub async fn test_prepared(
     for (name, value) in &prepared.secrets {
         let _ = store.set(&SecretKey::new(namespace, name), value);
     }
-    let probe = catalog_probe(catalog, &prepared.config);
-    probe::test_config(
-        &prepared.name,
-        &prepared.config,
-        &store,
-        probe,
+    let options = TestOptions {
+        probe: catalog_probe(catalog, &prepared.config),
         timeout,
-        progress,
-    )
+        known_era: None,
+    };
+    crate::local_http::test_with_local(&prepared.name, &prepared.config, &store, timeout, || {
+        probe::test_config(&prepared.name, &prepared.config, &store, &options, progress)
+    })
     .await
 }
 
@@ -212,11 +220,16 @@ pub async fn test_unsaved(
         }
     }
     let store: Arc<dyn SecretStore> = Arc::new(memory);
-    let probe = catalog_probe(catalog, config);
+    let options = TestOptions {
+        probe: catalog_probe(catalog, config),
+        timeout: None,
+        // An edited server may not be the one its health describes: its era is probed.
+        known_era: None,
+    };
     if oauth {
-        test_with_oauth(servers, name, config, store, probe, None, progress).await
+        test_with_oauth(servers, name, config, store, &options, progress).await
     } else {
-        probe::test_config(name, config, store.as_ref(), probe, None, progress).await
+        probe::test_config(name, config, store.as_ref(), &options, progress).await
     }
 }
 

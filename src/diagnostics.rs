@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::clock::now_ms;
 use crate::config::{ConfigValue, ServerConfig};
-use crate::health::now_ms;
 use crate::manage::Servers;
 use crate::redact::Redactor;
 use crate::session::{self, Session, SessionError, SessionInfo, SessionOptions, TraceEntry};

@@ -9,7 +9,6 @@ use std::future::Future;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -27,14 +26,6 @@ pub struct HealthRecord {
     pub started_at_ms: u64,
     pub finished_at_ms: u64,
     pub result: TestResult,
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// What happened to a result handed to [`HealthStore::record`].

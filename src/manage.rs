@@ -45,9 +45,10 @@ impl Servers {
     /// The user's servers in the default config directory, secrets in the OS keyring.
     pub fn open_default() -> Result<Servers, ManageError> {
         let dir = config_dir().ok_or(ManageError::NoConfigDir)?;
+        let secrets_dir = dir.clone();
         Ok(Servers::new(
             ConfigStore::new(dir),
-            Box::new(crate::secrets::default_store),
+            Box::new(move || crate::secrets::selection::open_chosen(&secrets_dir)),
         ))
     }
 
@@ -78,7 +79,8 @@ impl Servers {
     }
 
     /// Save a new server: its secrets first, then the config entry. If the config write fails the
-    /// secrets just written are deleted again, so nothing is left half-installed.
+    /// secrets just written are deleted again, so nothing is left half-installed. The tool
+    /// choices of the same server removed earlier under this name come back.
     pub fn install(&self, prepared: &PreparedServer) -> Result<(), ManageError> {
         crate::config::validate_name(&prepared.name).map_err(ConfigError::InvalidName)?;
         prepared
@@ -103,12 +105,16 @@ impl Servers {
                 written.push(key);
             }
         }
-        if let Err(err) = self.config.add(&prepared.name, &prepared.config) {
+        let mut config = prepared.config.clone();
+        let dir = self.config.dir();
+        crate::tools::remembered::recall(dir, &prepared.name, &mut config);
+        if let Err(err) = self.config.add(&prepared.name, &config) {
             if let Ok(store) = self.secrets() {
                 delete_all(store.as_ref(), &written);
             }
             return Err(err.into());
         }
+        crate::tools::remembered::forget(dir, &prepared.name);
         Ok(())
     }
 
@@ -140,10 +146,23 @@ impl Servers {
     }
 
     /// Remove a server, then delete every secret it referred to. Secret deletion failures are
-    /// reported, not fatal: the server is gone either way.
+    /// reported, not fatal: the server is gone either way. Its tool choices are remembered for
+    /// a re-install of the same server under the same name.
     pub fn remove(&self, name: &str) -> Result<RemoveOutcome, ManageError> {
         let removed = self.config.remove(name)?;
+        if let Some(server) = &removed {
+            crate::tools::remembered::remember(self.config.dir(), name, server);
+        }
         self.health().forget(name);
+        let bundle_removed = removed
+            .as_ref()
+            .and_then(|s| s.source.as_ref())
+            .and_then(|s| s.bundle.as_ref())
+            .filter(|b| {
+                crate::mcpb::BundleStore::in_config_dir(self.config.dir())
+                    .remove(std::path::Path::new(&b.dir))
+            })
+            .map(|b| b.dir.clone());
         crate::pinning::PinStore::in_config_dir(self.config.dir()).forget(name);
         let keys = removed
             .map(|server| server.secret_keys(name))
@@ -151,6 +170,7 @@ impl Servers {
         let mut outcome = RemoveOutcome {
             secrets_deleted: 0,
             secret_errors: vec![],
+            bundle_removed,
         };
         if keys.is_empty() {
             return Ok(outcome);
@@ -294,6 +314,8 @@ fn credential_secret_name(server: &ServerConfig) -> Option<&str> {
 pub struct RemoveOutcome {
     pub secrets_deleted: usize,
     pub secret_errors: Vec<String>,
+    /// The MCPB bundle directory deleted with the server.
+    pub bundle_removed: Option<String>,
 }
 
 /// A change to one env variable or header.

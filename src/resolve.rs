@@ -4,7 +4,6 @@
 //! shell's PATH), and a [`Redactor`] is built from every secret, env and header value.
 //! Secret values live only inside [`Sensitive`] here.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,9 +11,11 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 
 use crate::catalog::CredentialProbe;
-use crate::config::{Auth, ConfigValue, SecretRef, ServerConfig, TransportKind};
+use crate::config::{Auth, ConfigValue, SECRET_ARG_OPEN, SecretRef, ServerConfig, TransportKind};
+use crate::connect::Era;
 use crate::connect::env::{self, LookupError};
-use crate::probe::{ErrorKind, Failure};
+pub use crate::connect::target::{RemoteTarget, StdioTarget, Target};
+use crate::failure::{ErrorKind, Failure};
 use crate::redact::Redactor;
 use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};
 
@@ -24,49 +25,6 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The secret that holds a server's OAuth access token (written by the OAuth flow).
 pub const OAUTH_ACCESS_TOKEN: &str = "oauth_access_token";
-
-/// A stdio server, ready to spawn.
-#[derive(Debug)]
-pub struct StdioTarget {
-    /// The command as configured (`npx`).
-    pub command: String,
-    /// Where it was found (`/usr/local/bin/npx`).
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    /// The configured env, secrets substituted. Every value counts as secret.
-    pub env: Vec<(String, Sensitive<String>)>,
-    pub cwd: Option<PathBuf>,
-    /// The command was found only on the login shell's PATH.
-    pub via_login_shell: bool,
-}
-
-impl StdioTarget {
-    /// The child's whole environment: the base environment, then the configured env on top.
-    pub fn child_env(&self) -> Vec<(String, OsString)> {
-        let mut env = env::base_env(self.program.parent(), self.via_login_shell);
-        for (key, value) in &self.env {
-            env.retain(|(k, _)| k != key);
-            env.push((key.clone(), OsString::from(value.expose())));
-        }
-        env
-    }
-}
-
-/// A remote server, ready to connect.
-#[derive(Debug)]
-pub struct RemoteTarget {
-    pub url: url::Url,
-    /// Configured headers and auth headers, secrets substituted.
-    pub headers: Vec<(String, Sensitive<String>)>,
-}
-
-/// Where the server is.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Target {
-    Stdio(StdioTarget),
-    Remote(RemoteTarget),
-}
 
 /// A server with everything resolved: what `probe::test_server` needs.
 pub struct ResolvedServer {
@@ -78,6 +36,7 @@ pub struct ResolvedServer {
     probe: Option<CredentialProbe>,
     sends_credentials: bool,
     resolve_time: Duration,
+    known_era: Option<Era>,
 }
 
 impl std::fmt::Debug for ResolvedServer {
@@ -133,6 +92,46 @@ impl ResolvedServer {
     /// How long resolving took.
     pub fn resolve_time(&self) -> Duration {
         self.resolve_time
+    }
+
+    /// The server's protocol era, when it is known (from its last test): the handshake then
+    /// speaks it directly instead of probing.
+    pub fn known_era(&self) -> Option<Era> {
+        self.known_era
+    }
+
+    pub fn set_known_era(&mut self, era: Option<Era>) {
+        self.known_era = era;
+    }
+
+    /// The target and the redactor, taken apart.
+    pub fn into_parts(self) -> (Target, Redactor) {
+        (self.target, self.redactor)
+    }
+}
+
+/// The local process of a server Plugboard starts itself (its `launch`: a package serving HTTP
+/// on this machine), resolved as a stdio server is: secrets substituted, command found.
+pub fn resolve_launch(
+    name: &str,
+    server: &ServerConfig,
+    secrets: &dyn SecretStore,
+) -> Result<(StdioTarget, Redactor), ResolveError> {
+    let launch = server
+        .launch
+        .as_ref()
+        .ok_or_else(|| ResolveError::Invalid {
+            server: name.to_owned(),
+            detail: "it has no local process to start".into(),
+        })?;
+    let mut local = ServerConfig::stdio(launch.command.clone(), launch.args.clone());
+    local.env = launch.env.clone();
+    local.cwd = launch.cwd.clone();
+    local.secret_namespace = Some(server.secret_namespace(name).to_owned());
+    let (target, redactor) = resolve(name, &local, secrets, None)?.into_parts();
+    match target {
+        Target::Stdio(stdio) => Ok((stdio, redactor)),
+        Target::Remote(_) => unreachable!("a stdio config resolves to a stdio target"),
     }
 }
 
@@ -305,6 +304,27 @@ impl Secrets<'_> {
             ConfigValue::Secret(reference) => self.get(reference),
         }
     }
+
+    /// An argument with each `${secret:NAME}` replaced by that secret.
+    fn arg(&mut self, arg: &str) -> Result<String, ResolveError> {
+        let mut out = String::new();
+        let mut rest = arg;
+        while let Some(at) = rest.find(SECRET_ARG_OPEN) {
+            let after = &rest[at + SECRET_ARG_OPEN.len()..];
+            let Some(end) = after.find('}') else { break };
+            out.push_str(&rest[..at]);
+            let secret = self.get(&SecretRef::new(&after[..end]))?;
+            out.push_str(secret.expose());
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    /// Every argument with its secret references replaced.
+    pub fn args(&mut self, args: &[String]) -> Result<Vec<String>, ResolveError> {
+        args.iter().map(|a| self.arg(a)).collect()
+    }
 }
 
 /// Resolve server `name` for a test or a connection. `probe` is the catalog's credential
@@ -366,10 +386,11 @@ pub fn resolve(
                             path,
                         },
                     })?;
+                let args = store.args(&server.args)?;
                 Target::Stdio(StdioTarget {
                     command,
                     program: found.path,
-                    args: server.args.clone(),
+                    args,
                     env: env_values,
                     cwd,
                     via_login_shell: found.via_login_shell,
@@ -487,6 +508,7 @@ pub fn resolve(
         probe,
         sends_credentials,
         resolve_time: started.elapsed(),
+        known_era: None,
     })
 }
 

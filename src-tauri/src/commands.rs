@@ -7,13 +7,15 @@
 use plugboard::api::{
     Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
     CustomServer, DoctorReport, ExportPreview, ExportResult, ExportSelection, ImportPreview,
-    ImportResultView, InstallForm, InstallRequest, JobStatus, RemoveResult, ServerDetail,
-    ServerView, SessionView, StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UseIn,
+    ImportResultView, InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery,
+    OutdatedView, PolicyView, RegistryStatus, RemoveResult, ServerDetail, ServerView, SessionView,
+    StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
 };
+use plugboard::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
 use plugboard::schema::FieldIssue;
 use plugboard::session::{
-    Answer, CallOutcome, Completion, CompletionTarget, Offer, PromptOutcome, ReadOutcome,
-    RootView, SessionEvent, TraceEntry,
+    Answer, CallOutcome, Completion, CompletionTarget, Offer, PromptOutcome, ReadOutcome, RootView,
+    SessionEvent, TraceEntry,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -39,6 +41,31 @@ pub fn catalog_cards(
     filter: CatalogFilter,
 ) -> Res<Vec<CatalogCard>> {
     api.catalog_cards(&query, category.as_deref(), filter)
+}
+
+/// One window of the marketplace (curated entries and registry servers) for `query`.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn marketplace(
+    api: State<'_, Arc<Api>>,
+    query: MarketQuery,
+    offset: u32,
+    limit: u32,
+) -> Res<MarketPage> {
+    api.marketplace(&query, offset, limit)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn registry_status(api: State<'_, Arc<Api>>) -> RegistryStatus {
+    api.registry_status()
+}
+
+/// Start a background sync of the registries; poll `registry_status` for its progress.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn registry_sync(api: State<'_, Arc<Api>>, full: bool) -> RegistryStatus {
+    api.registry_sync(full)
 }
 
 #[tauri::command(async)]
@@ -132,8 +159,10 @@ pub async fn test_custom(
     server: CustomServer,
     on_progress: Channel<StageProgress>,
 ) -> Res<TestReport> {
-    api.test_custom_task(test_id, original, server, move |p| drop(on_progress.send(p)))
-        .await
+    api.test_custom_task(test_id, original, server, move |p| {
+        drop(on_progress.send(p))
+    })
+    .await
 }
 
 /// The servers in a text pasted into the custom editor (a command line or a JSON snippet).
@@ -317,6 +346,111 @@ pub async fn doctor(api: State<'_, Arc<Api>>, name: Option<String>) -> Res<Docto
 #[specta::specta]
 pub fn ui_ready(mark: String, count: u32) -> Option<StartupStep> {
     plugboard::api::startup::ui_ready(&mark, count)
+}
+
+/// The organisation policy in force.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn policy_status(api: State<'_, Arc<Api>>) -> PolicyView {
+    api.policy_status()
+}
+
+/// Open an MCPB bundle file for install: its form's entry id (`bundle:TOKEN`).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn open_bundle(api: State<'_, Arc<Api>>, path: String) -> Res<String> {
+    api.open_bundle(&path)
+}
+
+/// Close a bundle's install form without installing (its unpacked files are removed).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn discard_bundle(api: State<'_, Arc<Api>>, entry_id: String) -> bool {
+    api.discard_bundle(&entry_id)
+}
+
+/// Installed registry servers and whether a newer version is listed.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn outdated(api: State<'_, Arc<Api>>) -> Res<Vec<OutdatedView>> {
+    api.outdated()
+}
+
+/// Prepare and test an update (nothing is saved).
+#[tauri::command]
+#[specta::specta]
+pub async fn prepare_update(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    to: Option<String>,
+    on_progress: Channel<StageProgress>,
+) -> Res<UpdatePreview> {
+    api.prepare_update_task(name, to, move |p| drop(on_progress.send(p)))
+        .await
+}
+
+/// A server's tools from its last test: state, hints, cost.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn server_tools(api: State<'_, Arc<Api>>, name: String) -> Res<ServerToolsView> {
+    api.server_tools(&name)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_tools(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    change: ToolsChangeInput,
+) -> Res<ToolsChangeResult> {
+    api.set_tools(&name, &change)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn budget(api: State<'_, Arc<Api>>) -> Res<BudgetView> {
+    api.budget()
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn apply_update(api: State<'_, Arc<Api>>, token: String) -> Res<ServerView> {
+    api.apply_update(&token)
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn discard_update(api: State<'_, Arc<Api>>, token: String) -> bool {
+    api.discard_update(&token)
+}
+
+/// A native picker: `file`, `directory` or `bundle` (an `.mcpb` file). `None` when cancelled.
+/// It is asked for from a thread of its own: the dialog itself is run by the window's GTK loop.
+#[tauri::command]
+#[specta::specta]
+pub async fn pick_path(kind: String) -> Option<String> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let dialog = rfd::FileDialog::new();
+        let path = match kind.as_str() {
+            "directory" => dialog.pick_folder(),
+            "bundle" => dialog.add_filter("MCPB bundle", &["mcpb"]).pick_file(),
+            _ => dialog.pick_file(),
+        };
+        let _ = tx.send(path);
+    });
+    rx.await.ok().flatten().map(|p| p.display().to_string())
+}
+
+/// Bundle files dropped on the window, sent to the UI as they come.
+#[derive(Default)]
+pub struct Drops(pub std::sync::Mutex<Option<Channel<String>>>);
+
+/// Receive the paths of `.mcpb` files dropped on the window.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn watch_drops(drops: State<'_, Drops>, on_drop: Channel<String>) {
+    *drops.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(on_drop);
 }
 
 /// Open a Try-it session with server `name`. Everything that happens in it until it is closed

@@ -26,6 +26,9 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
         .commands(collect_commands![
             commands::app_info,
             commands::catalog_cards,
+            commands::marketplace,
+            commands::registry_status,
+            commands::registry_sync,
             commands::categories,
             commands::install_form,
             commands::install_server,
@@ -75,6 +78,18 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::expand_template,
             commands::close_session,
             commands::diagnostics,
+            commands::policy_status,
+            commands::open_bundle,
+            commands::discard_bundle,
+            commands::outdated,
+            commands::prepare_update,
+            commands::apply_update,
+            commands::discard_update,
+            commands::pick_path,
+            commands::watch_drops,
+            commands::server_tools,
+            commands::set_tools,
+            commands::budget,
         ])
 }
 
@@ -89,6 +104,22 @@ pub fn export_bindings(path: &str) -> Result<(), String> {
 }
 
 /// Start the app.
+/// WebKitGTK composites the page with OpenGL, done in software where there is no GPU (Xvfb,
+/// VMs, remote desktops): its layers' buffers and the renderer then cost the web process about
+/// 70 MiB even for a hello-world page, and more for this one (BENCHMARKS.md, "Where the web
+/// process's memory goes"); the plain renderer draws these pages as smoothly. So compositing
+/// is off unless the user set `WEBKIT_DISABLE_COMPOSITING_MODE` themselves or asks for it with
+/// `PLUGBOARD_WEBKIT_COMPOSITING=1`. Call first thing in `main`, before any thread exists.
+pub fn choose_rendering() {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none()
+        && std::env::var_os("PLUGBOARD_WEBKIT_COMPOSITING").is_none_or(|v| v != "1")
+    {
+        // SAFETY: called at the start of `main`, while this is the only thread.
+        unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
+    }
+}
+
 pub fn run() {
     let api = match plugboard::api::Api::open_default() {
         Ok(api) => api,
@@ -102,6 +133,23 @@ pub fn run() {
     let sessions = api.clone();
     tauri::Builder::default()
         .manage(api)
+        .manage(commands::Drops::default())
+        .on_window_event(|window, event| {
+            use tauri::Manager;
+            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+                let drops = window.state::<commands::Drops>();
+                let channel = drops.0.lock().unwrap_or_else(|p| p.into_inner());
+                for path in paths {
+                    if path
+                        .extension()
+                        .is_some_and(|e| e.eq_ignore_ascii_case("mcpb"))
+                        && let Some(channel) = channel.as_ref()
+                    {
+                        let _ = channel.send(path.display().to_string());
+                    }
+                }
+            }
+        })
         .invoke_handler(builder.invoke_handler())
         .build(tauri::generate_context!())
         .expect("the Plugboard window could not be started")

@@ -217,6 +217,13 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("tool_diff", json!({"name": "fx2"})),
         ("approve_tools", json!({"name": "fx2"})),
         ("tool_diff", json!({"name": "fx2"})),
+        // Per-tool control and the budget.
+        ("server_tools", json!({"name": "fx2"})),
+        (
+            "set_tools",
+            json!({"name": "fx2", "change": {"disable": ["echo"]}}),
+        ),
+        ("budget", json!({})),
         ("clients_overview", json!({})),
         ("use_in", json!({"name": "fx2"})),
         (
@@ -258,7 +265,9 @@ fn no_stored_secret_ever_crosses_ipc() {
     }
     assert_eq!(errors, 6, "the six bad calls fail: {answers:#?}");
     assert!(
-        answers.iter().any(|a| a.contains(r#"\"error_kind\": \"spawn\""#)),
+        answers
+            .iter()
+            .any(|a| a.contains(r#"\"error_kind\": \"spawn\""#)),
         "the bundle tells why the server did not start: {answers:#?}"
     );
     assert!(
@@ -272,6 +281,12 @@ fn no_stored_secret_ever_crosses_ipc() {
             .iter()
             .any(|a| a.contains(r#""state":"tools_changed""#)),
         "the review shows the changed tools: {answers:#?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains(r#""name":"echo""#) && a.contains(r#""enabled":false"#)),
+        "the tool was switched off: {answers:#?}"
     );
     for answer in &answers {
         assert!(!answer.contains(SECRET), "secret crossed IPC: {answer}");

@@ -457,6 +457,9 @@ impl Api {
     ) -> Result<ImportResultView, ApiError> {
         let (_, mut plan) = self.import_plan(client)?;
         plan.servers.retain(|s| entries.contains(&s.entry));
+        for server in &plan.servers {
+            self.allowed(crate::policy::Subject::Imported { name: &server.name })?;
+        }
         let report = clients::apply_import(&self.servers, &plan);
         let backup = if rewrite_source {
             let cli = self.cli().map_err(|m| ApiError::new("no_cli", m))?;

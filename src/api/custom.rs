@@ -274,6 +274,7 @@ fn build(
         config.enabled = before.enabled;
         config.source = before.source.clone();
         config.extra = before.extra.clone();
+        config.tools = before.tools.clone();
         config.secret_namespace = Some(before.secret_namespace(old_name).to_string());
     } else {
         config.secret_namespace = Some(new_secret_namespace());

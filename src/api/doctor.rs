@@ -10,9 +10,9 @@ use serde::Serialize;
 
 use super::testing::on_own_thread;
 use super::{Api, ApiError, Transport};
+use crate::clock::now_ms;
 use crate::config::ServerConfig;
 use crate::doctor::{self, Diagnosis, Finding, Severity};
-use crate::health::now_ms;
 use crate::redact::Redactor;
 
 /// How bad a finding is.
@@ -67,6 +67,9 @@ pub struct ServerDiagnosis {
     pub failed_stage: Option<String>,
     /// Tools the server listed, when the test ran.
     pub tools: Option<u32>,
+    /// `modern` or `legacy`, and the protocol version, when the test got that far.
+    pub era: Option<String>,
+    pub protocol_version: Option<String>,
 }
 
 /// What the doctor found, per server, in config order.
@@ -113,6 +116,8 @@ pub(super) fn diagnosis_view(d: &Diagnosis, redactor: &Redactor) -> ServerDiagno
             .and_then(|t| t.failed_stage)
             .map(|s| s.as_str().to_string()),
         tools: test.map(|t| t.tools.min(u32::MAX as usize) as u32),
+        era: test.and_then(|t| t.era).map(|e| e.as_str().to_string()),
+        protocol_version: test.and_then(|t| t.protocol_version.clone()),
     }
 }
 

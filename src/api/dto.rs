@@ -92,6 +92,31 @@ pub struct CatalogCard {
     /// The names of the installed servers that came from this entry.
     pub installed_as: Vec<String>,
     pub docs_url: String,
+    /// `curated` or `registry`.
+    pub source: String,
+    /// A registry server's version.
+    pub version: Option<String>,
+    /// A registry server's namespace owner (`io.github.owner/…` → `owner`).
+    pub owner: Option<String>,
+    /// The owner is a GitHub account (an `io.github.` name).
+    pub github: bool,
+    /// The source repository (https).
+    pub repository: Option<String>,
+    /// A curated entry: the registry names it stands for; a registry server: its name.
+    pub registry_names: Vec<String>,
+    /// Every transport its options offer.
+    pub transports: Vec<Transport>,
+    /// What runs it: "Node.js", "Python", "Docker", ".NET", "Remote", …
+    pub runtimes: Vec<String>,
+    pub deprecated: bool,
+    /// Why it is deprecated, as the registry says.
+    pub status_message: Option<String>,
+    /// Whether some option can run on this machine.
+    pub runs_here: bool,
+    /// Why none can, when none can.
+    pub why_not: Option<String>,
+    /// The registry it comes from.
+    pub registry: Option<String>,
 }
 
 /// A category with the number of entries in it.
@@ -115,6 +140,8 @@ pub enum FieldTarget {
     Url,
     OauthClientId,
     OauthClientSecret,
+    /// A value used inside others (a placeholder of a header, an argument or the URL).
+    Value,
 }
 
 impl From<form::FieldTarget> for FieldTarget {
@@ -127,6 +154,7 @@ impl From<form::FieldTarget> for FieldTarget {
             form::FieldTarget::Url => FieldTarget::Url,
             form::FieldTarget::OauthClientId => FieldTarget::OauthClientId,
             form::FieldTarget::OauthClientSecret => FieldTarget::OauthClientSecret,
+            form::FieldTarget::Value => FieldTarget::Value,
         }
     }
 }
@@ -139,6 +167,29 @@ pub enum InputKind {
     Text,
     Password,
     Url,
+    Number,
+    /// A switch: `true` or `false`.
+    Boolean,
+    /// One of `choices`.
+    Select,
+    FilePath,
+    /// Several values, one per line.
+    List,
+}
+
+impl From<form::InputKind> for InputKind {
+    fn from(kind: form::InputKind) -> InputKind {
+        match kind {
+            form::InputKind::Text => InputKind::Text,
+            form::InputKind::Password => InputKind::Password,
+            form::InputKind::Url => InputKind::Url,
+            form::InputKind::Number => InputKind::Number,
+            form::InputKind::Boolean => InputKind::Boolean,
+            form::InputKind::Select => InputKind::Select,
+            form::InputKind::FilePath => InputKind::FilePath,
+            form::InputKind::List => InputKind::List,
+        }
+    }
 }
 
 /// One field of an install form (the core's `form::FormField`).
@@ -157,6 +208,13 @@ pub struct FormField {
     /// Markdown; the UI renders https links only.
     pub help: Option<String>,
     pub default: Option<String>,
+    /// The values a `select` field offers.
+    pub choices: Vec<String>,
+    /// For a path field: `file` or `directory` (which picker the app offers).
+    pub picker: Option<String>,
+    /// Bounds of a number field.
+    pub min: Option<f64>,
+    pub max: Option<f64>,
 }
 
 /// One connection option, for the chooser.
@@ -167,6 +225,36 @@ pub struct OptionSummary {
     pub label: String,
     pub transport: Transport,
     pub transport_label: String,
+    /// What runs it ("Node.js", "uv", "Docker"), for a local option.
+    pub runtime: Option<String>,
+    /// Whether Plugboard can install it at all.
+    pub installable: bool,
+    /// Why it cannot be installed, or cannot run here, and the fix.
+    pub unavailable: Option<Unavailable>,
+    /// An MCPB bundle: it is downloaded (and its form read from its manifest) first.
+    pub bundle: bool,
+}
+
+/// Why an option cannot be used here.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Unavailable {
+    /// `runtime.missing`, `runtime.docker_daemon`, `unsupported`.
+    pub code: String,
+    pub reason: String,
+    /// The doctor's fix; empty when nothing can be done here.
+    pub fix: String,
+}
+
+/// A launch's dependencies resolved as of a date.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PinView {
+    /// `uv` or `npm`.
+    pub tool: String,
+    pub flag: String,
+    pub date: String,
+    pub published_at: String,
 }
 
 /// The install form of one option of one entry.
@@ -185,6 +273,14 @@ pub struct FormSpec {
     pub default_name: String,
     pub fields: Vec<FormField>,
     pub options: Vec<OptionSummary>,
+    /// `curated` or `registry`.
+    pub source: String,
+    /// A registry server's version.
+    pub version: Option<String>,
+    /// The dependency pin of this option's launch.
+    pub pin: Option<PinView>,
+    /// What the user should know about this launch.
+    pub notes: Vec<String>,
 }
 
 /// Everything the install modal shows.
@@ -197,6 +293,42 @@ pub struct InstallForm {
     pub spec: FormSpec,
     /// `default_name`, or `default_name-2`, … when that name is taken.
     pub suggested_name: String,
+    /// The MCPB bundle this form installs (its requests use the entry id `bundle:TOKEN`).
+    pub bundle: Option<BundleView>,
+}
+
+/// An MCPB bundle unpacked for an install form.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct BundleView {
+    pub token: String,
+    /// The manifest's `name`, its display name, version and description.
+    pub name: String,
+    pub title: String,
+    pub version: String,
+    pub description: String,
+    pub author: Option<String>,
+    pub sha256: String,
+    pub files: u32,
+    /// Unpacked bytes.
+    pub bytes: f64,
+    /// The tools its manifest declares.
+    pub tools: Vec<String>,
+}
+
+/// The organisation policy in force.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PolicyView {
+    pub in_force: bool,
+    /// The policy file cannot be used: every install is refused.
+    pub broken: bool,
+    /// One sentence: what is in force and why installs are refused.
+    pub summary: String,
+    pub path: Option<String>,
+    pub registries: Vec<String>,
+    pub only_registry_servers: bool,
+    pub allowed_names: Vec<String>,
 }
 
 /// A filled install form, from the UI. Values may be secrets: this type is never serialized.
@@ -213,6 +345,10 @@ pub struct InstallRequest {
     /// health.
     #[serde(default)]
     pub test_id: Option<String>,
+    /// A registry server: take its dependencies' newest versions instead of pinning them to
+    /// the version's publication date.
+    #[serde(default)]
+    pub no_pin: bool,
 }
 
 /// An env variable or header of an installed server, as the UI may see it.
@@ -260,6 +396,10 @@ pub struct AuthView {
 pub struct SourceView {
     pub catalog: String,
     pub option: String,
+    /// The registry server it was installed from, its version and dependency pin date.
+    pub registry_name: Option<String>,
+    pub version: Option<String>,
+    pub pinned: Option<String>,
     /// From the catalog, when the entry is still in it.
     pub entry_name: Option<String>,
     pub logo: Option<String>,
@@ -422,4 +562,37 @@ pub struct AppInfo {
     pub catalog_error: Option<String>,
     /// Whether the core was built with the connection tester.
     pub can_test: bool,
+}
+
+/// Where an installed registry server stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OutdatedView {
+    pub name: String,
+    pub registry_name: String,
+    pub installed: String,
+    pub latest: Option<String>,
+    /// `current`, `update_available` or `not_listed`.
+    pub state: String,
+    /// The registry's deprecation message.
+    pub deprecated: Option<String>,
+    pub bundle: bool,
+}
+
+/// A prepared update: the new version tested, its tools compared with the approved ones.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct UpdatePreview {
+    /// Applies it (`apply_update`) or drops it (`discard_update`); only a passing update has one
+    /// that works.
+    pub token: String,
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    /// The new version's test passed.
+    pub passed: bool,
+    pub test: super::testing::TestReport,
+    pub tools: super::pins::ToolDiff,
+    /// Fields the new version no longer asks for.
+    pub dropped_fields: Vec<String>,
 }

@@ -4,18 +4,22 @@
 //! Everything the app does is here, in the core, so the CLI and the core tests reach it too. No
 //! function returns a stored secret value: secrets travel only from the UI into the core.
 
+mod bundles;
 mod clients;
 mod custom;
 mod doctor;
 mod dto;
 mod error;
 mod hints;
+mod market;
 mod oauth;
 mod paste;
 mod pins;
 pub mod startup;
 mod testing;
+mod tools;
 mod tryit;
+mod updates;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -28,21 +32,25 @@ pub use clients::{
 pub use doctor::{DoctorReport, FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
 pub use error::{ApiError, FieldError};
+pub use market::{MarketPage, MarketQuery, RegistryStatus, RegistryView, SyncProgressView};
 pub use pins::{
     DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,
 };
 pub use startup::StartupStep;
 pub use testing::{
-    HealthView, PromptView, ResourceView, ServerIdentity, StageProgress, StageTiming, TestReport,
-    ToolView,
+    CacheHintView, HealthView, PromptView, ResourceView, ServerIdentity, StageProgress,
+    StageTiming, TestReport, ToolView,
+};
+pub use tools::{
+    BudgetView, ClientBudgetView, HintsView, ServerBudgetView, ServerToolsView, ToolStateView,
+    ToolsChangeInput, ToolsChangeResult,
 };
 pub use tryit::{CallInput, SessionView, ToolForm};
 
-use crate::catalog::{
-    Catalog, CatalogAuth, CatalogTransport, ConnectionOption, Entry, Registration,
-};
+use crate::catalog::{Catalog, CatalogTransport, ConnectionOption, Entry};
 use crate::config::ConfigStore;
-use crate::form::{self, FieldState, FormInput, build_server, field_states, form_for};
+use crate::form::server_json::Pinning;
+use crate::form::{self, FieldState, FormInput, field_states, form_for};
 use crate::manage::{self, ServerPatch, Servers, ValuePatch};
 use crate::secrets::{SecretStore, Sensitive};
 
@@ -55,6 +63,12 @@ pub struct Api {
     sessions: tryit::Sessions,
     /// The `plugboard` CLI that exported launchers name, when set explicitly.
     cli: Option<std::path::PathBuf>,
+    /// The marketplace over the catalog and the registries, and the registry sync.
+    market: Arc<market::MarketState>,
+    /// Bundles unpacked for an open install form.
+    bundles: bundles::PendingBundles,
+    /// Tested updates waiting for the user's go-ahead.
+    updates: updates::PendingUpdates,
 }
 
 impl Api {
@@ -71,6 +85,9 @@ impl Api {
             oauth: Default::default(),
             sessions: Default::default(),
             cli: None,
+            market: Default::default(),
+            bundles: Default::default(),
+            updates: Default::default(),
         })
     }
 
@@ -82,6 +99,9 @@ impl Api {
             oauth: Default::default(),
             sessions: Default::default(),
             cli: None,
+            market: Default::default(),
+            bundles: Default::default(),
+            updates: Default::default(),
         }
     }
 
@@ -167,7 +187,7 @@ impl Api {
         Ok(catalog
             .search(query, category)
             .into_iter()
-            .map(|e| card(e, installed.get(&e.id).cloned().unwrap_or_default()))
+            .map(|e| market::curated_card(e, installed.get(&e.id).cloned().unwrap_or_default()))
             .filter(|c| match filter {
                 CatalogFilter::All => true,
                 CatalogFilter::Installed => !c.installed_as.is_empty(),
@@ -192,15 +212,43 @@ impl Api {
         Ok(out)
     }
 
-    /// The install form of `option_id` of entry `entry_id` (its preferred option when `None`).
+    /// The install form of `option_id` (its default option when `None`: the first that can
+    /// run here) of catalog entry or registry server `entry_id`.
     pub fn install_form(
         &self,
         entry_id: &str,
         option_id: Option<&str>,
     ) -> Result<InstallForm, ApiError> {
-        let entry = self.entry(entry_id)?;
-        let spec = form_for(entry, option_id)?;
-        let installed = self.installed_by_entry()?;
+        let pinning = Pinning::browsing(crate::registry::sources::pinning_enabled(
+            self.servers.config().dir(),
+        ));
+        let (mut blueprint, mut card) = self.blueprint_of(entry_id, &pinning)?;
+        let mut spec = form::engine::form(&blueprint, option_id, crate::runtimes::system())?;
+        let mut bundle_id = bundles::bundle_token(entry_id).map(str::to_owned);
+        // A registry option that is an MCPB bundle: fetch it; its manifest gives the form.
+        if let Some(url) = blueprint
+            .option(&spec.option_id)
+            .and_then(|o| o.bundle.as_ref())
+            .map(|b| b.url.clone())
+        {
+            let id = self.fetch_registry_bundle(entry_id, &url)?;
+            let (bp, bundle_card) = self.blueprint_of(&id, &pinning)?;
+            spec = form::engine::form(&bp, None, crate::runtimes::system())?;
+            // The chooser keeps the registry server's other options.
+            spec.options = form::engine::summaries(&blueprint, crate::runtimes::system())
+                .into_iter()
+                .map(|mut o| {
+                    if o.bundle {
+                        o.id = spec.option_id.clone();
+                    }
+                    o
+                })
+                .collect();
+            blueprint = bp;
+            card.installed_as = bundle_card.installed_as;
+            bundle_id = bundles::bundle_token(&id).map(str::to_owned);
+        }
+        let _ = &blueprint;
         let taken: BTreeSet<String> = self
             .servers
             .config()
@@ -209,14 +257,16 @@ impl Api {
             .map(String::from)
             .collect();
         let suggested_name = unique_name(&spec.default_name, &taken);
-        let option = entry
-            .option(&spec.option_id)
-            .unwrap_or(entry.default_option());
+        let entry = self.catalog()?.get(entry_id);
+        let oauth = entry
+            .and_then(|e| e.option(&spec.option_id))
+            .and_then(|o| market::oauth_of_auth(&o.auth));
         Ok(InstallForm {
-            entry: card(entry, installed.get(&entry.id).cloned().unwrap_or_default()),
-            install_hint: entry.install_hint.clone(),
-            spec: spec_dto(&spec, option, entry),
+            entry: card,
+            install_hint: entry.and_then(|e| e.install_hint.clone()),
+            spec: spec_dto(&spec, oauth),
             suggested_name,
+            bundle: bundle_id.and_then(|t| self.bundles.view(&t)),
         })
     }
 
@@ -224,8 +274,23 @@ impl Api {
     /// are wrapped as `Sensitive` at once; errors are scrubbed of every supplied value.
     pub fn prepare(&self, request: &InstallRequest) -> Result<form::PreparedServer, ApiError> {
         let scrub = |e: ApiError| e.scrub(request.values.values().map(String::as_str));
-        let entry = self.entry(&request.entry_id).map_err(scrub)?;
-        let spec = form_for(entry, Some(&request.option_id)).map_err(|e| scrub(e.into()))?;
+        let npm_check = |identifier: &str, version: &str, date: &str| {
+            crate::deps::npm_before_allowed(identifier, version, date)
+        };
+        let pinning = Pinning {
+            enabled: !request.no_pin
+                && crate::registry::sources::pinning_enabled(self.servers.config().dir()),
+            npm: Some(&npm_check),
+        };
+        let (blueprint, _) = self
+            .blueprint_of(&request.entry_id, &pinning)
+            .map_err(scrub)?;
+        let spec = form::engine::form(
+            &blueprint,
+            Some(&request.option_id),
+            crate::runtimes::system(),
+        )
+        .map_err(|e| scrub(e.into()))?;
         let name = request.name.trim();
         crate::config::validate_name(name).map_err(|m| scrub(ApiError::field("name", m)))?;
         let mut input = FormInput::default();
@@ -235,12 +300,21 @@ impl Api {
                 .insert(key.clone(), Sensitive::new(value.clone()));
         }
         input.store_as_secret = request.store_as_secret.clone();
-        build_server(entry, &spec, &input, name).map_err(|e| scrub(e.into()))
+        let mut prepared =
+            form::engine::build(&blueprint, &spec, &input, name).map_err(|e| scrub(e.into()))?;
+        form::inputs::record(&spec, &input, &mut prepared);
+        if let Some(dir) =
+            bundles::bundle_token(&request.entry_id).and_then(|t| self.bundles.dir(t))
+        {
+            prepared.config.cwd = Some(dir);
+        }
+        Ok(prepared)
     }
 
     /// Install a catalog entry from its filled form: secrets to the keyring, the rest to the
     /// config. Returns the new server's view.
     pub fn install(&self, request: &InstallRequest) -> Result<ServerView, ApiError> {
+        self.allowed_install(&request.entry_id)?;
         let prepared = self.prepare(request)?;
         if let Err(taken) = self
             .servers
@@ -272,7 +346,33 @@ impl Api {
         {
             crate::checks::seed_health(&self.servers, &prepared.name, started, &result);
         }
+        if let Some(token) = bundles::bundle_token(&request.entry_id) {
+            self.bundles.keep(token);
+        }
         self.server(&prepared.name)
+    }
+
+    /// Whether the policy allows installing `entry_id` (a bundle was checked when opened).
+    fn allowed_install(&self, entry_id: &str) -> Result<(), ApiError> {
+        if bundles::bundle_token(entry_id).is_some() {
+            return crate::policy::current().usable().map_err(Into::into);
+        }
+        if let Ok(entry) = self.entry(entry_id) {
+            return self.allowed(crate::policy::Subject::Curated {
+                entry_id: &entry.id,
+                registry_names: &entry.registry_names,
+            });
+        }
+        let market = self.market()?;
+        let registry = market
+            .listing()
+            .find(entry_id)
+            .map(|at| market.listing().registry_url(at).to_owned())
+            .unwrap_or_default();
+        self.allowed(crate::policy::Subject::Registry {
+            registry: &registry,
+            name: entry_id,
+        })
     }
 
     /// Every installed server, in config order. Entries that cannot be read are listed with
@@ -443,6 +543,9 @@ impl Api {
         server: &CustomServer,
         test_id: Option<&str>,
     ) -> Result<ServerView, ApiError> {
+        if original.is_none() {
+            self.allowed(crate::policy::Subject::Custom { name: &server.name })?;
+        }
         let name = custom::save(&self.servers, original, server)?;
         if let Some((started, result)) = test_id.and_then(|id| self.tests.take_presave(id)) {
             crate::checks::seed_health(&self.servers, &name, started, &result);
@@ -544,38 +647,12 @@ fn transport_of(option: &ConnectionOption) -> Transport {
     }
 }
 
-fn oauth_of(option: &ConnectionOption) -> Option<OAuthKind> {
-    match &option.auth {
-        CatalogAuth::Oauth2 { oauth } => Some(match oauth.registration {
-            Registration::Dynamic => OAuthKind::Dynamic,
-            Registration::PreRegistered => OAuthKind::PreRegistered,
-        }),
-        _ => None,
-    }
-}
-
-fn card(entry: &Entry, installed_as: Vec<String>) -> CatalogCard {
-    let option = entry.default_option();
-    CatalogCard {
-        id: entry.id.clone(),
-        name: entry.name.clone(),
-        description: entry.description.clone(),
-        categories: entry.categories.clone(),
-        category_labels: entry.categories.iter().map(|c| category_label(c)).collect(),
-        keywords: entry.keywords.clone(),
-        popularity: entry.popularity,
-        logo: entry.logo.clone(),
-        transport: transport_of(option),
-        transport_label: option.transport_label().to_string(),
-        option_label: option.label.clone(),
-        option_count: entry.options.len() as u32,
-        oauth: oauth_of(option),
-        installed_as,
-        docs_url: entry.docs_url.clone(),
-    }
-}
-
-fn spec_dto(spec: &form::FormSpec, option: &ConnectionOption, entry: &Entry) -> FormSpec {
+fn spec_dto(spec: &form::FormSpec, oauth: Option<OAuthKind>) -> FormSpec {
+    let (source, version) = match &spec.source {
+        form::FormSource::Curated { .. } => ("curated", None),
+        form::FormSource::Registry { version, .. } => ("registry", Some(version.clone())),
+        form::FormSource::Bundle { version, .. } => ("bundle", Some(version.clone())),
+    };
     FormSpec {
         entry_id: spec.entry_id.clone(),
         option_id: spec.option_id.clone(),
@@ -584,7 +661,11 @@ fn spec_dto(spec: &form::FormSpec, option: &ConnectionOption, entry: &Entry) -> 
         transport_label: spec.transport.label().to_string(),
         command: spec.command.clone(),
         url: spec.url.clone(),
-        oauth: oauth_of(option),
+        oauth: if spec.oauth {
+            oauth.or(Some(OAuthKind::Dynamic))
+        } else {
+            None
+        },
         default_name: spec.default_name.clone(),
         fields: spec
             .fields
@@ -593,29 +674,52 @@ fn spec_dto(spec: &form::FormSpec, option: &ConnectionOption, entry: &Entry) -> 
                 key: f.key.clone(),
                 label: f.label.clone(),
                 target: f.target.into(),
-                input: match f.input {
-                    form::InputKind::Text => InputKind::Text,
-                    form::InputKind::Password => InputKind::Password,
-                    form::InputKind::Url => InputKind::Url,
-                },
+                input: f.input.into(),
                 required: f.required,
                 secret: f.secret,
                 secret_toggle: f.secret_toggle,
                 placeholder: f.placeholder.clone(),
                 help: f.help.clone(),
                 default: f.default.clone(),
+                choices: f.choices.clone(),
+                picker: f.picker.map(|p| {
+                    match p {
+                        form::spec::Picker::File => "file",
+                        form::spec::Picker::Directory => "directory",
+                    }
+                    .to_owned()
+                }),
+                min: f.min,
+                max: f.max,
             })
             .collect(),
-        options: entry
+        options: spec
             .options
             .iter()
             .map(|o| OptionSummary {
                 id: o.id.clone(),
                 label: o.label.clone(),
-                transport: transport_of(o),
-                transport_label: o.transport_label().to_string(),
+                transport: o.transport.into(),
+                transport_label: o.transport.label().to_string(),
+                runtime: o.runtime.clone(),
+                installable: o.installable,
+                unavailable: o.unavailable.as_ref().map(|u| Unavailable {
+                    code: u.code.clone(),
+                    reason: u.reason.clone(),
+                    fix: u.fix.clone(),
+                }),
+                bundle: o.bundle,
             })
             .collect(),
+        source: source.into(),
+        version,
+        pin: spec.pin.as_ref().map(|p| PinView {
+            tool: p.tool.clone(),
+            flag: p.flag.clone(),
+            date: p.date.clone(),
+            published_at: p.published_at.clone(),
+        }),
+        notes: spec.notes.clone(),
     }
 }
 
@@ -677,10 +781,18 @@ fn server_view(view: &manage::ServerView, catalog: Option<&Catalog>) -> ServerVi
     };
     let source = view.source.as_ref().map(|s| {
         let entry = catalog.and_then(|c| c.get(&s.catalog));
+        let registry = s.registry.as_ref();
         SourceView {
             catalog: s.catalog.clone(),
             option: s.option.clone(),
-            entry_name: entry.map(|e| e.name.clone()),
+            registry_name: registry.map(|r| r.name.clone()),
+            version: registry.map(|r| r.version.clone()),
+            pinned: registry
+                .and_then(|r| r.pinned.as_ref())
+                .map(|p| p.date.clone()),
+            entry_name: entry
+                .map(|e| e.name.clone())
+                .or_else(|| registry.map(|r| r.name.clone())),
             logo: entry.and_then(|e| e.logo.clone()),
             docs_url: entry.map(|e| e.docs_url.clone()),
         }

@@ -10,7 +10,10 @@
 //!
 //! For the memory-with-many-servers measurement, `PLUGBOARD_STARTUP_TRACE_INSTALLED_AFTER_MS=N`
 //! makes the answer to `marketplace-ready` ask the UI to open the installed servers N ms later;
-//! without these variables the UI does nothing different.
+//! `PLUGBOARD_STARTUP_TRACE_SCROLL_AFTER_MS=N` instead asks it to scroll the marketplace in ten
+//! jumps from top to bottom N ms later and report how long each took to render (`scroll-median`,
+//! `scroll-max` marks whose count is the milliseconds); without these variables the UI does
+//! nothing different.
 
 use serde::Serialize;
 
@@ -18,6 +21,8 @@ use serde::Serialize;
 pub const TRACE_ENV: &str = "PLUGBOARD_STARTUP_TRACE";
 /// Open the installed servers this many ms after `marketplace-ready` (trace only).
 pub const INSTALLED_AFTER_ENV: &str = "PLUGBOARD_STARTUP_TRACE_INSTALLED_AFTER_MS";
+/// Milliseconds after `marketplace-ready` at which the UI scrolls the marketplace (traced).
+pub const SCROLL_AFTER_ENV: &str = "PLUGBOARD_STARTUP_TRACE_SCROLL_AFTER_MS";
 
 /// What the UI should do next after a mark (only ever set in a startup trace).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -82,12 +87,17 @@ pub fn ui_ready(mark: &str, count: u32) -> Option<StartupStep> {
     if let Some(ms) = ms_since_process_start() {
         eprintln!("{}", trace_line(mark, ms, count));
     }
-    let after_ms = std::env::var(INSTALLED_AFTER_ENV)
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    (mark == "marketplace-ready").then(|| StartupStep {
+    if mark != "marketplace-ready" {
+        return None;
+    }
+    let after = |name: &str| std::env::var(name).ok()?.trim().parse::<u32>().ok();
+    if let Some(after_ms) = after(SCROLL_AFTER_ENV) {
+        return Some(StartupStep {
+            page: "scroll".into(),
+            after_ms,
+        });
+    }
+    after(INSTALLED_AFTER_ENV).map(|after_ms| StartupStep {
         page: "installed".into(),
         after_ms,
     })

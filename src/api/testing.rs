@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use super::hints::{self, Place};
 use super::{Api, ApiError, InstallRequest};
 use crate::checks;
-use crate::health::now_ms;
+use crate::clock::now_ms;
 use crate::probe::{StageEvent, TestResult};
 
 /// Live progress of a test: a stage started or finished.
@@ -71,6 +71,18 @@ pub struct PromptView {
     pub arguments: Vec<Value>,
 }
 
+/// The caching hints of one result a modern server gave (`ttlMs`, `cacheScope`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CacheHintView {
+    /// The method whose result carried them (`tools/list`, `server/discover`, ...).
+    pub method: String,
+    /// How long the result may be treated as fresh, in milliseconds.
+    pub ttl_ms: Option<f64>,
+    /// `public` or `private`.
+    pub cache_scope: Option<String>,
+}
+
 /// The result of a test connection (DESIGN.md §5's keys), already redacted by the probe.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -80,6 +92,13 @@ pub struct TestReport {
     pub verification: String,
     pub server: Option<ServerIdentity>,
     pub protocol_version: Option<String>,
+    /// `modern` (2026-07-28) or `legacy` (`initialize`); absent when the test did not get that
+    /// far.
+    pub era: Option<String>,
+    /// The protocol versions the server listed.
+    pub supported_versions: Vec<String>,
+    /// The caching hints of the server's results (shown; a test always lists afresh).
+    pub cache_hints: Vec<CacheHintView>,
     /// The transport actually used: `stdio`, `sse` or `shttp`.
     pub transport: String,
     pub tools: Vec<ToolView>,
@@ -121,6 +140,17 @@ impl TestReport {
                 version: s.version.clone(),
             }),
             protocol_version: r.protocol_version.clone(),
+            era: r.era.map(|era| era.as_str().to_string()),
+            supported_versions: r.supported_versions.clone(),
+            cache_hints: r
+                .cache_hints
+                .iter()
+                .map(|h| CacheHintView {
+                    method: h.method.clone(),
+                    ttl_ms: h.ttl_ms.map(|ms| ms as f64),
+                    cache_scope: h.cache_scope.clone(),
+                })
+                .collect(),
             transport: json_name(&r.transport),
             tools: r
                 .tools
@@ -204,7 +234,7 @@ impl HealthView {
     }
 }
 
-fn progress_of(event: StageEvent) -> Option<StageProgress> {
+pub(super) fn progress_of(event: StageEvent) -> Option<StageProgress> {
     Some(match event {
         StageEvent::Started { stage } => StageProgress::Started {
             stage: stage.as_str().to_string(),

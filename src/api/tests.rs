@@ -53,6 +53,7 @@ fn install_fixture(api: &Api, name: &str) -> ServerView {
             ("REGION".into(), "eu".into()),
         ]),
         store_as_secret: BTreeMap::new(),
+        no_pin: false,
         test_id: None,
     })
     .unwrap()
@@ -156,6 +157,7 @@ fn errors_are_field_level_and_never_echo_values() {
             name: "bad name".into(),
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
+            no_pin: false,
             test_id: None,
         })
         .unwrap_err();
@@ -170,6 +172,7 @@ fn errors_are_field_level_and_never_echo_values() {
             name: "ok".into(),
             values: BTreeMap::from([("BOGUS".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
+            no_pin: false,
             test_id: None,
         })
         .unwrap_err();
@@ -185,6 +188,7 @@ fn errors_are_field_level_and_never_echo_values() {
             name: "fixture".into(),
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
+            no_pin: false,
             test_id: None,
         })
         .unwrap_err();
@@ -434,6 +438,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
         name: "fx".into(),
         values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
         store_as_secret: BTreeMap::new(),
+        no_pin: false,
         test_id: None,
     };
     // The catalog command (`mcp-fixture`) is not on PATH here: the test fails to spawn.
@@ -450,6 +455,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
     let view = api
         .install(&InstallRequest {
             test_id: Some("pre-1".into()),
+            no_pin: false,
             ..request
         })
         .unwrap();
@@ -630,6 +636,74 @@ fn the_doctor_names_a_missing_command_and_redacts_every_finding() {
             .message
             .starts_with("auth failed for token ")
     );
+}
+
+#[test]
+fn tool_switches_the_editor_and_the_budget_agree() {
+    let (dir, _store, api) = api();
+    install_fixture(&api, "fx");
+    assert_eq!(
+        api.set_tools(
+            "fx",
+            &ToolsChangeInput {
+                disable: vec!["echo".into()],
+                ..ToolsChangeInput::default()
+            }
+        )
+        .unwrap_err()
+        .code,
+        "not_tested"
+    );
+    let pins = crate::pinning::PinStore::in_config_dir(dir.path());
+    let mut other = tool("Adds.");
+    other.name = "add".into();
+    pins.observe("fx", &[tool("Echoes text."), other], None)
+        .unwrap();
+    let before = api.server_tools("fx").unwrap();
+    assert_eq!((before.enabled, before.tools.len()), (2, 2));
+    let echo_view = before.tools.iter().find(|t| t.name == "echo").unwrap();
+    assert!(!echo_view.hints.annotated && echo_view.hints.may_change);
+    let echo = echo_view.tokens;
+    let budget = api.budget().unwrap();
+    assert_eq!(budget.tokens, before.tokens);
+    assert!(
+        budget
+            .caps
+            .iter()
+            .any(|c| c.label == "VS Code" && c.cap == Some(128))
+    );
+
+    let unknown = api
+        .set_tools(
+            "fx",
+            &ToolsChangeInput {
+                disable: vec!["nope".into()],
+                ..ToolsChangeInput::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(unknown.code, "invalid");
+    let changed = api
+        .set_tools(
+            "fx",
+            &ToolsChangeInput {
+                disable: vec!["echo".into()],
+                ..ToolsChangeInput::default()
+            },
+        )
+        .unwrap();
+    assert!(
+        changed.notice.contains("No client is running"),
+        "{}",
+        changed.notice
+    );
+    assert_eq!(changed.tools.tokens, before.tokens - echo);
+    assert_eq!(api.budget().unwrap().tokens, before.tokens - echo);
+    // Saving the server from the editor keeps its tool state.
+    let mut edited = api.custom_server("fx").unwrap();
+    edited.timeout = Some(30);
+    api.save_custom_server(Some("fx"), &edited, None).unwrap();
+    assert_eq!(api.server_tools("fx").unwrap().tokens, before.tokens - echo);
 }
 
 #[test]

@@ -17,6 +17,9 @@ pub struct Entry {
     pub categories: Vec<String>,
     #[serde(default)]
     pub keywords: Vec<String>,
+    /// The MCP Registry names of the same server: the marketplace shows this entry instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub registry_names: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub popularity: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -131,9 +131,9 @@ const QUICK: [(&str, Describe); 4] = [
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Search the integration catalog, or show one entry
+    /// Search the marketplace (curated catalog and registries), or show one entry or server
     Catalog(CatalogArgs),
-    /// Install a catalog entry through its form
+    /// Install a catalog entry or a registry server through its form
     Install(InstallArgs),
     /// Add a custom server (stdio command or URL)
     Add(AddArgs),
@@ -176,6 +176,20 @@ pub enum Command {
     Secrets(SecretsCommand),
     /// The MCP clients Plugboard knows: their config files and Plugboard's servers in them
     Clients(JsonFlag),
+    /// The MCP registries whose servers the catalog lists: sync, status, add, remove
+    #[command(subcommand)]
+    Registry(RegistryCommand),
+    /// Installed registry servers with a newer version in their registry
+    Outdated(OutdatedArgs),
+    /// Move an installed registry server to a newer version: same values and secrets, tested
+    /// before it is saved, with the tool diff
+    Update(UpdateArgs),
+    /// The organisation policy in force (which registries, which servers may be installed)
+    Policy(JsonFlag),
+    /// A server's tools: state, annotations, cost; switch single tools off and on
+    Tools(ToolsArgs),
+    /// What the enabled servers' tool definitions cost a model, and each client's tool cap
+    Budget(BudgetArgs),
     /// Call a tool of a server (arguments checked against its input schema first)
     Call(CallArgs),
     /// Read a resource of a server
@@ -252,6 +266,140 @@ pub struct DiagnoseArgs {
     /// Seconds to allow connecting to the server
     #[arg(long)]
     pub timeout: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct OutdatedArgs {
+    /// Use the cached registry listings as they are (no sync first)
+    #[arg(long)]
+    pub offline: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The installed server
+    pub name: String,
+    /// The version to move to (default: the registry's latest)
+    #[arg(long, value_name = "VERSION")]
+    pub to: Option<String>,
+    /// A value for a field the new version adds; repeat for more fields
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Test the new version and show the tool diff, but change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Apply without asking when the tools changed
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Changes apply in this order: --only, --disable-all/--enable-all, \
+    --disable-annotated, --disable, --enable. A tool name the server's last test did not list \
+    changes nothing (exit 2). Every client that launches `plugboard run NAME` sees the result."
+)]
+pub struct ToolsArgs {
+    /// The installed server
+    pub name: String,
+    /// Switch these tools off
+    #[arg(long, num_args = 1.., value_name = "TOOL")]
+    pub disable: Vec<String>,
+    /// Switch these tools on
+    #[arg(long, num_args = 1.., value_name = "TOOL")]
+    pub enable: Vec<String>,
+    /// Switch every tool off
+    #[arg(long, conflicts_with = "enable_all")]
+    pub disable_all: bool,
+    /// Switch every tool on
+    #[arg(long)]
+    pub enable_all: bool,
+    /// Switch these tools on and every other tool off
+    #[arg(long, num_args = 1.., value_name = "TOOL", conflicts_with_all = ["disable_all", "enable_all"])]
+    pub only: Option<Vec<String>>,
+    /// Switch off the tools whose annotations (or their absence) put them in this class
+    #[arg(long, value_enum, value_name = "CLASS")]
+    pub disable_annotated: Option<AnnotatedArg>,
+    /// What tools that appear later get: enabled, disabled, or auto (disabled until reviewed
+    /// when the server's tools are pinned and approved, else enabled)
+    #[arg(long, value_enum, value_name = "DEFAULT")]
+    pub new_tools: Option<NewToolsArg>,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RegistryCommand {
+    /// Fetch what changed in each registry since the last sync (everything the first time)
+    Sync(RegistrySyncArgs),
+    /// Each registry: where it comes from, its cached servers and how old the cache is
+    Status(JsonFlag),
+    /// Also read this registry (after the others; its servers are listed with theirs)
+    Add(RegistryUrlArgs),
+    /// Stop reading this registry (the official one too)
+    Remove(RegistryUrlArgs),
+    /// Whether registry launches resolve dependencies as of the version's publication date
+    Pinning(PinningArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RegistrySyncArgs {
+    /// Fetch everything again instead of the changes since the last sync
+    #[arg(long)]
+    pub full: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct RegistryUrlArgs {
+    /// The registry's base URL (it serves /v0.1/servers)
+    pub url: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Toggle {
+    On,
+    Off,
+}
+
+#[derive(Debug, Args)]
+pub struct PinningArgs {
+    /// on (the default) or off
+    #[arg(value_enum)]
+    pub state: Toggle,
+}
+
+/// A class of tools by their annotations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AnnotatedArg {
+    /// May delete or overwrite (destructiveHint; assumed when not said)
+    Destructive,
+    /// Reaches outside systems (openWorldHint; assumed when not said)
+    OpenWorld,
+    /// Not marked read-only (readOnlyHint): may change things
+    NotReadOnly,
+}
+
+/// The default for tools that appear later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NewToolsArg {
+    Enabled,
+    Disabled,
+    Auto,
+}
+
+#[derive(Debug, Args)]
+pub struct BudgetArgs {
+    /// Only this client: the servers its Plugboard entries launch, against its tool cap
+    #[arg(long, value_enum)]
+    pub client: Option<ClientArg>,
+    #[command(flatten)]
+    pub json: JsonFlag,
 }
 
 #[derive(Debug, Args)]
@@ -369,16 +517,46 @@ pub struct RenameArgs {
 pub struct CatalogArgs {
     #[command(subcommand)]
     pub show: Option<CatalogShow>,
-    /// Words to look for in names, ids, keywords and descriptions
+    /// Words to look for (every one must match) in names, titles, ids, keywords, package
+    /// identifiers and descriptions
     pub query: Vec<String>,
+    /// The curated catalog, the registries' servers, or both (the default)
+    #[arg(long, value_enum, default_value = "all")]
+    pub source: SourceArg,
     /// Only entries in this category (`plugboard catalog --categories` lists them)
     #[arg(long)]
     pub category: Option<String>,
+    /// Only servers offering this transport
+    #[arg(long, value_enum)]
+    pub transport: Option<TransportArg>,
+    /// Only servers run by this runtime: node, python, docker, dotnet, bun, mcpb, remote
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// Only servers installed here
+    #[arg(long)]
+    pub installed: bool,
+    /// Show at most this many matches (all of them by default)
+    #[arg(long)]
+    pub limit: Option<usize>,
     /// List the categories with their entry counts
     #[arg(long)]
     pub categories: bool,
     #[command(flatten)]
     pub json: JsonFlag,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SourceArg {
+    All,
+    Curated,
+    Registry,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    Stdio,
+    Shttp,
+    Sse,
 }
 
 #[derive(Debug, Subcommand)]
@@ -389,14 +567,22 @@ pub enum CatalogShow {
 
 #[derive(Debug, Args)]
 pub struct CatalogShowArgs {
+    /// A catalog entry id or a registry server name (`io.github.owner/server`)
     pub id: String,
+    /// A registry server's version other than the latest (asks the registry)
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Also list every version of a registry server (asks the registry)
+    #[arg(long)]
+    pub versions: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// The catalog entry id
+    /// A catalog entry id, a registry server name with an optional version
+    /// (`io.github.owner/server@1.2.0`), or an MCPB bundle file (`./server.mcpb`)
     pub id: String,
     /// Which connection option to install (default: the entry's preferred one)
     #[arg(long)]
@@ -416,6 +602,10 @@ pub struct InstallArgs {
     /// Save without testing the connection first
     #[arg(long)]
     pub no_test: bool,
+    /// A registry server: take its dependencies' newest versions instead of those of its
+    /// publication date
+    #[arg(long)]
+    pub no_pin: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -499,6 +689,12 @@ pub struct EditArgs {
     /// Seconds to allow for a test of this server (0 = back to the default)
     #[arg(long)]
     pub timeout: Option<u64>,
+    /// Resolve a uvx/npx server's dependencies as of its version's publication date
+    #[arg(long, conflicts_with = "unpin_dependencies")]
+    pub pin_dependencies: bool,
+    /// Take that pin off again (the dependencies' newest versions)
+    #[arg(long)]
+    pub unpin_dependencies: bool,
 }
 
 #[derive(Debug, Args)]

@@ -27,7 +27,7 @@ impl From<ClientError> for CliError {
     }
 }
 
-fn kind_of(arg: ClientArg) -> ClientKind {
+pub(super) fn kind_of(arg: ClientArg) -> ClientKind {
     match arg {
         ClientArg::ClaudeDesktop => ClientKind::ClaudeDesktop,
         ClientArg::ClaudeCode => ClientKind::ClaudeCode,
@@ -177,6 +177,16 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
         input: &input_value,
     };
     let plan = plan_import(kind, &path, &config, &options)?;
+    let policy = crate::policy::current();
+    if policy.in_force() && !args.dry_run {
+        let (market, _) = super::catalog_cmd::load_market()?;
+        for server in &plan.servers {
+            policy.check(
+                crate::policy::Subject::Imported { name: &server.name },
+                market.listing(),
+            )?;
+        }
+    }
     let json = args.json.json;
     if !json || args.dry_run {
         if json {
@@ -314,17 +324,38 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
 
 pub fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
     let statuses = detect_clients(servers.config().dir());
+    let all = crate::budget::all_server_tools(servers, false)?;
+    // The tools each client gets from its Plugboard entries (enabled tools of enabled servers).
+    let exposed: Vec<usize> = statuses
+        .iter()
+        .map(|s| crate::budget::exposed_tools(&all, &s.servers))
+        .collect();
     if json {
-        return print_json(&statuses);
+        #[derive(Serialize)]
+        struct WithTools<'a> {
+            #[serde(flatten)]
+            status: &'a crate::clients::ClientStatus,
+            tools: usize,
+        }
+        let rows: Vec<WithTools> = statuses
+            .iter()
+            .zip(&exposed)
+            .map(|(status, tools)| WithTools {
+                status,
+                tools: *tools,
+            })
+            .collect();
+        return print_json(&rows);
     }
     let mut rows = vec![vec![
         "CLIENT".to_string(),
         "FILE".to_string(),
         "PLUGBOARD SERVERS".to_string(),
+        "TOOLS".to_string(),
         "OTHER".to_string(),
         "STATE".to_string(),
     ]];
-    for s in &statuses {
+    for (s, tools) in statuses.iter().zip(&exposed) {
         let state = if let Some(e) = &s.error {
             format!("unreadable: {e}")
         } else if !s.exists {
@@ -351,6 +382,11 @@ pub fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
                 "-".into()
             } else {
                 s.servers.join(", ")
+            },
+            if s.servers.is_empty() {
+                "-".into()
+            } else {
+                tools.to_string()
             },
             s.other_entries.to_string(),
             state,

@@ -6,21 +6,30 @@ use serde::Serialize;
 
 use super::CliError;
 use super::args::{AddArgs, InstallArgs, RemoteTransport};
+use super::catalog_cmd::load_market;
 use super::input::{SecretInput, key_value, prompt_line};
 use super::output::print_json;
 use super::test_cmd::{prepared_test, print_result, progress_printer, runtime};
+use crate::bundles::{OpenError, open_file, open_package};
 use crate::catalog::Catalog;
 use crate::checks;
+use crate::clock::now_ms;
 use crate::config::{
     Auth, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_env_key,
     validate_header_name, validate_name,
 };
+use crate::form::engine::{build, form};
+use crate::form::inputs::record;
+use crate::form::server_json::{Pinning, blueprint};
 use crate::form::{
-    FieldTarget, FormInput, InputKind, PreparedServer, build_server, form_for, new_secret_namespace,
+    FieldTarget, FormField, FormInput, InputKind, PreparedServer, curated, new_secret_namespace,
 };
-use crate::health::now_ms;
 use crate::manage::{ServerView, Servers, looks_secret};
+use crate::market::Found;
+use crate::policy::Subject;
 use crate::probe::TestResult;
+use crate::registry::sources::pinning_enabled;
+use crate::runtimes;
 use crate::secrets::secret_env_var;
 
 #[derive(Serialize)]
@@ -30,15 +39,126 @@ struct Installed {
     test: Option<TestResult>,
 }
 
+/// `NAME@VERSION` of a registry server (a name has a `/`, and no `@` after it), else the id.
+fn split_version(id: &str) -> (&str, Option<&str>) {
+    match id.split_once('/') {
+        Some((_, rest)) if rest.contains('@') => {
+            let at = id.rfind('@').expect("an @");
+            (&id[..at], Some(&id[at + 1..]).filter(|v| !v.is_empty()))
+        }
+        _ => (id, None),
+    }
+}
+
+/// `./x.mcpb`, `/path/x.mcpb`, or any existing file: a bundle to install.
+fn bundle_path(id: &str) -> Option<&std::path::Path> {
+    let path = std::path::Path::new(id);
+    let looks = id.to_ascii_lowercase().ends_with(".mcpb")
+        || id.starts_with("./")
+        || id.starts_with('/')
+        || id.starts_with("../");
+    (looks || (!id.contains('/') && path.is_file())).then_some(path)
+}
+
+impl From<OpenError> for CliError {
+    fn from(err: OpenError) -> Self {
+        match err {
+            OpenError::Policy(refusal) => refusal.into(),
+            OpenError::File { .. } => CliError::usage(format!("{err}; nothing was installed")),
+            other => {
+                let fix = other.fix().map(|f| format!(" ({f})")).unwrap_or_default();
+                CliError::failed(format!("{other}{fix}"))
+            }
+        }
+    }
+}
+
 pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
-    let catalog = Catalog::load_default()?;
-    let entry = catalog.get(&args.id).ok_or_else(|| {
-        CliError::usage(format!(
-            "no catalog entry `{}`; `plugboard catalog {}` searches for it",
-            args.id, args.id
-        ))
-    })?;
-    let spec = form_for(entry, args.option.as_deref())?;
+    let policy = crate::policy::current();
+    policy.usable()?;
+    let (market, _) = load_market()?;
+    let dir = servers.config().dir().to_owned();
+    let mut opened = None;
+    let mut found = None;
+    let (mut bp, what) = match bundle_path(&args.id) {
+        Some(path) => {
+            let bundle = open_file(&dir, path, &policy, market.listing())?;
+            let m = &bundle.unpacked.manifest;
+            let what = format!("the bundle `{}` {}", m.name, m.version);
+            let bp = bundle.blueprint.clone();
+            opened = Some(bundle);
+            (bp, what)
+        }
+        None => {
+            let (id, version) = split_version(&args.id);
+            let hit = runtime()?.block_on(market.find(id, version))?;
+            let pin = !args.no_pin && pinning_enabled(servers.config().dir());
+            let npm_check = |identifier: &str, version: &str, date: &str| {
+                crate::deps::npm_before_allowed(identifier, version, date)
+            };
+            let out = match &hit {
+                Found::Curated(entry) => {
+                    policy.check(
+                        Subject::Curated {
+                            entry_id: &entry.id,
+                            registry_names: &entry.registry_names,
+                        },
+                        market.listing(),
+                    )?;
+                    (curated::blueprint(entry), format!("`{}`", entry.id))
+                }
+                Found::Registry { row, registry } => {
+                    policy.check(
+                        Subject::Registry {
+                            registry,
+                            name: &row.server.name,
+                        },
+                        market.listing(),
+                    )?;
+                    (
+                        blueprint(
+                            row,
+                            registry,
+                            &Pinning {
+                                enabled: pin,
+                                npm: Some(&npm_check),
+                            },
+                        ),
+                        format!("`{}` {}", row.server.name, row.server.version),
+                    )
+                }
+            };
+            found = Some(hit);
+            out
+        }
+    };
+    let mut spec = form(&bp, args.option.as_deref(), runtimes::system())?;
+    // A registry MCPB package: fetch the bundle; its manifest gives the form.
+    if let (Some(url), Some(Found::Registry { row, registry })) = (
+        bp.option(&spec.option_id)
+            .and_then(|o| o.bundle.as_ref())
+            .map(|b| b.url.clone()),
+        &found,
+    ) {
+        if !args.json.json {
+            eprintln!("Downloading the bundle {url}");
+        }
+        let bundle = runtime()?.block_on(open_package(&dir, row, registry, &url))?;
+        bp = bundle.blueprint.clone();
+        spec = form(&bp, None, runtimes::system())?;
+        opened = Some(bundle);
+    }
+    if !args.json.json {
+        for note in &spec.notes {
+            eprintln!("note: {note}");
+        }
+    }
+    if let Some(why) = spec.option().and_then(|o| o.unavailable.clone()) {
+        eprintln!(
+            "warning: option `{}` of {what} cannot run here: {} ({})",
+            spec.option_id, why.reason, why.fix
+        );
+    }
     let name = args
         .name
         .clone()
@@ -58,12 +178,12 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let is_secret = |f: &FormField| f.secret || f.input == InputKind::Password;
     for raw in &args.set {
         let (key, value) = key_value(raw, "--set")?;
         let field = spec.fields.iter().find(|f| f.key == key).ok_or_else(|| {
             CliError::usage(format!(
-                "--set {key}: `{}` option `{}` has no field `{key}` (fields: {})",
-                entry.id,
+                "--set {key}: {what} option `{}` has no field `{key}` (fields: {})",
                 spec.option_id,
                 if spec.fields.is_empty() {
                     "none".into()
@@ -72,7 +192,7 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
                 }
             ))
         })?;
-        if field.input == InputKind::Password {
+        if is_secret(field) {
             return Err(CliError::usage(format!(
                 "`{key}` is a secret field and is never taken from the command line: pipe it with \
                  --secret-stdin {key}, set {}, or enter it at the prompt",
@@ -95,7 +215,7 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
     }
     let mut secrets = SecretInput::new(args.secret_stdin.clone());
     for field in &spec.fields {
-        if field.input == InputKind::Password {
+        if is_secret(field) {
             if let Some(value) = secrets.read(&field.key, &field.label)? {
                 input.values.insert(field.key.clone(), value);
             }
@@ -109,13 +229,13 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
         }
     }
     secrets.finish()?;
-    let prepared = build_server(entry, &spec, &input, &name).map_err(|errors| {
+    let prepared = build(&bp, &spec, &input, &name).map_err(|errors| {
         let hint = errors
             .errors
             .iter()
             .filter_map(|e| spec.fields.iter().find(|f| f.key == e.field))
             .map(|f| {
-                if f.input == InputKind::Password {
+                if is_secret(f) {
                     format!("--secret-stdin {} (or {})", f.key, secret_env_var(&f.key))
                 } else {
                     format!("--set {}=…", f.key)
@@ -128,7 +248,23 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
         }
         CliError::usage(message)
     })?;
-    test_then_save(servers, &catalog, &prepared, args.no_test, args.json.json)
+    let mut prepared = prepared;
+    record(&spec, &input, &mut prepared);
+    if let Some(bundle) = &opened {
+        prepared.config.cwd = Some(bundle.dir().display().to_string());
+    }
+    // A failed test or save drops `opened`, which removes the unpacked bundle.
+    test_then_save(
+        servers,
+        market.catalog(),
+        &prepared,
+        args.no_test,
+        args.json.json,
+    )?;
+    if let Some(bundle) = opened {
+        bundle.keep();
+    }
+    Ok(())
 }
 
 /// Test the prepared server (unless told not to) and save it only if the test passed. Nothing is
@@ -195,6 +331,24 @@ fn test_then_save(
         prepared.name,
         prepared.config.transport.label()
     );
+    if let Some(origin) = prepared
+        .config
+        .source
+        .as_ref()
+        .and_then(|s| s.registry.as_ref())
+    {
+        println!(
+            "From the registry: {} {} ({}).",
+            origin.name, origin.version, origin.url
+        );
+        match &origin.pinned {
+            Some(pin) => println!(
+                "Its dependencies are resolved as of {} ({} {}).",
+                pin.date, pin.tool, pin.flag
+            ),
+            None => {}
+        }
+    }
     if !prepared.secrets.is_empty() {
         let names: Vec<_> = prepared.secrets.keys().map(String::as_str).collect();
         let store = servers
@@ -214,6 +368,11 @@ fn test_then_save(
 
 pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     validate_name(&args.name).map_err(CliError::usage)?;
+    let policy = crate::policy::current();
+    if policy.in_force() {
+        let (market, _) = load_market()?;
+        policy.check(Subject::Custom { name: &args.name }, market.listing())?;
+    }
     if servers.config().load()?.contains(&args.name) {
         return Err(CliError::usage(format!(
             "a server named `{}` already exists; choose another name or `plugboard remove {}` first",

@@ -13,11 +13,15 @@ mod input;
 mod install_cmd;
 mod output;
 mod pin_cmd;
+mod policy_cmd;
+mod registry_cmd;
 mod run_cmd;
 mod secrets_cmd;
 mod servers_cmd;
 mod test_cmd;
+mod tools_cmd;
 mod tour;
+mod update_cmd;
 
 use std::process::ExitCode;
 
@@ -139,6 +143,8 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Catalog(args) => catalog_cmd::run(args),
         Command::Tour => tour::run(),
         Command::Secrets(command) => secrets_cmd::run(command),
+        Command::Registry(command) => registry_cmd::run(command),
+        Command::Policy(args) => policy_cmd::show(args.json),
         other => {
             let servers = Servers::open_default()?;
             match other {
@@ -160,11 +166,20 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Export(args) => clients_cmd::export(&servers, args),
                 Command::Import(args) => clients_cmd::import(&servers, args),
                 Command::Clients(args) => clients_cmd::detect(&servers, args.json),
+                Command::Outdated(args) => update_cmd::outdated(&servers, args),
+                Command::Update(args) => update_cmd::update(&servers, args),
+                Command::Tools(args) => tools_cmd::tools(&servers, args),
+                Command::Budget(args) => tools_cmd::budget(&servers, args),
                 Command::Call(args) => call_cmd::call(&servers, args),
                 Command::Read(args) => call_cmd::read(&servers, args),
                 Command::Prompt(args) => call_cmd::prompt(&servers, args),
                 Command::Diagnose(args) => diagnose_cmd::diagnose(&servers, args),
-                Command::Catalog(_) | Command::Tour | Command::Run(_) | Command::Secrets(_) => {
+                Command::Catalog(_)
+                | Command::Tour
+                | Command::Run(_)
+                | Command::Secrets(_)
+                | Command::Registry(_)
+                | Command::Policy(_) => {
                     unreachable!("handled above")
                 }
             }

@@ -115,10 +115,30 @@ pub fn show(servers: &Servers, name: &str, json: bool) -> Result<(), CliError> {
     }
     println!("  enabled:  {}", if view.enabled { "yes" } else { "no" });
     if let Some(source) = &view.source {
-        println!(
-            "  from:     catalog `{}`, option `{}`",
-            source.catalog, source.option
-        );
+        if !source.catalog.is_empty() {
+            println!(
+                "  from:     catalog `{}`, option `{}`",
+                source.catalog, source.option
+            );
+        }
+        if let Some(r) = &source.registry {
+            println!(
+                "  from:     registry {} ({}), version {}",
+                r.name, r.url, r.version
+            );
+        }
+        if let Some(b) = &source.bundle {
+            let file = b
+                .file
+                .as_deref()
+                .map(|f| format!(", file {f}"))
+                .unwrap_or_default();
+            println!(
+                "  bundle:   {} {} (sha256 {}{file})",
+                b.name, b.version, b.sha256
+            );
+            println!("  unpacked: {}", b.dir);
+        }
     }
     println!("  target:   {}", target(&view));
     if let Some(cwd) = &view.cwd {
@@ -174,6 +194,9 @@ pub fn remove(servers: &Servers, name: &str) -> Result<(), CliError> {
             n => format!(" and its {n} secret(s)"),
         }
     );
+    if let Some(dir) = &outcome.bundle_removed {
+        println!("Its bundle was deleted ({dir}).");
+    }
     for err in &outcome.secret_errors {
         eprintln!("warning: a secret of `{name}` could not be deleted: {err}");
     }
@@ -181,6 +204,9 @@ pub fn remove(servers: &Servers, name: &str) -> Result<(), CliError> {
 }
 
 pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
+    if args.pin_dependencies || args.unpin_dependencies {
+        return pin_dependencies(servers, &args.name, args.pin_dependencies);
+    }
     let mut patch = ServerPatch::default();
     let mut input = SecretInput::for_flags(
         None,
@@ -243,5 +269,28 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
     }
     servers.edit(&args.name, patch)?;
     println!("Updated `{}`.", args.name);
+    Ok(())
+}
+
+/// `plugboard edit NAME --pin-dependencies | --unpin-dependencies`.
+fn pin_dependencies(servers: &Servers, name: &str, pin: bool) -> Result<(), CliError> {
+    if pin {
+        let server = servers.config().load()?.server(name)?;
+        let listed = crate::doctor::deps::published_in_listing(servers.config().dir(), &server);
+        let relaunch = crate::deps::rot::apply_pin(servers, name, listed.as_deref())?;
+        println!(
+            "`{name}` now runs `{} {}`: its dependencies are resolved as of {}.",
+            relaunch.command,
+            relaunch.args.join(" "),
+            relaunch.date
+        );
+    } else {
+        let args = crate::deps::rot::remove_pin(servers, name)?;
+        println!(
+            "`{name}` now runs with its dependencies' newest versions ({}).",
+            args.join(" ")
+        );
+    }
+    println!("Test it with `plugboard test {name}`.");
     Ok(())
 }

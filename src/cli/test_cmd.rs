@@ -63,8 +63,12 @@ pub fn print_result(name: &str, result: &TestResult) {
             .as_ref()
             .map(|s| format!("{} {}", s.name, s.version).trim().to_string())
             .unwrap_or_default();
+        let era = result
+            .era
+            .map(|era| format!(" ({era})"))
+            .unwrap_or_default();
         println!(
-            "✓ `{name}` works: {server}, protocol {} over {}.",
+            "✓ `{name}` works: {server}, protocol {}{era} over {}.",
             result.protocol_version.as_deref().unwrap_or("?"),
             result.transport.label()
         );

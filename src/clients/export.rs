@@ -134,6 +134,7 @@ pub fn plan_export_choice(
         }
     }
     let wanted_set: BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
+    let home = super::launcher_home(config_dir);
 
     let servers = doc
         .entry(format.servers_key.to_string())
@@ -152,7 +153,7 @@ pub fn plan_export_choice(
     let mut changed = false;
 
     for name in &wanted {
-        let desired = launcher_entry(format, plugboard, name);
+        let desired = launcher_entry(format, plugboard, name, home.as_deref());
         let ours = |existing: &Value| {
             launcher_target(existing) == Some(name.as_str())
                 || (recorded.entries.contains_key(name) && launcher_target(existing).is_some())
@@ -257,7 +258,7 @@ pub fn apply_export(plan: &ExportPlan, config_dir: &Path) -> Result<Option<PathB
             )
         })
         .collect();
-    record.updated_at_ms = crate::health::now_ms();
+    record.updated_at_ms = crate::clock::now_ms();
     state.save(config_dir)?;
     Ok(backup)
 }
@@ -281,6 +282,6 @@ pub(crate) fn record_entries(
             },
         );
     }
-    record.updated_at_ms = crate::health::now_ms();
+    record.updated_at_ms = crate::clock::now_ms();
     state.save(config_dir)
 }

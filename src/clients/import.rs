@@ -576,8 +576,9 @@ pub fn rewrite_source(
         ));
     };
     let mut written = vec![];
+    let home = super::launcher_home(config_dir);
     for (key, name) in &report.imported {
-        let launcher = launcher_entry(format, plugboard, name);
+        let launcher = launcher_entry(format, plugboard, name, home.as_deref());
         if let Some(slot) = entries.get_mut(key) {
             *slot = launcher.clone();
             written.push((key.clone(), name.clone(), launcher));

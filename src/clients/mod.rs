@@ -2,7 +2,8 @@
 //! like, and the three things Plugboard does with them:
 //!
 //! - [`export`]: write Plugboard's enabled servers into a client's file as launchers
-//!   (`{"command": "<plugboard>", "args": ["run", NAME]}`), merging with a timestamped backup,
+//!   (`{"command": "<plugboard>", "args": ["run", NAME]}`, with `PLUGBOARD_HOME` in their
+//!   `env` when Plugboard's home is not the default), merging with a timestamped backup,
 //!   keeping every other entry and key, and touching only entries Plugboard wrote (recorded in
 //!   `<config dir>/exports.json`);
 //! - [`import`]: read a client's servers into Plugboard, moving every literal secret into the
@@ -204,8 +205,26 @@ pub fn plugboard_exe() -> Result<PathBuf, ClientError> {
     Ok(exe.canonicalize().unwrap_or(exe))
 }
 
-/// The launcher entry for server `name` in `format`.
-pub fn launcher_entry(format: &ClientFormat, plugboard: &Path, name: &str) -> Value {
+/// The Plugboard home a launcher must name: `config_dir`, unless it is the default one (where
+/// a `plugboard run` started without `PLUGBOARD_HOME` looks anyway).
+pub fn launcher_home(config_dir: &Path) -> Option<PathBuf> {
+    let same = |a: &Path, b: &Path| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    };
+    match crate::config::default_config_dir() {
+        Some(default) if same(&default, config_dir) => None,
+        _ => Some(config_dir.to_path_buf()),
+    }
+}
+
+/// The launcher entry for server `name` in `format`. With `home`, the entry's environment sets
+/// `PLUGBOARD_HOME` to it, so a client started from the desktop finds the same servers.
+pub fn launcher_entry(
+    format: &ClientFormat,
+    plugboard: &Path,
+    name: &str,
+    home: Option<&Path>,
+) -> Value {
     let mut entry = Map::new();
     if let Some(kind) = format.launcher_type {
         entry.insert("type".into(), Value::String(kind.into()));
@@ -221,6 +240,14 @@ pub fn launcher_entry(format: &ClientFormat, plugboard: &Path, name: &str) -> Va
             Value::String(name.into()),
         ]),
     );
+    if let Some(home) = home {
+        let mut env = Map::new();
+        env.insert(
+            "PLUGBOARD_HOME".into(),
+            Value::String(home.to_string_lossy().into_owned()),
+        );
+        entry.insert("env".into(), Value::Object(env));
+    }
     Value::Object(entry)
 }
 
@@ -361,9 +388,18 @@ mod tests {
 
     #[test]
     fn launchers_are_recognised() {
-        let entry = launcher_entry(&vscode::FORMAT, Path::new("/opt/bin/plugboard"), "gh");
+        let entry = launcher_entry(&vscode::FORMAT, Path::new("/opt/bin/plugboard"), "gh", None);
         assert_eq!(entry["type"], "stdio");
+        assert!(entry.get("env").is_none());
         assert_eq!(launcher_target(&entry), Some("gh"));
+        let elsewhere = launcher_entry(
+            &cursor::FORMAT,
+            Path::new("/opt/bin/plugboard"),
+            "gh",
+            Some(Path::new("/srv/pb")),
+        );
+        assert_eq!(elsewhere["env"]["PLUGBOARD_HOME"], "/srv/pb");
+        assert_eq!(launcher_target(&elsewhere), Some("gh"));
         let other = serde_json::json!({"command": "npx", "args": ["run", "x"]});
         assert_eq!(launcher_target(&other), None);
         let win = serde_json::json!({"command": "C:\\p\\plugboard.exe", "args": ["run", "x"]});

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::tools::ToolPolicy;
 use crate::secrets::SecretKey;
 
 /// The pattern every server name must match: `^[A-Za-z0-9_-]{1,64}$`.
@@ -170,11 +171,94 @@ pub struct OAuthSettings {
     pub callback_port: Option<u16>,
 }
 
-/// Where a server came from, when it was installed from the catalog.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a server came from, when it was installed from the catalog, a registry or a bundle.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
+    /// The curated catalog entry (empty for a registry server).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub catalog: String,
     pub option: String,
+    /// The registry version it was installed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<RegistryOrigin>,
+    /// The MCPB bundle it runs from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<BundleOrigin>,
+    /// What the install form was filled with, field by field (secret fields as references to
+    /// this server's secrets), so an update can fill the new version's form the same way.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, ConfigValue>,
+}
+
+/// An MCPB bundle a server runs from: unpacked in `dir` (inside the config directory's
+/// `bundles/`, removed with the server).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleOrigin {
+    /// The manifest's name and version.
+    pub name: String,
+    pub version: String,
+    /// SHA-256 of the bundle file.
+    pub sha256: String,
+    pub dir: String,
+    /// The local file it was installed from, if it was not a registry package.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+}
+
+/// A server installed from an MCP registry: which registry, name and version, and the
+/// dependency pin its launch carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistryOrigin {
+    pub url: String,
+    pub name: String,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<DependencyPin>,
+}
+
+/// Dependencies resolved as of a date: `uv --exclude-newer DATE`, `npm --before DATE`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DependencyPin {
+    /// `uv` or `npm`.
+    pub tool: String,
+    pub flag: String,
+    pub date: String,
+}
+
+/// A local process that serves a remote-transport server on this machine (a registry package
+/// whose transport is streamable HTTP or SSE on loopback): Plugboard starts it before
+/// connecting to `url` and stops its process group afterwards.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LocalLaunch {
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, ConfigValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// The secrets an argument refers to with `${secret:NAME}` (replaced by the secret's value, in
+/// memory, when the process starts).
+pub fn arg_secret_names(arg: &str) -> impl Iterator<Item = &str> {
+    arg.match_indices(SECRET_ARG_OPEN)
+        .filter_map(move |(at, _)| {
+            let rest = &arg[at + SECRET_ARG_OPEN.len()..];
+            let end = rest.find('}')?;
+            let name = &rest[..end];
+            (!name.is_empty()).then_some(name)
+        })
+}
+
+/// The start of a secret reference inside an argument: `${secret:NAME}`.
+pub const SECRET_ARG_OPEN: &str = "${secret:";
+
+/// `${secret:NAME}`.
+pub fn secret_arg(name: &str) -> String {
+    format!("{SECRET_ARG_OPEN}{name}}}")
 }
 
 fn default_true() -> bool {
@@ -212,9 +296,15 @@ pub struct ServerConfig {
     pub enabled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// For a remote-transport server that Plugboard runs locally: how to start it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<LocalLaunch>,
     /// The namespace of this server's secrets. Stable across renames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_namespace: Option<String>,
+    /// Which of its tools other clients see (`plugboard tools`).
+    #[serde(default, skip_serializing_if = "ToolPolicy::is_empty")]
+    pub tools: ToolPolicy,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -254,7 +344,9 @@ impl ServerConfig {
             timeout: None,
             enabled: true,
             source: None,
+            launch: None,
             secret_namespace: None,
+            tools: ToolPolicy::default(),
             extra: Map::new(),
         }
     }
@@ -271,6 +363,7 @@ impl ServerConfig {
         self.env
             .values()
             .chain(self.headers.values())
+            .chain(self.launch.iter().flat_map(|l| l.env.values()))
             .filter_map(|v| match v {
                 ConfigValue::Plain(text) if !text.is_empty() => Some(text.clone()),
                 _ => None,
@@ -281,12 +374,26 @@ impl ServerConfig {
     /// Every secret this server refers to (env, headers, auth), as keys in its namespace.
     pub fn secret_keys(&self, name: &str) -> Vec<SecretKey> {
         let namespace = self.secret_namespace(name);
+        let launch = self.launch.as_ref();
         let mut names: Vec<&str> = self
             .env
             .values()
             .chain(self.headers.values())
+            .chain(launch.into_iter().flat_map(|l| l.env.values()))
             .filter_map(ConfigValue::secret_name)
             .chain(self.auth.secret_names())
+            .chain(
+                self.args
+                    .iter()
+                    .chain(launch.into_iter().flat_map(|l| l.args.iter()))
+                    .flat_map(|a| arg_secret_names(a)),
+            )
+            .chain(
+                self.source
+                    .iter()
+                    .flat_map(|s| s.inputs.values())
+                    .filter_map(ConfigValue::secret_name),
+            )
             .collect();
         names.sort_unstable();
         names.dedup();
@@ -320,6 +427,24 @@ impl ServerConfig {
                 for key in self.headers.keys() {
                     validate_header_name(key)?;
                 }
+                if let Some(launch) = &self.launch {
+                    if launch.command.trim().is_empty() {
+                        return Err("a locally started server needs a command".into());
+                    }
+                    for key in launch.env.keys() {
+                        validate_env_key(key)?;
+                    }
+                    let host = url::Url::parse(url)
+                        .ok()
+                        .and_then(|u| u.host_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    if !is_loopback_host(&host) {
+                        return Err(format!(
+                            "a locally started server must be reached on this machine \
+                             (127.0.0.1, localhost), not `{host}`"
+                        ));
+                    }
+                }
             }
         }
         if self.timeout == Some(0) {
@@ -329,17 +454,19 @@ impl ServerConfig {
     }
 }
 
-/// An env variable name: `^[A-Za-z_][A-Za-z0-9_]*$`.
+/// An env variable name: `^[A-Za-z_][A-Za-z0-9_.-]*$` (`-` and `.` too: registry servers
+/// read names such as `X-API-Key`, which the environment carries fine).
 pub fn validate_env_key(key: &str) -> Result<(), String> {
     let mut chars = key.chars();
     let first_ok = chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) {
         Ok(())
     } else {
         Err(format!(
-            "`{key}` is not a valid environment variable name (letters, digits and `_`, not starting with a digit)"
+            "`{key}` is not a valid environment variable name (letters, digits, `_`, `-` and `.`, \
+             starting with a letter or `_`)"
         ))
     }
 }
@@ -355,6 +482,15 @@ pub fn validate_header_name(name: &str) -> Result<(), String> {
     } else {
         Err(format!("`{name}` is not a valid HTTP header name"))
     }
+}
+
+/// `127.0.0.1`, `localhost`, `[::1]` and the like.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A server URL: absolute `http` or `https` with a host.

@@ -9,6 +9,12 @@ pub fn config_dir() -> Option<PathBuf> {
     if let Some(home) = std::env::var_os("PLUGBOARD_HOME").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(home));
     }
+    default_config_dir()
+}
+
+/// The platform's config directory for Plugboard, whatever `$PLUGBOARD_HOME` says: where a
+/// Plugboard started without it (by another client, from the desktop) looks.
+pub fn default_config_dir() -> Option<PathBuf> {
     platform_config_base().map(|base| base.join("plugboard"))
 }
 

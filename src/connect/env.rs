@@ -1,8 +1,9 @@
 //! The environment a stdio server starts with, and finding its command.
 //!
 //! A server gets a small, sane base environment (PATH, HOME, USER, locale, temp dir, proxies,
-//! and on Windows the variables programs cannot run without) plus its own configured env on
-//! top, never the whole environment of Plugboard: a desktop app's environment is full of
+//! the TLS trust and package-index settings that runtimes need to reach their registries, and
+//! on Windows the variables programs cannot run without) plus its own configured env on top,
+//! never the whole environment of Plugboard: a desktop app's environment is full of
 //! unrelated (and sometimes secret) variables. Commands are looked up on PATH and, when that
 //! fails, on the user's login-shell PATH, because a desktop app launched from a menu usually
 //! lacks the PATH entries (nvm, Homebrew, ~/.local/bin) that the user's terminal has.
@@ -33,7 +34,18 @@ pub const BASE_VARS: &[&str] = &[
     "https_proxy",
     "no_proxy",
     "all_proxy",
+    // TLS trust: `uvx` and `npx` fetch packages over TLS, and a machine whose trust comes from
+    // these (a corporate proxy's CA) fails every first launch without them.
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
 ];
+
+/// Prefixes of variables also passed through: package-index, proxy and cache settings of pip,
+/// uv and npm (`PIP_INDEX_URL`, `UV_INDEX_URL`, `npm_config_registry`, …).
+pub const BASE_PREFIXES: &[&str] = &["PIP_", "UV_", "npm_config_", "NPM_CONFIG_"];
 
 /// Variables passed from Plugboard's environment to every stdio server, when set.
 #[cfg(windows)]
@@ -63,6 +75,11 @@ pub const BASE_VARS: &[&str] = &[
     "HTTPS_PROXY",
     "NO_PROXY",
     "ALL_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
 ];
 
 #[cfg(unix)]
@@ -82,6 +99,13 @@ pub fn base_env(command_dir: Option<&Path>, use_login_path: bool) -> Vec<(String
         .iter()
         .filter_map(|name| std::env::var_os(name).map(|v| ((*name).to_owned(), v)))
         .collect();
+    env.extend(std::env::vars_os().filter_map(|(k, v)| {
+        let k = k.into_string().ok()?;
+        BASE_PREFIXES
+            .iter()
+            .any(|p| k.starts_with(p) && k.len() > p.len())
+            .then_some((k, v))
+    }));
     let mut dirs: Vec<PathBuf> = vec![];
     if let Some(dir) = command_dir {
         dirs.push(dir.to_path_buf());
@@ -370,7 +394,15 @@ mod tests {
     fn base_env_is_small_and_has_the_command_dir_on_path() {
         let env = base_env(Some(Path::new("/opt/odd/bin")), false);
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
-        assert!(names.iter().all(|n| *n == "PATH" || BASE_VARS.contains(n)));
+        assert!(names.iter().all(|n| *n == "PATH"
+            || BASE_VARS.contains(n)
+            || BASE_PREFIXES.iter().any(|p| n.starts_with(p))));
+        // What runtimes need to reach their package indexes comes along when it is set.
+        for name in ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "PIP_CERT"] {
+            if std::env::var_os(name).is_some() {
+                assert!(names.contains(&name), "{name} is passed through");
+            }
+        }
         let path = env
             .iter()
             .find(|(k, _)| k == "PATH")

@@ -548,6 +548,7 @@ impl HttpRequests for ObservedClient {
 }
 
 /// A streamable HTTP transport, ready for the handshake.
+#[derive(Clone)]
 pub struct Shttp {
     client: ObservedClient,
     config: StreamableHttpClientTransportConfig,

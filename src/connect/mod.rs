@@ -1,41 +1,51 @@
-//! Transports: how Plugboard reaches an MCP server and runs the MCP handshake with it.
+//! The connection layer: how Plugboard reaches an MCP server and runs the handshake of either
+//! protocol era with it. [`Connection`] is the seam everything that talks MCP builds on:
+//! [`Connection::open`] (spawn, or reach the host) → [`Connection::handshake`] (the era probe
+//! and the handshake of the era found: [`handshake`], [`era`]) → [`Connection::peer`], rmcp's
+//! peer, whose every request carries the era's metadata (`_meta` and, over HTTP, the
+//! `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers, added by rmcp), and
+//! [`Connection::negotiated`] (era, version, what the server listed). A [`MessageTap`] set
+//! with [`Connection::set_tap`] sees every message both ways, the handshake's included.
 //!
 //! - stdio: our own child process (own process group, small environment, stderr captured,
 //!   bounded messages, non-JSON stdout noticed) speaking through rmcp ([`stdio`], [`process`]);
 //! - streamable HTTP: rmcp's reqwest client transport over our own `reqwest::Client` (headers
-//!   of the resolved server, same-origin redirects only) ([`http`]);
-//! - legacy HTTP+SSE: written here on rmcp's `Transport` trait ([`sse`]);
-//! - auto: streamable HTTP, falling back to SSE on 400/404/405 from the `initialize` POST.
+//!   of the resolved server, same-origin redirects only) ([`http`]); modern or legacy;
+//! - legacy HTTP+SSE: written here on rmcp's `Transport` trait ([`sse`]); legacy only;
+//! - auto: streamable HTTP (either era), falling back to SSE when both the probe and
+//!   `initialize` are refused with 400/404/405.
 //!
 //! Everything a transport sees that helps explain a failure (the exit status, stdout noise,
 //! an HTTP status, an oversized message) goes to a shared [`Monitor`]; `probe::classify` turns
 //! those observations into an error kind and a hint.
 
 pub mod env;
+pub mod era;
+pub mod handshake;
 pub mod http;
 pub mod process;
 pub mod sse;
 pub mod stdio;
 pub mod tap;
+pub mod target;
 
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProtocolVersion, ServerPeerInfo,
-};
-use rmcp::service::{ClientInitializeError, DynService, Peer, RunningService};
-use rmcp::transport::IntoTransport;
-use rmcp::{RoleClient, serve_client};
+use rmcp::RoleClient;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ServerPeerInfo};
+use rmcp::service::{DynService, Peer, RunningService, ServiceExt, serve_directly};
+use rmcp::transport::Transport;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::config::TransportKind;
-use crate::resolve::{ResolvedServer, Target};
 
+pub use era::Era;
+pub use handshake::{Found, HandshakeError, Negotiated, Step};
 pub use process::ChildProcess;
-pub use tap::{Hooks, MessageTap};
+pub use tap::{MessageTap, Tapped};
+pub use target::{RemoteTarget, StdioTarget, Target};
 
 /// The largest message accepted from a server, on every transport.
 pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
@@ -286,42 +296,33 @@ pub enum ConnectError {
     /// `auto`: streamable HTTP was refused with `status`, and SSE failed with `sse`.
     #[error("streamable HTTP was refused with HTTP {status}; the SSE fallback failed: {sse}")]
     AutoFallback { status: u16, sse: Box<ConnectError> },
-    #[error("the server sent no usable answer to `initialize`: {0}")]
-    Initialize(#[source] Box<ClientInitializeError>),
+    #[error("the MCP handshake failed: {0}")]
+    Handshake(#[source] HandshakeError),
 }
 
-/// The client side of one MCP session: rmcp's service over the connection's handler (see
-/// [`Hooks`]).
-pub type Service = RunningService<RoleClient, Box<dyn DynService<RoleClient>>>;
+/// The handler of a session: rmcp's service answering the server (elicitation, sampling, roots
+/// in either era: a legacy server's requests, a modern server's `input_required` rounds).
+pub type Handler = Box<dyn DynService<RoleClient>>;
 
-/// The client information sent in `initialize`.
+/// The client side of one MCP session.
+pub type Service = RunningService<RoleClient, Handler>;
+
+/// Plugboard's identity, with no client capabilities: what a test says about itself.
 pub fn client_config() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("plugboard", env!("CARGO_PKG_VERSION")),
     )
-    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
-/// rmcp's handshake over `transport`, as a boxed future built in a frame of its own. Built
-/// in place, each transport's handshake future (about 9 KiB) got its own stack slot in the
-/// frame of [`Connection::initialize`] (44 KiB, every page of it a page fault on the first
-/// test of a process).
-/// The transport goes through the hooks' tap, and the hooks give the handler.
+/// rmcp's service over a handshaken transport, built in a frame of its own (a transport's
+/// service future is large; built in place, each got a stack slot of the handshake's frame).
 #[inline(never)]
-fn handshake<T, E, A>(
-    transport: T,
-    hooks: &Hooks,
-) -> Pin<Box<dyn Future<Output = Result<Service, ClientInitializeError>> + Send>>
+fn serve<T>(handler: Handler, transport: T, info: ServerPeerInfo) -> Service
 where
-    T: IntoTransport<RoleClient, E, A> + Send + 'static,
-    E: std::error::Error + Send + Sync + 'static,
-    A: 'static,
+    T: Transport<RoleClient> + 'static,
 {
-    Box::pin(serve_client(
-        hooks.service(),
-        hooks.tapped(transport.into_transport()),
-    ))
+    serve_directly(handler, handshake::Handshaken(transport), Some(info))
 }
 
 /// A transport that is connected but has not done the handshake yet.
@@ -332,38 +333,120 @@ enum Pending {
     Auto(http::Shttp),
 }
 
-/// One connection to a server under test, from connect to close.
+/// What the probe watches on a stdio server: its stdin pipe, and whether it wrote anything.
+struct StdioWatch {
+    stdin: stdio::StdinHandle,
+    stderr: Arc<process::StderrBuffer>,
+    monitor: Arc<Monitor>,
+}
+
+impl handshake::Watch for StdioWatch {
+    fn unread(&self) -> Option<usize> {
+        handshake::Watch::unread(&self.stdin)
+    }
+
+    fn spoke(&self) -> bool {
+        let seen = self.monitor.snapshot();
+        seen.messages > 0 || seen.noise_count > 0 || !self.stderr.is_empty()
+    }
+}
+
+/// One connection to a server, from connect to close.
 pub struct Connection {
     transport: TransportKind,
     pending: Option<Pending>,
     service: Option<Service>,
+    negotiated: Option<Negotiated>,
     process: Option<ChildProcess>,
     stdin: Option<stdio::StdinHandle>,
     client: Option<reqwest::Client>,
     url: Option<url::Url>,
     monitor: Arc<Monitor>,
-    hooks: Hooks,
+    /// Sees every message of every transport tried, from the first of the handshake.
+    tap: Option<Arc<dyn MessageTap>>,
+}
+
+/// Why a handshake on one transport did not work: the handler comes back with the reason, for
+/// another attempt (a fresh transport, the SSE fallback).
+type Failed = (Result<handshake::Reprobe, HandshakeError>, Handler);
+
+/// Run the handshake (`known`: the remembered era) on `transport` and hand it to rmcp.
+async fn handshake_on<T>(
+    mut transport: T,
+    handler: Handler,
+    known: Option<Era>,
+    wire: handshake::Wire<'_>,
+    steps: &mut (dyn FnMut(Step) + Send),
+) -> Result<(Negotiated, Service), Failed>
+where
+    T: Transport<RoleClient> + 'static,
+{
+    let hello = handler.get_info();
+    let shake = handshake::Handshake {
+        transport: &mut transport,
+        hello: &hello,
+        wire,
+        steps,
+        legacy_version: None,
+    };
+    let negotiated = match known {
+        Some(Era::Legacy) => shake.legacy(true).await,
+        _ => shake.probe(known).await.map_err(Err),
+    };
+    match negotiated {
+        Ok(negotiated) => {
+            let service = serve(handler, transport, negotiated.peer_info.clone());
+            Ok((negotiated, service))
+        }
+        Err(e) => Err((e, handler)),
+    }
+}
+
+/// The legacy handshake on the SSE transport (it has no modern form).
+async fn legacy_on_sse(
+    mut transport: Tapped<sse::SseTransport>,
+    handler: Handler,
+    steps: &mut (dyn FnMut(Step) + Send),
+) -> Result<(Negotiated, Service), HandshakeError> {
+    let hello = handler.get_info();
+    let shake = handshake::Handshake {
+        transport: &mut transport,
+        hello: &hello,
+        wire: handshake::Wire::Http,
+        steps,
+        legacy_version: None,
+    };
+    // `legacy(false)` never asks for another probe.
+    let negotiated = shake.legacy(false).await.map_err(|e| {
+        e.err().unwrap_or(HandshakeError::Closed {
+            during: "initialize",
+        })
+    })?;
+    let service = serve(handler, transport, negotiated.peer_info.clone());
+    Ok((negotiated, service))
 }
 
 impl Connection {
     /// Spawn the process (stdio), open the event stream (SSE) or check that the host answers
     /// (streamable HTTP). Nothing MCP has been said yet.
     pub async fn open(
-        resolved: &ResolvedServer,
+        target: &Target,
+        kind: TransportKind,
         monitor: Arc<Monitor>,
     ) -> Result<Connection, ConnectError> {
         let mut conn = Connection {
-            transport: resolved.transport(),
+            transport: kind,
             pending: None,
             service: None,
+            negotiated: None,
             process: None,
             stdin: None,
             client: None,
             url: None,
             monitor: monitor.clone(),
-            hooks: Hooks::default(),
+            tap: None,
         };
-        match resolved.target() {
+        match target {
             Target::Stdio(target) => {
                 let env = target.child_env();
                 let spawned = process::spawn(
@@ -388,7 +471,7 @@ impl Connection {
                 let client = http::build_client_for(&target.url, &target.headers, monitor.clone())?;
                 conn.client = Some(client.clone());
                 conn.url = Some(target.url.clone());
-                match resolved.transport() {
+                match kind {
                     TransportKind::Sse => {
                         let transport =
                             sse::SseTransport::connect(client, target.url.clone(), monitor).await?;
@@ -411,49 +494,158 @@ impl Connection {
         Ok(conn)
     }
 
-    /// Start the session with these hooks (a handler for the server's requests and a tap on
-    /// every message) instead of the defaults. Call before [`Connection::initialize`].
-    pub fn set_hooks(&mut self, hooks: Hooks) {
-        self.hooks = hooks;
+    /// Let `tap` see every message of this connection. Set before the handshake, so that it
+    /// sees the era probe, `initialize` and everything after, on every transport tried
+    /// (`auto`'s SSE fallback and a fresh transport for a re-probe included).
+    pub fn set_tap(&mut self, tap: Arc<dyn MessageTap>) {
+        self.tap = Some(tap);
     }
 
-    /// The MCP handshake. For `auto`, a 400/404/405 to the `initialize` POST switches to the
-    /// legacy SSE transport on the same URL.
-    pub async fn initialize(&mut self) -> Result<(), ConnectError> {
+    /// `transport` behind this connection's tap.
+    fn tapped<T: Transport<RoleClient>>(&self, transport: T) -> Tapped<T> {
+        Tapped::new(transport, self.tap.clone())
+    }
+
+    /// The handshake of either era with Plugboard's own identity and no client capabilities
+    /// (what a test uses). See [`Connection::handshake_with`].
+    pub async fn handshake(
+        &mut self,
+        known: Option<Era>,
+        steps: &mut (dyn FnMut(Step) + Send),
+    ) -> Result<(), ConnectError> {
+        self.handshake_with(known, client_config().into_dyn(), steps)
+            .await
+    }
+
+    /// The handshake of either era, with `handler` answering the server afterwards (its
+    /// `get_info` is what the client says about itself: identity and capabilities, in
+    /// `initialize` or in every request's `_meta`).
+    ///
+    /// `known` is the server's era when it is known (the last test's result): a legacy server
+    /// then gets `initialize` at once, and is probed again only if that shows it is modern
+    /// now. Unknown: the probe decides ([`handshake`] says how, and how long a legacy server
+    /// that ignores the probe is waited for). `steps` hears each request as it goes out.
+    ///
+    /// `auto`: streamable HTTP (either era), then legacy SSE when streamable HTTP was refused
+    /// with 400/404/405.
+    pub async fn handshake_with(
+        &mut self,
+        known: Option<Era>,
+        handler: Handler,
+        steps: &mut (dyn FnMut(Step) + Send),
+    ) -> Result<(), ConnectError> {
         let pending = self
             .pending
             .take()
-            .expect("initialize is called once, after open");
-        let service = match pending {
-            Pending::Stdio(t) => handshake(t, &self.hooks).await,
-            Pending::Sse(t) => handshake(t, &self.hooks).await,
-            Pending::Shttp(t) => handshake(t.into_transport(), &self.hooks).await,
-            Pending::Auto(t) => match handshake(t.into_transport(), &self.hooks).await {
-                Ok(service) => Ok(service),
-                Err(err) => {
-                    let status = match self.monitor.snapshot().http {
-                        Some(HttpFault::Status {
-                            status: status @ (400 | 404 | 405),
-                            ..
-                        }) => status,
-                        _ => return Err(ConnectError::Initialize(Box::new(err))),
-                    };
-                    self.monitor.clear_http();
-                    self.transport = TransportKind::Sse;
-                    let client = self.client.clone().expect("remote connection");
-                    let url = self.url.clone().expect("remote connection");
-                    let sse = sse::SseTransport::connect(client, url, self.monitor.clone())
-                        .await
-                        .map_err(|sse| ConnectError::AutoFallback {
-                            status,
-                            sse: Box::new(sse),
-                        })?;
-                    handshake(sse, &self.hooks).await
+            .expect("the handshake is done once, after open");
+        let (negotiated, service) = match pending {
+            Pending::Stdio(transport) => {
+                let watch = StdioWatch {
+                    stdin: self.stdin.clone().expect("stdio connection"),
+                    stderr: self
+                        .process
+                        .as_ref()
+                        .expect("stdio connection")
+                        .stderr_buffer(),
+                    monitor: self.monitor.clone(),
+                };
+                let wire = handshake::Wire::Stdio(&watch);
+                // A stdio server is probed again on the same process: no `Reprobe` here.
+                handshake_on(self.tapped(transport), handler, known, wire, steps)
+                    .await
+                    .map_err(|(e, _)| {
+                        ConnectError::Handshake(e.err().unwrap_or(HandshakeError::Closed {
+                            during: "initialize",
+                        }))
+                    })?
+            }
+            Pending::Sse(transport) => legacy_on_sse(self.tapped(transport), handler, steps)
+                .await
+                .map_err(ConnectError::Handshake)?,
+            Pending::Shttp(shttp) => self
+                .shttp_handshake(shttp, handler, known, steps)
+                .await
+                .map_err(|(e, _)| e)?,
+            Pending::Auto(shttp) => {
+                match self.shttp_handshake(shttp, handler, known, steps).await {
+                    Ok(done) => done,
+                    Err((err, handler)) => {
+                        let status = match self.monitor.snapshot().http {
+                            Some(HttpFault::Status {
+                                status: status @ (400 | 404 | 405),
+                                ..
+                            }) => status,
+                            _ => return Err(err),
+                        };
+                        self.monitor.clear_http();
+                        self.transport = TransportKind::Sse;
+                        let client = self.client.clone().expect("remote connection");
+                        let url = self.url.clone().expect("remote connection");
+                        let sse = sse::SseTransport::connect(client, url, self.monitor.clone())
+                            .await
+                            .map_err(|sse| ConnectError::AutoFallback {
+                                status,
+                                sse: Box::new(sse),
+                            })?;
+                        legacy_on_sse(self.tapped(sse), handler, steps)
+                            .await
+                            .map_err(ConnectError::Handshake)?
+                    }
                 }
-            },
+            }
         };
-        self.service = Some(service.map_err(|e| ConnectError::Initialize(Box::new(e)))?);
+        self.negotiated = Some(negotiated);
+        self.service = Some(service);
         Ok(())
+    }
+
+    /// The handshake over streamable HTTP; a remembered legacy era that turns out wrong is
+    /// probed again on a fresh transport.
+    async fn shttp_handshake(
+        &mut self,
+        shttp: http::Shttp,
+        handler: Handler,
+        known: Option<Era>,
+        steps: &mut (dyn FnMut(Step) + Send),
+    ) -> Result<(Negotiated, Service), (ConnectError, Handler)> {
+        let again = shttp.clone();
+        let failed = match handshake_on(
+            self.tapped(shttp.into_transport()),
+            handler,
+            known,
+            handshake::Wire::Http,
+            steps,
+        )
+        .await
+        {
+            Ok(done) => return Ok(done),
+            Err(failed) => failed,
+        };
+        let handler = match failed {
+            (Ok(handshake::Reprobe), handler) => handler,
+            (Err(e), handler) => return Err((ConnectError::Handshake(e), handler)),
+        };
+        self.monitor.clear_http();
+        match handshake_on(
+            self.tapped(again.into_transport()),
+            handler,
+            None,
+            handshake::Wire::Http,
+            steps,
+        )
+        .await
+        {
+            Ok((mut negotiated, service)) => {
+                negotiated.found = Found::Reprobe;
+                Ok((negotiated, service))
+            }
+            Err((e, handler)) => {
+                let e = e.err().unwrap_or(HandshakeError::Closed {
+                    during: "server/discover",
+                });
+                Err((ConnectError::Handshake(e), handler))
+            }
+        }
     }
 
     /// The transport in use (for `auto`, the one that worked, or the last one tried).
@@ -461,12 +653,28 @@ impl Connection {
         self.transport
     }
 
+    /// What the handshake found: era, protocol version, the versions the server listed.
+    pub fn negotiated(&self) -> Option<&Negotiated> {
+        self.negotiated.as_ref()
+    }
+
+    /// The server's era, after the handshake.
+    pub fn era(&self) -> Option<Era> {
+        self.negotiated.as_ref().map(|n| n.era)
+    }
+
     /// The server after a successful handshake.
     pub fn peer(&self) -> Option<&Peer<RoleClient>> {
         self.service.as_ref().map(|s| s.peer())
     }
 
-    /// What the server said in the handshake.
+    /// The running session (its `call_tool`, `get_prompt` and `read_resource` drive a modern
+    /// server's `input_required` rounds through the handler).
+    pub fn service(&self) -> Option<&Service> {
+        self.service.as_ref()
+    }
+
+    /// What the server said in the handshake (identity, capabilities, instructions).
     pub fn server_info(&self) -> Option<Arc<ServerPeerInfo>> {
         self.service.as_ref().and_then(|s| s.peer().peer_info())
     }

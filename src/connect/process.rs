@@ -42,6 +42,14 @@ impl StderrBuffer {
         bytes.extend(chunk);
     }
 
+    /// Whether nothing was written at all.
+    pub fn is_empty(&self) -> bool {
+        self.bytes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
     /// The last `max_lines` lines (lossy UTF-8, trailing blank lines dropped).
     pub fn tail(&self, max_lines: usize) -> String {
         let bytes = self.bytes.lock().unwrap_or_else(|p| p.into_inner());
@@ -211,6 +219,11 @@ impl ChildProcess {
     /// The process id (and process group id) of the server.
     pub fn pid(&self) -> u32 {
         self.pid
+    }
+
+    /// What the process wrote to stderr so far.
+    pub fn stderr_buffer(&self) -> Arc<StderrBuffer> {
+        self.stderr.clone()
     }
 
     /// How the process ended, if it has.

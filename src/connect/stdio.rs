@@ -53,10 +53,43 @@ impl StdioTransport {
 pub struct StdinHandle(Arc<Mutex<Option<ChildStdin>>>);
 
 impl StdinHandle {
+    /// Bytes written to the server's stdin that it has not read yet; `None` when that cannot
+    /// be told (stdin closed or being written to, or not Linux). The era probe uses it to tell
+    /// a server that is still starting from one that read the probe and ignored it.
+    pub fn unread(&self) -> Option<usize> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            use std::os::fd::AsRawFd;
+            let guard = self.0.try_lock().ok()?;
+            let fd = guard.as_ref()?.as_raw_fd();
+            let mut pending: libc::c_int = 0;
+            // SAFETY: FIONREAD writes one int; on Linux it counts the unread bytes of a pipe
+            // from either end.
+            let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut pending) };
+            (rc == 0).then_some(pending.max(0) as usize)
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            None
+        }
+    }
+
     pub async fn close(&self) {
         if let Some(mut stdin) = self.0.lock().await.take() {
             let _ = stdin.shutdown().await;
         }
+    }
+}
+
+/// The server's stdin as the era probe watches it (whether the server has read the probe); it
+/// cannot tell whether the server wrote anything, so only the pipe decides.
+impl super::handshake::Watch for StdinHandle {
+    fn unread(&self) -> Option<usize> {
+        StdinHandle::unread(self)
+    }
+
+    fn spoke(&self) -> bool {
+        false
     }
 }
 

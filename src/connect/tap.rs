@@ -1,22 +1,15 @@
-//! What a connection can be given besides its transport: the handler of the server's requests
-//! and notifications, and a [`MessageTap`] that sees every JSON-RPC message both ways
-//! ([`Hooks`]). A test connection uses the defaults (rmcp's do-nothing client and no tap); a
-//! Try-it session (`crate::session`) brings its own handler (elicitation, roots, sampling,
-//! progress, logs) and its protocol trace.
-//!
-//! [`Tapped`] puts a tap in front of any rmcp transport, so whatever lifecycle a connection
-//! runs (`initialize`, or the modern era's per-request metadata) the tap sees the same
-//! messages the transport carries.
+//! A [`MessageTap`] sees every JSON-RPC message of a connection both ways; [`Tapped`] puts one
+//! in front of any rmcp transport. The connection wraps each transport it tries before the
+//! handshake (`Connection::set_tap`), so the tap sees the era probe (`server/discover`),
+//! `initialize` and everything rmcp's service sends and receives afterwards, in either era.
+//! A Try-it session (`crate::session`) keeps its protocol trace with one; a test has none.
 
 use std::future::Future;
 use std::sync::Arc;
 
+use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::service::{DynService, Service};
 use rmcp::transport::Transport;
-use rmcp::{RoleClient, ServiceExt};
-
-use super::client_config;
 
 /// Sees every message of a connection: [`MessageTap::sent`] when a message is handed to the
 /// transport, [`MessageTap::received`] when one comes out of it. Called on the connection's
@@ -26,55 +19,24 @@ pub trait MessageTap: Send + Sync + 'static {
     fn received(&self, message: &ServerJsonRpcMessage);
 }
 
-type MakeHandler = dyn Fn() -> Box<dyn DynService<RoleClient>> + Send + Sync;
-
-/// The handler and the tap a connection is started with.
-#[derive(Clone, Default)]
-pub struct Hooks {
-    handler: Option<Arc<MakeHandler>>,
-    tap: Option<Arc<dyn MessageTap>>,
-}
-
-impl Hooks {
-    /// `handler` answers the server's requests and hears its notifications; it is built once
-    /// per handshake attempt (`auto` may try two transports). `tap` sees every message.
-    pub fn new<H, F>(handler: F, tap: Option<Arc<dyn MessageTap>>) -> Hooks
-    where
-        H: Service<RoleClient>,
-        F: Fn() -> H + Send + Sync + 'static,
-    {
-        Hooks {
-            handler: Some(Arc::new(move || handler().into_dyn())),
-            tap,
-        }
-    }
-
-    /// The service to run the connection with: the session's handler, or rmcp's do-nothing
-    /// client with Plugboard's client information.
-    pub fn service(&self) -> Box<dyn DynService<RoleClient>> {
-        match &self.handler {
-            Some(make) => make(),
-            None => client_config().into_dyn(),
-        }
-    }
-
-    /// `transport` with this connection's tap in front of it.
-    pub fn tapped<T: Transport<RoleClient>>(&self, transport: T) -> Tapped<T> {
-        Tapped {
-            inner: transport,
-            tap: self.tap.clone(),
-        }
-    }
-}
-
-/// A transport whose messages a [`MessageTap`] sees.
+/// A transport whose messages a [`MessageTap`] sees (none: the transport as it is).
 pub struct Tapped<T> {
     inner: T,
     tap: Option<Arc<dyn MessageTap>>,
 }
 
+impl<T> Tapped<T> {
+    pub fn new(inner: T, tap: Option<Arc<dyn MessageTap>>) -> Tapped<T> {
+        Tapped { inner, tap }
+    }
+}
+
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Tapped<T> {
     type Error = T::Error;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
 
     fn send(
         &mut self,

@@ -44,6 +44,18 @@ const UV: Runtime = Runtime {
     install: "install uv, which provides uvx (https://docs.astral.sh/uv/getting-started/installation/)",
     minimum: None,
 };
+const DOTNET: Runtime = Runtime {
+    label: ".NET",
+    program: "dotnet",
+    install: "install the .NET 10 SDK (https://dotnet.microsoft.com/download), which provides dnx",
+    minimum: Some((10, 0)),
+};
+const BUN: Runtime = Runtime {
+    label: "Bun",
+    program: "bun",
+    install: "install Bun (https://bun.sh), which provides bunx",
+    minimum: None,
+};
 const DOCKER: Runtime = Runtime {
     label: "Docker",
     program: "docker",
@@ -62,7 +74,9 @@ pub fn runtime_of(program: &str) -> Option<Runtime> {
     Some(match base {
         "node" | "npx" | "npm" | "pnpm" | "pnpx" | "yarn" => NODE,
         "uv" | "uvx" => UV,
-        "docker" => DOCKER,
+        "docker" | "podman" => DOCKER,
+        "dnx" | "dotnet" => DOTNET,
+        "bun" | "bunx" => BUN,
         b if b == "python" || b.starts_with("python3") || b == "pip" || b == "pip3" => PYTHON,
         _ => return None,
     })

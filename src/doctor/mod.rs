@@ -11,9 +11,12 @@
 //!   variable named in its stderr);
 //! - [`remote`]: DNS, TLS (the certificate problem named), the endpoint shape (an SSE URL
 //!   configured as streamable HTTP), authorization (OAuth or a token);
-//! - [`environment`]: the machine before any server: runtimes and the secret store.
+//! - [`environment`]: the machine before any server: runtimes and the secret store;
+//! - [`deps`]: a package launch broken by its dependencies (an `ImportError` after a major
+//!   release, `requires-python`, `EBADENGINE`), fixed by pinning them to the version's date.
 
 pub mod command;
+pub mod deps;
 pub mod environment;
 pub mod remote;
 pub mod stdio;
@@ -25,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::Catalog;
 use crate::checks;
 use crate::config::{ServerConfig, TransportKind};
+use crate::connect::Era;
 use crate::manage::{ManageError, Servers};
 use crate::pinning::PinState;
 use crate::probe::{ErrorKind, Stage, TestResult};
@@ -107,6 +111,11 @@ pub struct TestSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_stage: Option<Stage>,
     pub tools: usize,
+    /// The protocol era and version the test found (either era).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<Era>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 /// The diagnosis of one server.
@@ -142,19 +151,33 @@ pub async fn diagnose(
 ) -> Result<Diagnosis, ManageError> {
     let server = servers.config().load()?.server(name)?;
     let mut findings = vec![];
-    let proceed = match server.transport {
-        TransportKind::Stdio => command::check(&server, &mut findings).await,
-        _ => remote::preflight(&server, &mut findings).await,
+    let proceed = match (&server.launch, server.transport) {
+        (Some(launch), _) => {
+            // A package Plugboard starts itself: its command is what can be missing.
+            let mut local = ServerConfig::stdio(launch.command.clone(), launch.args.clone());
+            local.env = launch.env.clone();
+            local.cwd = launch.cwd.clone();
+            command::check(&local, &mut findings).await
+        }
+        (None, TransportKind::Stdio) => command::check(&server, &mut findings).await,
+        (None, _) => remote::preflight(&server, &mut findings).await,
     };
     let mut test = None;
     if proceed {
         let result = checks::test_installed(servers, catalog, name, timeout, |_| {}).await?;
         explain(name, &server, &result, &mut findings).await;
+        if let Some(rot) = deps::explain(name, &server, &result, servers.config().dir()) {
+            // The dependencies' story explains the failure better than the probe's kind.
+            findings.retain(|f| !f.code.starts_with("probe."));
+            findings.push(rot.at(failed_stage(&result)));
+        }
         test = Some(TestSummary {
             ok: result.ok,
             error_kind: result.error_kind,
             failed_stage: failed_stage(&result),
             tools: result.tools.len(),
+            era: result.era,
+            protocol_version: result.protocol_version.clone(),
         });
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
@@ -215,7 +238,7 @@ pub async fn diagnose_all(
 /// classification and hint otherwise.
 async fn explain(name: &str, server: &ServerConfig, result: &TestResult, out: &mut Vec<Finding>) {
     let stage = failed_stage(result);
-    let specific = if result.transport == TransportKind::Stdio {
+    let specific = if result.transport == TransportKind::Stdio || server.launch.is_some() {
         stdio::explain(name, server, result)
     } else {
         remote::explain(name, server, result).await

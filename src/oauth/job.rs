@@ -566,9 +566,11 @@ fn check_response(
             scrub(&error, &[&code_text])
         )));
     }
+    // RFC 9207 §2.4: a simple string comparison with the issuer recorded from the metadata, no
+    // normalisation (a trailing slash is another issuer).
     let issuer = &discovery.auth_server.issuer;
     match params.iss.as_deref() {
-        Some(iss) if iss.trim_end_matches('/') != issuer.trim_end_matches('/') => {
+        Some(iss) if iss != issuer => {
             return Err(OAuthError::IssuerMismatch(format!(
                 "expected `{issuer}`, got `{}`",
                 scrub(iss, &[&code_text])

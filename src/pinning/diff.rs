@@ -1,35 +1,9 @@
 //! Readable differences for the pin review: a line diff of texts (tool descriptions, server
 //! instructions) and a path-level diff of JSON values (input schemas, annotations).
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// One line of a line diff.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DiffLine {
-    pub op: LineOp,
-    pub text: String,
-}
-
-/// Whether a line is unchanged, only in the approved text, or only in the current one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LineOp {
-    Context,
-    Removed,
-    Added,
-}
-
-impl LineOp {
-    /// The usual one-character marker (` `, `-`, `+`).
-    pub fn marker(self) -> char {
-        match self {
-            LineOp::Context => ' ',
-            LineOp::Removed => '-',
-            LineOp::Added => '+',
-        }
-    }
-}
+pub use crate::pin_report::{DiffLine, LineOp, PathChange, PathOp};
 
 /// Above this many cells the LCS table is not built; the texts are shown as replaced whole.
 const MAX_CELLS: usize = 4_000_000;
@@ -77,25 +51,6 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
         }
     }
     out
-}
-
-/// One difference between two JSON values, at a path like `$.properties.path.type`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PathChange {
-    pub path: String,
-    pub change: PathOp,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub before: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<Value>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PathOp {
-    Added,
-    Removed,
-    Changed,
 }
 
 /// The differences from `before` to `after`, key by key (objects) and index by index (arrays).

@@ -5,9 +5,9 @@
 
 use std::sync::LazyLock;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::pin_report::Flag;
 use crate::regex_rules::{self, LazyRegex, Triggers, white_space};
 
 /// Descriptions longer than this many characters are flagged.
@@ -15,26 +15,6 @@ pub const LONG_DESCRIPTION: usize = 2000;
 
 /// The pseudo tool name flags on the server's `instructions` carry.
 pub const INSTRUCTIONS: &str = "(server instructions)";
-
-/// One thing about a tool that a person should look at before trusting it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Flag {
-    /// The tool's name, or [`INSTRUCTIONS`].
-    pub tool: String,
-    /// `hidden_instruction`, `sensitive_path`, `invisible_unicode` or `long_description`.
-    pub code: String,
-    pub detail: String,
-}
-
-impl Flag {
-    /// The flag as one warning line.
-    pub fn warning(&self) -> String {
-        format!(
-            "tool `{}` is flagged ({}): {}",
-            self.tool, self.code, self.detail
-        )
-    }
-}
 
 /// One white space character (any of Unicode's), inside the ASCII-only patterns below: a
 /// non-breaking space between two words must not hide them.

@@ -27,41 +27,13 @@ use sha2::{Digest, Sha256};
 pub use diff::{DiffLine, LineOp, PathChange, PathOp, json_diff, line_diff};
 pub use flags::Flag;
 
-use crate::health::now_ms;
+pub use crate::pin_report::{PinState, ToolChange, ToolChanges};
+
+use crate::clock::now_ms;
 use crate::probe::{TestResult, ToolInfo};
 
 /// The version of the pin file format.
 pub const PIN_FORMAT: u32 = 1;
-
-/// How a test's tools compare with the pin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PinState {
-    /// First successful test: the tools were pinned now (nothing was flagged).
-    Pinned,
-    /// The tools are exactly the approved ones.
-    Approved,
-    /// Tools were added, removed or changed since the approval: review with `plugboard diff`.
-    ToolsChanged,
-    /// Nothing approved yet: the first sight had flagged tools, which need a review.
-    Unapproved,
-}
-
-impl PinState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PinState::Pinned => "pinned",
-            PinState::Approved => "approved",
-            PinState::ToolsChanged => "tools_changed",
-            PinState::Unapproved => "unapproved",
-        }
-    }
-
-    /// Whether the tools may be used as they are.
-    pub fn is_trusted(self) -> bool {
-        matches!(self, PinState::Pinned | PinState::Approved)
-    }
-}
 
 /// One pinned tool: its canonical definition and that definition's SHA-256.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,75 +112,6 @@ pub struct PinFile {
     pub approved_at_ms: Option<u64>,
     /// What the last successful test saw.
     pub observed: Snapshot,
-}
-
-/// One changed tool.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolChange {
-    pub name: String,
-    /// Which of `description`, `input_schema`, `annotations` changed.
-    pub fields: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub description_diff: Vec<DiffLine>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub schema_diff: Vec<PathChange>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub annotations_diff: Vec<PathChange>,
-}
-
-/// What changed between the approved pin and the tools seen.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ToolChanges {
-    pub added: Vec<String>,
-    pub removed: Vec<String>,
-    pub changed: Vec<ToolChange>,
-    /// The line diff of the server's instructions, when they changed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub instructions_diff: Vec<DiffLine>,
-}
-
-impl ToolChanges {
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty()
-            && self.removed.is_empty()
-            && self.changed.is_empty()
-            && self.instructions_diff.is_empty()
-    }
-
-    /// One line: "1 added (x), 1 changed (echo: description)".
-    pub fn summary(&self) -> String {
-        let mut parts = vec![];
-        if !self.added.is_empty() {
-            parts.push(format!(
-                "{} added ({})",
-                self.added.len(),
-                self.added.join(", ")
-            ));
-        }
-        if !self.removed.is_empty() {
-            parts.push(format!(
-                "{} removed ({})",
-                self.removed.len(),
-                self.removed.join(", ")
-            ));
-        }
-        if !self.changed.is_empty() {
-            let items: Vec<String> = self
-                .changed
-                .iter()
-                .map(|c| format!("{}: {}", c.name, c.fields.join(", ")))
-                .collect();
-            parts.push(format!(
-                "{} changed ({})",
-                self.changed.len(),
-                items.join("; ")
-            ));
-        }
-        if !self.instructions_diff.is_empty() {
-            parts.push("the server instructions changed".to_owned());
-        }
-        parts.join(", ")
-    }
 }
 
 /// The stored verdict on a server's tools.
@@ -607,6 +510,48 @@ impl PinStore {
         Ok(file.observed.tools.len())
     }
 
+    /// The names of the approved tools of `name` (`None` when nothing is approved), read
+    /// without building the tools' definitions: `plugboard run` needs only the names.
+    pub fn approved_names(
+        &self,
+        name: &str,
+    ) -> Result<Option<std::collections::BTreeSet<String>>, PinError> {
+        #[derive(Deserialize)]
+        struct Named {
+            name: String,
+        }
+        #[derive(Deserialize)]
+        struct Approved {
+            tools: Vec<Named>,
+        }
+        #[derive(Deserialize)]
+        struct Names {
+            format: u32,
+            approved: Option<Approved>,
+        }
+        let path = self.path(name);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(self.io(name, err)),
+        };
+        let corrupt = |detail: String| PinError::Corrupt {
+            name: name.to_owned(),
+            path: path.clone(),
+            detail,
+        };
+        let names: Names = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        if names.format > PIN_FORMAT {
+            return Err(corrupt(format!(
+                "format {} is newer than this Plugboard",
+                names.format
+            )));
+        }
+        Ok(names
+            .approved
+            .map(|a| a.tools.into_iter().map(|t| t.name).collect()))
+    }
+
     /// Move a pin when its server is renamed.
     pub fn rename(&self, old: &str, new: &str) {
         let Ok(Some(mut file)) = self.get(old) else {
@@ -731,6 +676,8 @@ mod tests {
             store.compare_live("s", &v1, Some("hi")).unwrap(),
             PinStatus::Approved
         ));
+        let names = store.approved_names("s").unwrap().unwrap();
+        assert_eq!(names.into_iter().collect::<Vec<_>>(), ["echo", "gone"]);
         assert_eq!(store.approve("s").unwrap(), 2);
         assert_eq!(store.status("s").unwrap(), PinStatus::Approved);
         store.rename("s", "t");

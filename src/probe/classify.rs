@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use rmcp::ErrorData;
 use rmcp::ServiceError;
-use rmcp::service::ClientInitializeError;
 
 use super::result::{ErrorKind, Failure, Stage};
 use crate::config::TransportKind;
-use crate::connect::{ConnectError, ExitInfo, HttpFault, NetKind, Observations, truncate_chars};
+use crate::connect::era;
+use crate::connect::{
+    ConnectError, Era, ExitInfo, HandshakeError, HttpFault, NetKind, Observations, truncate_chars,
+};
 
 /// The situation a failure happened in.
 #[derive(Clone, Debug)]
@@ -496,6 +498,24 @@ fn unauthorized(
 /// The failure for a JSON-RPC error answer to `method`.
 pub fn rpc_error(ctx: &Context<'_>, method: &str, err: &ErrorData) -> Failure {
     let code = err.code.0;
+    if let Some(theirs) = era::supported_of(err) {
+        let mut failure = no_common_version(Era::Modern, &theirs);
+        failure.error = format!("{} ({method} was refused: {})", failure.error, err.message);
+        return failure;
+    }
+    if code == era::MISSING_REQUIRED_CLIENT_CAPABILITY || code == era::HEADER_MISMATCH {
+        return Failure::new(
+            ErrorKind::Protocol,
+            format!("JSON-RPC error {code} on {method}: {}", err.message),
+            if code == era::HEADER_MISMATCH {
+                "the server (MCP 2026-07-28) found the request's HTTP headers not matching its body; \
+                 a proxy in between may rewrite them, or this is a bug in Plugboard: please report it"
+            } else {
+                "the server (MCP 2026-07-28) needs a client capability that a test does not offer; \
+                 use the server from a client that has it"
+            },
+        );
+    }
     let error = format!("JSON-RPC error {code} on {method}: {}", err.message);
     let hint = match code {
         -32601 => format!(
@@ -580,58 +600,87 @@ pub fn connect_error(ctx: &Context<'_>, err: &ConnectError, obs: &Observations) 
             "check the URL: legacy SSE servers usually serve `/sse`; for a streamable HTTP \
              server use `--transport shttp`",
         ),
-        ConnectError::Initialize(init) => {
+        ConnectError::Handshake(handshake) => {
             if let Some(failure) = from_observations(ctx, obs) {
                 return failure;
             }
-            initialize_error(ctx, init)
+            handshake_error(ctx, handshake)
         }
     }
 }
 
-fn initialize_error(ctx: &Context<'_>, err: &ClientInitializeError) -> Failure {
+/// "2026-07-28, 2025-11-25" (or "none" for an empty list).
+fn versions(list: &[String]) -> String {
+    if list.is_empty() {
+        "none".to_owned()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// The failure for versions in common: none. Both sides' versions are named.
+pub fn no_common_version(era: Era, theirs: &[String]) -> Failure {
+    let ours = era::spoken_versions();
+    let what = match era {
+        Era::Modern => "the server (a modern MCP server) supports no protocol version",
+        Era::Legacy => "the server chose an MCP protocol version",
+    };
+    Failure::new(
+        ErrorKind::Protocol,
+        format!("{what} that Plugboard speaks"),
+        format!(
+            "no MCP protocol version in common: the server speaks {}; Plugboard speaks {}. \
+             Update Plugboard, or use a release of the server that supports one of Plugboard's \
+             versions",
+            versions(theirs),
+            versions(&ours)
+        ),
+    )
+}
+
+fn handshake_error(ctx: &Context<'_>, err: &HandshakeError) -> Failure {
     match err {
-        ClientInitializeError::JsonRpcError(data) => rpc_error(ctx, "initialize", data),
-        ClientInitializeError::ConnectionClosed(_) => {
+        HandshakeError::NoCommonVersion { era, theirs } => no_common_version(*era, theirs),
+        HandshakeError::Rejected { method, error, .. } => rpc_error(ctx, method, error),
+        HandshakeError::Closed { during } => {
             if ctx.stdio() {
                 Failure::new(
                     ErrorKind::Protocol,
-                    "the server closed its stdout without answering `initialize`",
+                    format!("the server closed its stdout without answering `{during}`"),
                     "the process is running but stopped talking; its last stderr lines are below",
                 )
             } else {
                 Failure::new(
                     ErrorKind::Connection,
-                    "the connection closed before the server answered `initialize`",
+                    format!("the connection closed before the server answered `{during}`"),
                     "the server dropped the connection; check the server's logs",
                 )
             }
         }
-        ClientInitializeError::TransportError { error, .. } => {
+        HandshakeError::Send { during, detail } => {
             if ctx.stdio() {
                 Failure::new(
                     ErrorKind::Exited,
-                    format!("could not talk to the server process: {error}"),
+                    format!("could not send `{during}` to the server process: {detail}"),
                     "the process stopped reading its stdin; its last stderr lines are below",
                 )
             } else {
                 Failure::new(
                     ErrorKind::Connection,
-                    format!("the request failed: {error}"),
+                    format!("the `{during}` request failed: {detail}"),
                     "check that the URL is reachable and is an MCP endpoint",
                 )
             }
         }
-        ClientInitializeError::NoCompatibleProtocolVersion { .. } => Failure::new(
-            ErrorKind::Protocol,
-            err.to_string(),
-            "the server supports no MCP protocol version that Plugboard speaks; update the server",
-        ),
-        _ => Failure::new(
+        HandshakeError::Unexpected {
+            method,
+            expected,
+            detail,
+        } => Failure::new(
             ErrorKind::Protocol,
             format!(
-                "the server's answer to `initialize` is not an MCP initialize result: {}",
-                truncate_chars(&err.to_string(), 400)
+                "the server's answer to `{method}` is not {expected}: {}",
+                truncate_chars(detail, 400)
             ),
             "this is not a working MCP server; check the command or URL",
         ),
@@ -691,8 +740,15 @@ pub fn timeout(ctx: &Context<'_>, obs: &Observations) -> Failure {
         )
     });
     let (error, mut hint) = match (ctx.stdio(), stage) {
-        (true, Stage::Connect | Stage::Initialize) => (
-            format!("no answer to `initialize` within {secs}"),
+        (true, Stage::Connect | Stage::Discover | Stage::Initialize) => (
+            format!(
+                "no answer to `{}` within {secs}",
+                if stage == Stage::Initialize {
+                    "initialize"
+                } else {
+                    "server/discover"
+                }
+            ),
             format!(
                 "no answer within {secs}: the server may be waiting for input or stuck; check its \
                  stderr"

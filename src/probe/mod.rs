@@ -14,8 +14,8 @@ pub mod result;
 pub mod stages;
 
 pub use result::{
-    ErrorKind, Failure, PromptInfo, ResourceInfo, ServerIdentity, Stage, StageEvent, StageReport,
-    TestResult, ToolInfo, Verification,
+    CacheHint, ErrorKind, Failure, PromptInfo, ResourceInfo, ServerIdentity, Stage, StageEvent,
+    StageReport, TestResult, ToolInfo, Verification,
 };
 pub use stages::test_server;
 
@@ -23,29 +23,41 @@ use std::time::Instant;
 
 use crate::catalog::CredentialProbe;
 use crate::config::{ServerConfig, TransportKind};
+use crate::connect::Era;
 use crate::redact::Redactor;
 use crate::resolve::resolve;
 use crate::secrets::SecretStore;
 
-/// Resolve server `name` and test it: the whole test, including the `resolve` stage. A
-/// `timeout` overrides the server's own. Resolve failures come back as a failed result.
+/// How to test a server beyond its config.
+#[derive(Clone, Debug, Default)]
+pub struct TestOptions {
+    /// The catalog's credential probe for the server, if it declares one.
+    pub probe: Option<CredentialProbe>,
+    /// Overrides the server's own timeout.
+    pub timeout: Option<std::time::Duration>,
+    /// The server's era from its last test: spoken directly (re-probed if it turns out wrong).
+    pub known_era: Option<Era>,
+}
+
+/// Resolve server `name` and test it: the whole test, including the `resolve` stage. Resolve
+/// failures come back as a failed result.
 pub async fn test_config(
     name: &str,
     server: &ServerConfig,
     secrets: &dyn SecretStore,
-    probe: Option<CredentialProbe>,
-    timeout: Option<std::time::Duration>,
+    options: &TestOptions,
     mut progress: impl FnMut(StageEvent),
 ) -> TestResult {
     progress(StageEvent::Started {
         stage: Stage::Resolve,
     });
     let started = Instant::now();
-    match resolve(name, server, secrets, probe) {
+    match resolve(name, server, secrets, options.probe.clone()) {
         Ok(mut resolved) => {
-            if let Some(timeout) = timeout {
+            if let Some(timeout) = options.timeout {
                 resolved.set_timeout(timeout);
             }
+            resolved.set_known_era(options.known_era);
             // test_server reports the resolve stage itself (with the time measured inside
             // resolve); the Started event above is the only one sent here.
             let mut first = true;

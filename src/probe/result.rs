@@ -5,83 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::TransportKind;
-
-/// Why a test failed, in the words of DESIGN.md §5.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// The configuration cannot be used as it is (missing secret, keyring unavailable, bad URL).
-    Config,
-    /// The command was not found or is not executable.
-    Spawn,
-    /// The process ended (before the handshake, or in the middle of the test).
-    Exited,
-    /// The overall deadline passed.
-    Timeout,
-    /// Connection refused, DNS failure, TLS failure.
-    Connection,
-    /// An unexpected HTTP status or redirect.
-    Http,
-    /// 401/403, or the server needs OAuth.
-    Unauthorized,
-    /// The catalog's credential probe failed.
-    Credentials,
-    /// Not MCP: logs on stdout, bad JSON-RPC, unsupported protocol version, oversized message.
-    Protocol,
-    /// A JSON-RPC error on a required method.
-    Server,
-}
-
-impl ErrorKind {
-    /// The name used in JSON (`"config"`, `"spawn"`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Config => "config",
-            ErrorKind::Spawn => "spawn",
-            ErrorKind::Exited => "exited",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Connection => "connection",
-            ErrorKind::Http => "http",
-            ErrorKind::Unauthorized => "unauthorized",
-            ErrorKind::Credentials => "credentials",
-            ErrorKind::Protocol => "protocol",
-            ErrorKind::Server => "server",
-        }
-    }
-}
-
-impl std::fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A classified failure: what went wrong and what the user should do about it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
-    pub kind: ErrorKind,
-    /// What happened, in one or two sentences.
-    pub error: String,
-    /// What to do about it.
-    pub hint: String,
-}
-
-impl Failure {
-    pub fn new(kind: ErrorKind, error: impl Into<String>, hint: impl Into<String>) -> Self {
-        Failure {
-            kind,
-            error: error.into(),
-            hint: hint.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.kind, self.error)
-    }
-}
+use crate::connect::Era;
+pub use crate::failure::{ErrorKind, Failure};
 
 /// How far the test proved that the server works.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +26,8 @@ pub enum Stage {
     Resolve,
     #[serde(rename = "connect")]
     Connect,
+    #[serde(rename = "discover")]
+    Discover,
     #[serde(rename = "initialize")]
     Initialize,
     #[serde(rename = "tools/list")]
@@ -121,6 +48,7 @@ impl Stage {
         match self {
             Stage::Resolve => "resolve",
             Stage::Connect => "connect",
+            Stage::Discover => "discover",
             Stage::Initialize => "initialize",
             Stage::ToolsList => "tools/list",
             Stage::ResourcesList => "resources/list",
@@ -135,6 +63,7 @@ impl Stage {
         match self {
             Stage::Resolve => "while resolving the configuration",
             Stage::Connect => "while connecting",
+            Stage::Discover => "during the MCP handshake (server/discover)",
             Stage::Initialize => "during the MCP handshake (initialize)",
             Stage::ToolsList => "during tools/list",
             Stage::ResourcesList => "during resources/list",
@@ -165,6 +94,18 @@ pub struct StageReport {
     pub name: Stage,
     pub ok: bool,
     pub ms: u64,
+}
+
+/// The caching hints of one result a modern server gave (`server/discover`, `tools/list`, ...:
+/// for a paginated list, those of its first page).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheHint {
+    /// The method whose result carried them.
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<String>,
 }
 
 /// `serverInfo` from the handshake.
@@ -216,8 +157,21 @@ pub struct TestResult {
     /// `serverInfo` from the handshake; `null` when the test did not get that far.
     #[serde(default)]
     pub server: Option<ServerIdentity>,
+    /// The negotiated protocol version, of either era.
     #[serde(default)]
     pub protocol_version: Option<String>,
+    /// `modern` (2026-07-28: `server/discover`, per-request `_meta`) or `legacy`
+    /// (`initialize`); `null` when the test did not get that far.
+    #[serde(default)]
+    pub era: Option<Era>,
+    /// The protocol versions the server listed (a modern server's `supportedVersions`, or the
+    /// `supported` list of an unsupported-version error).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supported_versions: Vec<String>,
+    /// The caching hints (`ttlMs`, `cacheScope`) of the server's results. Kept for display:
+    /// a test itself always lists afresh.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_hints: Vec<CacheHint>,
     /// The transport actually used (for `auto`, the one that worked or was tried last).
     pub transport: TransportKind,
     #[serde(default)]
@@ -245,13 +199,13 @@ pub struct TestResult {
     pub instructions: Option<String>,
     /// How the tools compare with the approved pin (installed servers only; see `pinning`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pin_state: Option<crate::pinning::PinState>,
+    pub pin_state: Option<crate::pin_report::PinState>,
     /// What changed since the approved pin, when `pin_state` is `tools_changed` or `unapproved`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_changes: Option<crate::pinning::ToolChanges>,
+    pub tool_changes: Option<crate::pin_report::ToolChanges>,
     /// Tool descriptions that look like instructions aimed at the model (also in `warnings`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_flags: Vec<crate::pinning::Flag>,
+    pub tool_flags: Vec<crate::pin_report::Flag>,
 }
 
 impl TestResult {
@@ -262,6 +216,9 @@ impl TestResult {
             verification: Verification::ConnectivityOnly,
             server: None,
             protocol_version: None,
+            era: None,
+            supported_versions: vec![],
+            cache_hints: vec![],
             transport,
             tools: vec![],
             resources: vec![],

@@ -1,17 +1,19 @@
-//! The staged test: resolve (done by the caller, timed) → connect → initialize → tools/list
-//! (all pages) → resources/list and prompts/list (when declared) → credential probe (when the
-//! catalog declares one and the server lists the tool) → close. One overall deadline covers
-//! every stage; each stage reports its start and end for live progress and its duration in
-//! the result. Whatever happens, the connection is closed and the process group is gone
-//! before the result is returned, and the result has been through the redactor.
+//! The staged test: resolve (done by the caller, timed) → connect → the handshake of either
+//! era (`discover` for a modern server; for a legacy one `initialize`, after the `discover`
+//! probe unless its era was known) → tools/list (all pages) → resources/list and prompts/list
+//! (when declared) → credential probe (when the catalog declares one and the server lists the
+//! tool) → close. One overall deadline covers every stage; each stage reports its start and end
+//! for live progress and its duration in the result. Lists are always fetched afresh (their
+//! caching hints are only reported). Whatever happens, the connection is closed and the process
+//! group is gone before the result is returned, and the result has been through the redactor.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequestParams, ClientRequest, ListPromptsRequest, ListResourcesRequest,
-    ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerResult,
+    CallToolRequestParams, CallToolResponse, ClientRequest, ListPromptsRequest,
+    ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, ServerResult,
 };
 use rmcp::service::Peer;
 use serde_json::Value;
@@ -21,11 +23,11 @@ use super::classify::{self, Context};
 use super::credential;
 use super::naming;
 use super::result::{
-    ErrorKind, Failure, PromptInfo, ResourceInfo, ServerIdentity, Stage, StageEvent, StageReport,
-    TestResult, ToolInfo, Verification,
+    CacheHint, ErrorKind, Failure, PromptInfo, ResourceInfo, ServerIdentity, Stage, StageEvent,
+    StageReport, TestResult, ToolInfo, Verification,
 };
 use crate::config::TransportKind;
-use crate::connect::{Connection, Monitor, Observations};
+use crate::connect::{Connection, Era, Monitor, Observations, Step};
 use crate::resolve::{ResolvedServer, Target};
 
 /// At most this many pages of any list are fetched.
@@ -108,6 +110,28 @@ impl<P: FnMut(StageEvent)> Run<'_, P> {
         }
     }
 
+    /// The era and versions a failed handshake still told.
+    fn note_versions(&mut self, err: &crate::connect::HandshakeError) {
+        use crate::connect::HandshakeError;
+        match err {
+            HandshakeError::NoCommonVersion { era, theirs } => {
+                self.result.era = Some(*era);
+                self.result.supported_versions = theirs.clone();
+            }
+            HandshakeError::Rejected {
+                era: Some(era),
+                error,
+                ..
+            } => {
+                self.result.era = Some(*era);
+                if let Some(listed) = crate::connect::era::supported_of(error) {
+                    self.result.supported_versions = listed;
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Observations after giving a process that closed its stdout a moment to be reaped.
     async fn observations(&self, conn: Option<&mut Connection>) -> Observations {
         let obs = self.monitor.snapshot();
@@ -185,7 +209,7 @@ pub async fn test_server(
     let opened = run
         .race(
             Stage::Connect,
-            Connection::open(resolved, run.monitor.clone()),
+            Connection::open(resolved.target(), resolved.transport(), run.monitor.clone()),
         )
         .await;
     let mut conn = match opened {
@@ -220,29 +244,65 @@ async fn stages<P: FnMut(StageEvent)>(
     run: &mut Run<'_, P>,
     conn: &mut Connection,
 ) -> Result<(), Failure> {
-    // initialize
-    let started = run.start(Stage::Initialize);
-    let raced = run.race(Stage::Initialize, conn.initialize()).await;
+    // the handshake: `discover` (the era probe, and a modern server's handshake), then
+    // `initialize` for a legacy server
+    let known = run.resolved.known_era();
+    let first = if known == Some(Era::Legacy) {
+        Stage::Initialize
+    } else {
+        Stage::Discover
+    };
+    let started = run.start(first);
+    let mut steps: Vec<(Step, Instant)> = vec![];
+    let raced = {
+        let mut record = |step| steps.push((step, Instant::now()));
+        run.race(Stage::Discover, conn.handshake(known, &mut record))
+            .await
+    };
     run.transport = conn.transport();
     run.result.transport = conn.transport();
+    let ok = matches!(raced, Raced::Done(Ok(())));
+    let failed_stage = report_handshake(run, first, started, &steps, ok, conn.era());
+    if let Some(negotiated) = conn.negotiated() {
+        run.result.era = Some(negotiated.era);
+        run.result.protocol_version = Some(negotiated.protocol_version.to_string());
+        run.result.supported_versions = negotiated.supported_versions.clone();
+        if negotiated.ttl_ms.is_some() || negotiated.cache_scope.is_some() {
+            run.result.cache_hints.push(CacheHint {
+                method: "server/discover".to_owned(),
+                ttl_ms: negotiated.ttl_ms,
+                cache_scope: negotiated.cache_scope.clone(),
+            });
+        }
+        if negotiated.found == crate::connect::Found::Reprobe {
+            run.result.warnings.push(format!(
+                "the server's era changed since its last test ({} then); a new probe found it \
+                 {}",
+                known.map_or("unknown", Era::as_str),
+                negotiated.era
+            ));
+        }
+        if let crate::connect::Found::Silence(waited) = negotiated.found {
+            run.result.warnings.push(format!(
+                "the server read the `server/discover` probe and never answered it; after {} ms \
+                 it was taken for a legacy server (most answer such a probe with an error at once)",
+                waited.as_millis()
+            ));
+        }
+    }
     match raced {
         Raced::Done(Ok(())) => {}
         Raced::Done(Err(err)) => {
-            run.finish(Stage::Initialize, started, false);
             let obs = run.observations(Some(conn)).await;
-            return Err(classify::connect_error(
-                &run.context(Stage::Initialize),
-                &err,
-                &obs,
-            ));
+            let failure = classify::connect_error(&run.context(failed_stage), &err, &obs);
+            if let crate::connect::ConnectError::Handshake(handshake) = &err {
+                run.note_versions(handshake);
+            }
+            return Err(failure);
         }
-        other => {
-            run.finish(Stage::Initialize, started, false);
-            return Err(run.fail_raced(Stage::Initialize, Some(conn), other).await);
-        }
+        other => return Err(run.fail_raced(failed_stage, Some(conn), other).await),
     }
-    let info = conn.server_info().expect("initialized");
-    run.result.protocol_version = Some(info.protocol_version.to_string());
+    let info = conn.server_info().expect("handshaken");
     run.result.instructions = info.instructions.clone();
     if let Some(implementation) = &info.server_info {
         run.result.server = Some(ServerIdentity {
@@ -250,25 +310,6 @@ async fn stages<P: FnMut(StageEvent)>(
             version: implementation.version.clone(),
         });
     }
-    if !ProtocolVersion::KNOWN_VERSIONS.contains(&info.protocol_version) {
-        run.finish(Stage::Initialize, started, false);
-        let known: Vec<String> = ProtocolVersion::KNOWN_VERSIONS
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        return Err(Failure::new(
-            ErrorKind::Protocol,
-            format!(
-                "the server chose MCP protocol version `{}`, which Plugboard does not speak",
-                info.protocol_version
-            ),
-            format!(
-                "unsupported protocol version; Plugboard speaks {}. Update the server or Plugboard",
-                known.join(", ")
-            ),
-        ));
-    }
-    run.finish(Stage::Initialize, started, true);
     let capabilities = info.capabilities.clone();
     let observations = run.monitor.snapshot();
     if observations.noise_count > 0 && run.transport == TransportKind::Stdio {
@@ -291,7 +332,7 @@ async fn stages<P: FnMut(StageEvent)>(
         lists.push(List::Prompts);
     }
     let started: Vec<Instant> = lists.iter().map(|list| run.start(list.stage())).collect();
-    let peer = conn.peer().expect("initialized").clone();
+    let peer = conn.peer().expect("handshaken").clone();
     let fetched = {
         let run = &*run;
         // Boxed, so that joining them moves pointers rather than the futures themselves.
@@ -303,6 +344,7 @@ async fn stages<P: FnMut(StageEvent)>(
     let mut first_failure = None;
     for ((list, started), fetched) in lists.into_iter().zip(started).zip(fetched) {
         run.result.warnings.extend(fetched.warnings);
+        run.result.cache_hints.extend(fetched.cache_hint);
         let ok = match settle_list(run, conn, list, fetched.outcome).await {
             Ok(items) => {
                 apply_list(run, list, items);
@@ -342,16 +384,55 @@ async fn stages<P: FnMut(StageEvent)>(
             if let Some(arguments) = probe.arguments.as_object() {
                 params = params.with_arguments(arguments.clone());
             }
-            let peer = conn.peer().expect("initialized").clone();
+            let peer = conn.peer().expect("handshaken").clone();
             let raced = run
                 .race(Stage::CredentialProbe, async move {
-                    peer.call_tool(params).await
+                    peer.call_tool_once(params).await
                 })
                 .await;
             let failure = match raced {
-                Raced::Done(Ok(result)) => {
+                Raced::Done(Ok(CallToolResponse::Complete(result))) => {
                     let verdict = credential::evaluate(&probe, &result);
-                    credential::failure(run.resolved.name(), &probe, &verdict)
+                    match credential::failure(run.resolved.name(), &probe, &verdict) {
+                        None => {
+                            run.result.verification = Verification::Verified;
+                            None
+                        }
+                        failure => failure,
+                    }
+                }
+                // A modern server asking for input (`input_required`: elicitation, sampling,
+                // roots) or starting a task: nobody is there to answer during a test.
+                Raced::Done(Ok(other)) => {
+                    let asked = match &other {
+                        CallToolResponse::InputRequired(input) => {
+                            let methods: Vec<String> = input
+                                .input_requests
+                                .iter()
+                                .flat_map(|requests| requests.values())
+                                .filter_map(|request| {
+                                    serde_json::to_value(request)
+                                        .ok()?
+                                        .get("method")?
+                                        .as_str()
+                                        .map(str::to_owned)
+                                })
+                                .collect();
+                            if methods.is_empty() {
+                                "further input (input_required)".to_owned()
+                            } else {
+                                format!("input (input_required: {})", methods.join(", "))
+                            }
+                        }
+                        _ => "to run it as a task".to_owned(),
+                    };
+                    run.result.warnings.push(format!(
+                        "the credential probe `{}` could not run unattended: the server asked for \
+                         {asked}, which a test does not answer, so the credentials were not \
+                         verified",
+                        probe.tool
+                    ));
+                    None
                 }
                 Raced::Done(Err(err)) => {
                     let obs = run.observations(Some(conn)).await;
@@ -401,11 +482,72 @@ async fn stages<P: FnMut(StageEvent)>(
             if let Some(failure) = failure {
                 return Err(failure);
             }
-            run.result.verification = Verification::Verified;
         }
     }
     run.result.ok = true;
     Ok(())
+}
+
+/// Report the handshake's stages (started at `started` with `first`; `steps` as they were
+/// sent) for a server found to speak `era`, and return the stage a failure belongs to:
+/// - a modern server: `discover`;
+/// - a legacy server: `initialize`, after `discover` when it was probed;
+/// - a failure: the stage of the last request sent.
+fn report_handshake<P: FnMut(StageEvent)>(
+    run: &mut Run<'_, P>,
+    first: Stage,
+    started: Instant,
+    steps: &[(Step, Instant)],
+    ok: bool,
+    era: Option<Era>,
+) -> Stage {
+    let at = |wanted: Step| {
+        steps
+            .iter()
+            .find(|(step, _)| *step == wanted)
+            .map(|(_, at)| *at)
+    };
+    let last = steps.last().map(|(step, _)| *step);
+    match first {
+        // Probed: the probe's stage ends when `initialize` follows it.
+        Stage::Discover => match at(Step::Initialize) {
+            Some(initialize) if era == Some(Era::Legacy) || !ok => {
+                run.finish_at(Stage::Discover, started, initialize, true);
+                (run.progress)(StageEvent::Started {
+                    stage: Stage::Initialize,
+                });
+                run.finish(Stage::Initialize, initialize, ok);
+                Stage::Initialize
+            }
+            _ => {
+                run.finish(Stage::Discover, started, ok);
+                Stage::Discover
+            }
+        },
+        // Remembered legacy: `initialize` at once; when it was refused and a probe followed,
+        // the handshake is reported as the era it found.
+        _ => {
+            let reprobed = era == Some(Era::Modern) || (!ok && last == Some(Step::Discover));
+            if !reprobed {
+                run.finish(Stage::Initialize, started, ok);
+                return Stage::Initialize;
+            }
+            let ended = Instant::now();
+            (run.progress)(StageEvent::Finished {
+                stage: Stage::Initialize,
+                ok: true,
+                ms: at(Step::Discover)
+                    .unwrap_or(ended)
+                    .duration_since(started)
+                    .as_millis() as u64,
+            });
+            (run.progress)(StageEvent::Started {
+                stage: Stage::Discover,
+            });
+            run.finish_at(Stage::Discover, started, ended, ok);
+            Stage::Discover
+        }
+    }
 }
 
 fn str_field(value: &Value, key: &str) -> Option<String> {
@@ -506,10 +648,12 @@ fn apply_list<P: FnMut(StageEvent)>(run: &mut Run<'_, P>, list: List, items: Vec
     }
 }
 
-/// A list as fetched: every item, or what stopped the fetch; warnings; when it ended.
+/// A list as fetched: every item, or what stopped the fetch; warnings; the caching hints of
+/// its first page; when it ended.
 struct Fetched {
     outcome: Result<Vec<Value>, FetchError>,
     warnings: Vec<String>,
+    cache_hint: Option<CacheHint>,
     ended: Instant,
 }
 
@@ -546,10 +690,12 @@ async fn fetch_list<P: FnMut(StageEvent)>(
     list: List,
 ) -> Fetched {
     let mut warnings = vec![];
-    let outcome = fetch_pages(run, peer, list, &mut warnings).await;
+    let mut cache_hint = None;
+    let outcome = fetch_pages(run, peer, list, &mut warnings, &mut cache_hint).await;
     Fetched {
         outcome,
         warnings,
+        cache_hint,
         ended: Instant::now(),
     }
 }
@@ -559,6 +705,7 @@ async fn fetch_pages<P: FnMut(StageEvent)>(
     peer: &Peer<RoleClient>,
     list: List,
     warnings: &mut Vec<String>,
+    cache_hint: &mut Option<CacheHint>,
 ) -> Result<Vec<Value>, FetchError> {
     let (method, key) = (list.method(), list.key());
     let mut items = vec![];
@@ -593,6 +740,19 @@ async fn fetch_pages<P: FnMut(StageEvent)>(
             )));
         };
         items.extend(page_items);
+        if page == 0
+            && let Some(json) = &json
+        {
+            let ttl_ms = json.get("ttlMs").and_then(Value::as_u64);
+            let cache_scope = json.get("cacheScope").and_then(Value::as_str);
+            if ttl_ms.is_some() || cache_scope.is_some() {
+                *cache_hint = Some(CacheHint {
+                    method: method.to_owned(),
+                    ttl_ms,
+                    cache_scope: cache_scope.map(str::to_owned),
+                });
+            }
+        }
         let next = json
             .as_ref()
             .and_then(|j| j.get("nextCursor"))

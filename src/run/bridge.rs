@@ -1,18 +1,25 @@
 //! The remote bridge of `plugboard run`: stdio on one side, streamable HTTP (rmcp's client
-//! transport) or legacy SSE (ours) on the other.
+//! transport, either protocol era) or legacy SSE (ours) on the other, a client of either era
+//! in front of a server of either era.
 //!
-//! Each line on stdin is a JSON-RPC message from the client; it is handed to the transport in
-//! order (each send is started before the next line is read, so ordering is kept while requests
-//! still run concurrently). Everything the transport receives — responses, server
-//! notifications, server→client requests — is written to stdout, one message per line. When a
-//! request cannot be delivered, the client gets a JSON-RPC error for it instead of waiting
-//! forever.
+//! The client's first message says its era (`initialize`: legacy; `server/discover` or a
+//! request with the modern `_meta`: modern) and who it is. The bridge then does the handshake
+//! with the server itself, as the connection layer does for a test (the era remembered from the
+//! server's last test, else the probe; `auto`: streamable HTTP, then SSE), with the client's
+//! identity and capabilities, and from there a [`Translator`] carries every message across the
+//! eras (`translate`).
+//!
+//! Each line on stdin is a JSON-RPC message from the client; what it turns into for the server
+//! is handed to the transport in order (each send is started before the next line is read, so
+//! ordering is kept while requests still run concurrently). What the transport receives —
+//! responses, notifications, requests of a legacy server — goes the other way, one message per
+//! line on stdout. Both directions pass one place each ([`to_server`], [`to_client`]), where a
+//! message filter hooks in. When a request cannot be delivered, the client gets a JSON-RPC
+//! error for it instead of waiting forever.
 //!
 //! Auth: the resolved headers (API keys, bearer tokens, custom headers) are on every request.
 //! For OAuth servers on streamable HTTP the access token is added per request, refreshed before
 //! it expires, and after a 401 refreshed once and the request retried once.
-//! `auto` tries streamable HTTP with the client's `initialize` and falls back to SSE on
-//! 400/404/405, as the MCP spec describes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -24,18 +31,26 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::RoleClient;
-use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId};
+use rmcp::model::GetExtensions;
+use rmcp::model::{ClientConfig, ClientJsonRpcMessage, JsonRpcMessage, ProtocolVersion, RequestId};
+use rmcp::service::InboundStreamOrigin;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
 use rmcp::transport::{StreamableHttpClientTransport, Transport};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{Mutex, mpsc};
 use tokio::time::Instant;
 
+use super::client_io::RelaySide;
+use super::translate::{Out, ServerSide, Translator};
 use super::{OAuthSession, RunError, diag};
 use crate::config::TransportKind;
+use crate::connect::era::{
+    self, Era, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
+};
+use crate::connect::handshake::{Handshake, HandshakeError, Negotiated, Reprobe, Wire};
 use crate::connect::http::{
     HttpRequests, Limited, SseStream, build_client, shttp_fault, transport_config,
 };
@@ -224,9 +239,10 @@ impl HttpRequests for BridgeClient {
 }
 
 /// A message read from stdin, or a line that is not one.
-enum Incoming {
-    Message(Box<ClientJsonRpcMessage>),
-    /// Valid JSON but not a client message we can relay; answered with an error if it has an id.
+/// A line read from stdin: a JSON-RPC message, or a line that is not one.
+pub(super) enum Incoming {
+    Message(serde_json::Value),
+    /// Not a JSON-RPC message; answered with an error if it has an id.
     Invalid {
         id: Option<serde_json::Value>,
         detail: String,
@@ -234,9 +250,16 @@ enum Incoming {
 }
 
 /// Read stdin line by line into `tx` (a task of its own: reading stdin is not cancel safe).
-fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>) {
+fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>, input: DuplexStream) {
+    spawn_line_reader(BufReader::with_capacity(64 * 1024, input), tx);
+}
+
+/// Read `reader` line by line into `tx`, each line a message from the client.
+pub(super) fn spawn_line_reader<R>(mut reader: BufReader<R>, tx: mpsc::Sender<Incoming>)
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
     tokio::spawn(async move {
-        let mut reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
         let mut line = Vec::new();
         loop {
             line.clear();
@@ -261,17 +284,19 @@ fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>) {
             if text.is_empty() {
                 continue;
             }
-            let incoming = match serde_json::from_slice::<ClientJsonRpcMessage>(text) {
-                Ok(message) => Incoming::Message(Box::new(message)),
-                Err(err) => {
-                    let id = serde_json::from_slice::<serde_json::Value>(text)
-                        .ok()
-                        .and_then(|v| v.get("id").cloned());
-                    Incoming::Invalid {
-                        id,
-                        detail: format!("not a JSON-RPC message from a client: {err}"),
-                    }
-                }
+            let incoming = match serde_json::from_slice::<serde_json::Value>(text) {
+                Ok(message) if message.is_object() => Incoming::Message(message),
+                Ok(other) => Incoming::Invalid {
+                    id: None,
+                    detail: format!(
+                        "not a JSON-RPC message from a client (batches are not supported): {}",
+                        crate::connect::truncate_chars(&other.to_string(), 80)
+                    ),
+                },
+                Err(err) => Incoming::Invalid {
+                    id: None,
+                    detail: format!("not JSON: {err}"),
+                },
             };
             if tx.send(incoming).await.is_err() {
                 return;
@@ -281,7 +306,7 @@ fn spawn_stdin_reader(tx: mpsc::Sender<Incoming>) {
 }
 
 /// One line to stdout.
-async fn write_line(out: &mut tokio::io::Stdout, value: &impl serde::Serialize) -> bool {
+async fn write_line(out: &mut DuplexStream, value: &impl serde::Serialize) -> bool {
     let Ok(mut bytes) = serde_json::to_vec(value) else {
         return true;
     };
@@ -335,104 +360,226 @@ enum Ended {
 
 type SendResult = (Option<RequestId>, Result<(), String>);
 
-/// Relay between stdio and `transport` until one side ends. `first` is a message already read
-/// (the `initialize` of `auto`), with its send already done when `first_sent` is set.
-async fn relay<T>(
+/// Both sides of a bridged session and the state between them: the one place messages pass.
+struct Session<'a, T> {
+    name: &'a str,
+    transport: T,
+    translator: Translator,
+    out: DuplexStream,
+    sends: FuturesUnordered<BoxFuture<'static, SendResult>>,
+    /// Requests sent to the server and not answered yet (their ids on the server side): after
+    /// the client closes stdin, their answers are still delivered (for up to DRAIN_LIMIT).
+    outstanding: HashSet<String>,
+    monitor: Arc<Monitor>,
+    redactor: &'a Redactor,
+    trace: bool,
+}
+
+impl<T> Session<'_, T>
+where
+    T: Transport<RoleClient> + 'static,
+{
+    /// Write to the client; `false` when stdout is gone.
+    async fn write(&mut self, message: &serde_json::Value) -> bool {
+        if self.trace {
+            diag(self.redactor, self.name, &format!("← {}", summary(message)));
+        }
+        write_line(&mut self.out, message).await
+    }
+
+    /// Carry out what the translator decided; `false` when stdout is gone.
+    async fn apply(&mut self, outs: Vec<Out>) -> bool {
+        for out in outs {
+            let ok = match out {
+                Out::ToClient(message) => self.write(&message).await,
+                Out::ToServer(message) => self.send(message).await,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Hand one message to the transport (its first poll queues it, in order).
+    async fn send(&mut self, message: serde_json::Value) -> bool {
+        if self.trace {
+            diag(
+                self.redactor,
+                self.name,
+                &format!("→ {}", summary(&message)),
+            );
+        }
+        let typed = match serde_json::from_value::<ClientJsonRpcMessage>(message.clone()) {
+            Ok(typed) => typed,
+            Err(err) => {
+                let detail = format!("not a JSON-RPC message from a client: {err}");
+                diag(self.redactor, self.name, &detail);
+                return match message
+                    .get("id")
+                    .filter(|_| message.get("method").is_some())
+                {
+                    Some(id) => {
+                        let answer = error_response(id.clone(), -32600, &detail);
+                        let outs = self.translator.from_server(answer, None);
+                        Box::pin(self.apply(outs)).await
+                    }
+                    None => true,
+                };
+            }
+        };
+        let id = request_id(&typed);
+        if let Some(id) = &id {
+            self.outstanding.insert(id_key(id));
+        }
+        let mut send = Box::pin(self.transport.send(typed));
+        match futures::poll!(&mut send) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(e)) => {
+                let e = e.to_string();
+                self.sends.push(Box::pin(async move { (id, Err(e)) }));
+            }
+            Poll::Pending => self.sends.push(Box::pin(async move {
+                (id, send.await.map_err(|e| e.to_string()))
+            })),
+        }
+        true
+    }
+
+    /// A message from the client, on its way to the server.
+    async fn to_server(&mut self, message: serde_json::Value) -> bool {
+        let outs = self.translator.from_client(message);
+        self.apply(outs).await
+    }
+
+    /// A message from the server, on its way to the client.
+    async fn to_client(&mut self, message: rmcp::model::ServerJsonRpcMessage) -> bool {
+        let origin = match &message {
+            JsonRpcMessage::Request(request) => {
+                match request.request.extensions().get::<InboundStreamOrigin>() {
+                    Some(InboundStreamOrigin::OutboundRequest(id)) => serde_json::to_value(id).ok(),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match &message {
+            JsonRpcMessage::Response(r) => {
+                self.outstanding.remove(&id_key(&r.id));
+            }
+            JsonRpcMessage::Error(e) => {
+                if let Some(id) = &e.id {
+                    self.outstanding.remove(&id_key(id));
+                }
+            }
+            _ => {}
+        }
+        let value = serde_json::to_value(&message).unwrap_or_default();
+        let outs = self.translator.from_server(value, origin);
+        self.apply(outs).await
+    }
+
+    /// The client gets an error for server-side request `id` (through the translator, which
+    /// knows the client's id for it).
+    async fn fail(&mut self, id: RequestId, detail: &str) -> bool {
+        if !self.outstanding.remove(&id_key(&id)) {
+            return true;
+        }
+        let text = self.redactor.redact(&format!(
+            "plugboard could not deliver the request: {detail}"
+        ));
+        let id = serde_json::to_value(&id).unwrap_or(serde_json::Value::Null);
+        let outs = self
+            .translator
+            .from_server(error_response(id, -32603, &text), None);
+        self.apply(outs).await
+    }
+}
+
+/// Relay between stdio and `transport` until one side ends. `first` is the client's first
+/// message (the handshake has been done with what it said). `own_signals`: SIGINT/SIGTERM/SIGHUP
+/// end the relay (a stdio server's relay forwards them to the server instead).
+pub(super) async fn relay<T>(
     name: &str,
-    mut transport: T,
+    transport: T,
+    translator: Translator,
+    first: serde_json::Value,
     mut incoming: mpsc::Receiver<Incoming>,
     monitor: Arc<Monitor>,
     redactor: &Redactor,
+    own_signals: bool,
+    out: DuplexStream,
 ) -> i32
 where
     T: Transport<RoleClient> + 'static,
 {
-    let mut out = tokio::io::stdout();
-    let mut sends: FuturesUnordered<BoxFuture<'static, SendResult>> = FuturesUnordered::new();
-    let mut signals = signal_events();
-    // Requests sent and not answered yet: after the client closes stdin, their answers are
-    // still delivered (for up to DRAIN_LIMIT).
-    let mut outstanding: HashSet<String> = HashSet::new();
+    let mut session = Session {
+        name,
+        transport,
+        translator,
+        out,
+        sends: FuturesUnordered::new(),
+        outstanding: HashSet::new(),
+        monitor,
+        redactor,
+        trace: std::env::var_os(TRACE_ENV).is_some(),
+    };
+    // Without signals of its own, a channel that never yields (its sender kept alive).
+    let (_no_signals, quiet) = mpsc::channel(1);
+    let mut signals = if own_signals { signal_events() } else { quiet };
     let mut stdin_open = true;
-    let trace = std::env::var_os(TRACE_ENV).is_some();
     let mut drain_deadline = Instant::now() + Duration::from_secs(3600 * 24);
-    let ended = loop {
-        if !stdin_open && outstanding.is_empty() && sends.is_empty() {
-            break Ended::Client;
-        }
-        tokio::select! {
-            next = incoming.recv(), if stdin_open => match next {
-                None => {
-                    stdin_open = false;
-                    drain_deadline = Instant::now() + DRAIN_LIMIT;
-                }
-                Some(Incoming::Invalid { id, detail }) => {
-                    diag(redactor, name, &detail);
-                    if let Some(id) = id
-                        && !write_line(&mut out, &error_response(id, -32600, &detail)).await
-                    {
-                        break Ended::Client;
+    let ended = if !session.to_server(first).await {
+        Ended::Client
+    } else {
+        loop {
+            if !stdin_open && session.outstanding.is_empty() && session.sends.is_empty() {
+                break Ended::Client;
+            }
+            tokio::select! {
+                next = incoming.recv(), if stdin_open => match next {
+                    None => {
+                        stdin_open = false;
+                        drain_deadline = Instant::now() + DRAIN_LIMIT;
                     }
-                }
-                Some(Incoming::Message(message)) => {
-                    let id = request_id(&message);
-                    if trace {
-                        diag(redactor, name, &format!("→ {}", summary(&serde_json::to_value(&message).unwrap_or_default())));
-                    }
-                    if let Some(id) = &id {
-                        outstanding.insert(id_key(id));
-                    }
-                    let mut send = Box::pin(transport.send(*message));
-                    // The first poll queues the message in the transport, in order.
-                    match futures::poll!(&mut send) {
-                        Poll::Ready(result) => {
-                            if let Err(e) = result {
-                                sends.push(Box::pin(async move { (id, Err(e.to_string())) }));
-                            }
-                        }
-                        Poll::Pending => sends.push(Box::pin(async move {
-                            (id, send.await.map_err(|e| e.to_string()))
-                        })),
-                    }
-                }
-            },
-            received = transport.receive() => match received {
-                Some(message) => {
-                    if trace {
-                        diag(redactor, name, &format!("← {}", summary(&serde_json::to_value(&message).unwrap_or_default())));
-                    }
-                    if let JsonRpcMessage::Response(r) = &message {
-                        outstanding.remove(&id_key(&r.id));
-                    } else if let JsonRpcMessage::Error(e) = &message
-                        && let Some(id) = &e.id
-                    {
-                        outstanding.remove(&id_key(id));
-                    }
-                    if !write_line(&mut out, &message).await {
-                        break Ended::Client;
-                    }
-                }
-                None => break Ended::Server,
-            },
-            Some((id, result)) = sends.next(), if !sends.is_empty() => {
-                if let Err(detail) = result {
-                    let detail = describe_failure(&monitor, &detail);
-                    diag(redactor, name, &detail);
-                    if let Some(id) = id {
-                        outstanding.remove(&id_key(&id));
-                        let id = serde_json::to_value(&id).unwrap_or(serde_json::Value::Null);
-                        let text = redactor.redact(&format!("plugboard could not deliver the request: {detail}"));
-                        if !write_line(&mut out, &error_response(id, -32603, &text)).await {
+                    Some(Incoming::Invalid { id, detail }) => {
+                        diag(redactor, name, &detail);
+                        if let Some(id) = id
+                            && !session.write(&error_response(id, -32600, &detail)).await
+                        {
                             break Ended::Client;
                         }
                     }
-                }
-            },
-            Some(sig) = signals.recv() => break Ended::Signal(sig),
-            _ = tokio::time::sleep_until(drain_deadline), if !stdin_open => break Ended::Client,
+                    Some(Incoming::Message(message)) => {
+                        if !session.to_server(message).await {
+                            break Ended::Client;
+                        }
+                    }
+                },
+                received = session.transport.receive() => match received {
+                    Some(message) => {
+                        if !session.to_client(message).await {
+                            break Ended::Client;
+                        }
+                    }
+                    None => break Ended::Server,
+                },
+                Some((id, result)) = session.sends.next(), if !session.sends.is_empty() => {
+                    if let Err(detail) = result {
+                        let detail = describe_failure(&session.monitor, &detail);
+                        diag(redactor, name, &detail);
+                        if let Some(id) = id
+                            && !session.fail(id, &detail).await
+                        {
+                            break Ended::Client;
+                        }
+                    }
+                },
+                Some(sig) = signals.recv() => break Ended::Signal(sig),
+                _ = tokio::time::sleep_until(drain_deadline), if !stdin_open => break Ended::Client,
+            }
         }
     };
-    // Let responses still in flight reach the client for a moment, then end the session.
     let code = match ended {
         Ended::Client => 0,
         Ended::Signal(sig) => 128 + sig,
@@ -440,34 +587,30 @@ where
             // Answer every request still waiting, so the client is not left hanging: first
             // with the failures of sends that were under way, then with the end itself.
             let deadline = Instant::now() + Duration::from_secs(1);
-            while !sends.is_empty() {
-                let Ok(Some((id, result))) = tokio::time::timeout_at(deadline, sends.next()).await
+            while !session.sends.is_empty() {
+                let Ok(Some((id, result))) =
+                    tokio::time::timeout_at(deadline, session.sends.next()).await
                 else {
                     break;
                 };
-                if let (Err(detail), Some(id)) = (result, id)
-                    && outstanding.remove(&id_key(&id))
-                {
-                    let detail = describe_failure(&monitor, &detail);
-                    let text = redactor.redact(&format!(
-                        "plugboard could not deliver the request: {detail}"
-                    ));
-                    let id = serde_json::to_value(&id).unwrap_or(serde_json::Value::Null);
-                    write_line(&mut out, &error_response(id, -32603, &text)).await;
+                if let (Err(detail), Some(id)) = (result, id) {
+                    let detail = describe_failure(&session.monitor, &detail);
+                    session.fail(id, &detail).await;
                 }
             }
-            let detail = describe_failure(&monitor, "the connection to the server ended");
+            let detail = describe_failure(&session.monitor, "the connection to the server ended");
             diag(redactor, name, &detail);
-            let text = redactor.redact(&detail);
-            for key in outstanding.drain() {
-                let id = serde_json::from_str(&key).unwrap_or(serde_json::Value::Null);
-                write_line(&mut out, &error_response(id, -32603, &text)).await;
+            let waiting: Vec<String> = session.outstanding.iter().cloned().collect();
+            for key in waiting {
+                if let Ok(id) = serde_json::from_str::<RequestId>(&key) {
+                    session.fail(id, &detail).await;
+                }
             }
             1
         }
     };
-    let _ = tokio::time::timeout(Duration::from_secs(2), transport.close()).await;
-    let _ = out.flush().await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), session.transport.close()).await;
+    let _ = session.out.flush().await;
     code
 }
 
@@ -589,14 +732,122 @@ async fn sse_transport(
     }
 }
 
+/// What the client's first message says: its era, and who it is (as the handshake with the
+/// server presents it: its `initialize` params, or its request `_meta`).
+pub(super) struct ClientHello {
+    pub(super) era: Era,
+    /// `clientInfo` and `capabilities` (JSON, for the translator).
+    pub(super) json: serde_json::Value,
+    pub(super) config: ClientConfig,
+    /// The version a legacy client asked for, when Plugboard speaks it.
+    pub(super) legacy_version: Option<ProtocolVersion>,
+}
+
+pub(super) fn client_hello(first: &serde_json::Value) -> ClientHello {
+    let params = first.get("params").cloned().unwrap_or_default();
+    let meta = params.get("_meta");
+    let modern_meta = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)).is_some();
+    let method = first.get("method").and_then(serde_json::Value::as_str);
+    if method == Some("initialize") {
+        let config = serde_json::from_value::<ClientConfig>(params.clone())
+            .unwrap_or_else(|_| crate::connect::client_config());
+        let legacy_version = params
+            .get("protocolVersion")
+            .and_then(serde_json::Value::as_str)
+            .and_then(|v| era::legacy_versions().into_iter().find(|l| l.as_str() == v));
+        return ClientHello {
+            era: Era::Legacy,
+            json: serde_json::json!({
+                "clientInfo": params.get("clientInfo").cloned().unwrap_or_default(),
+                "capabilities": params.get("capabilities").cloned().unwrap_or_default(),
+            }),
+            config,
+            legacy_version,
+        };
+    }
+    if method == Some("server/discover") || modern_meta {
+        let info = meta
+            .and_then(|m| m.get(META_CLIENT_INFO))
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"name": "unknown", "version": ""}));
+        let capabilities = meta
+            .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({}));
+        let config = serde_json::from_value::<ClientConfig>(serde_json::json!({
+            "protocolVersion": era::legacy_request_version().as_str(),
+            "capabilities": capabilities,
+            "clientInfo": info,
+        }))
+        .unwrap_or_else(|_| crate::connect::client_config());
+        return ClientHello {
+            era: Era::Modern,
+            json: serde_json::json!({"clientInfo": info, "capabilities": capabilities}),
+            config,
+            legacy_version: None,
+        };
+    }
+    // Anything else first: a legacy client that skipped `initialize`.
+    ClientHello {
+        era: Era::Legacy,
+        json: serde_json::json!({}),
+        config: crate::connect::client_config(),
+        legacy_version: None,
+    }
+}
+
+/// The handshake with the server on `transport`, for a client that said `hello`.
+async fn shake<T>(
+    transport: &mut T,
+    hello: &ClientHello,
+    known: Option<Era>,
+    legacy_only: bool,
+) -> Result<Negotiated, Result<Reprobe, HandshakeError>>
+where
+    T: Transport<RoleClient> + 'static,
+{
+    let mut steps = |_| {};
+    let shake = Handshake {
+        transport,
+        hello: &hello.config,
+        wire: Wire::Http,
+        steps: &mut steps,
+        legacy_version: hello.legacy_version.clone(),
+    };
+    if legacy_only {
+        return shake.legacy(false).await;
+    }
+    match known {
+        Some(Era::Legacy) => shake.legacy(true).await,
+        _ => shake.probe(known).await.map_err(Err),
+    }
+}
+
+/// The server side of a bridged session after the handshake.
+enum Connected {
+    Shttp(StreamableHttpClientTransport<Limited<BridgeClient>>),
+    Sse(SseTransport),
+}
+
+/// Why the bridge could not get going with the server.
+enum Unreachable {
+    Connect(ConnectError),
+    Handshake(HandshakeError),
+    Other(RunError),
+}
+
 /// Bridge stdio to the remote server until the client or the server ends; returns the exit code.
+/// `known` is the server's era from its last test.
 pub async fn bridge(
     name: &str,
     transport: TransportKind,
     target: &RemoteTarget,
     oauth: Option<OAuthSession>,
     redactor: Redactor,
+    known: Option<Era>,
+    client: RelaySide,
 ) -> Result<i32, RunError> {
+    let RelaySide { input, output } = client;
     let monitor = Monitor::new();
     let oauth = oauth.map(|session| {
         Arc::new(Mutex::new(TokenState {
@@ -613,93 +864,142 @@ pub async fn bridge(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let (tx, mut incoming) = mpsc::channel::<Incoming>(64);
-    spawn_stdin_reader(tx);
+    spawn_stdin_reader(tx, input);
 
-    match transport {
-        TransportKind::Sse => {
-            let sse = sse_transport(target, &headers, oauth.as_ref(), monitor.clone())
-                .await
-                .map_err(|e| RunError::Failed(redactor.redact(&connect_failure(&e))))?;
-            Ok(relay(name, sse, incoming, monitor, &redactor).await)
-        }
-        TransportKind::Shttp => {
-            let shttp = shttp_transport(target, &headers, oauth, monitor.clone(), &redactor, name)?;
-            Ok(relay(name, shttp, incoming, monitor, &redactor).await)
-        }
-        _ => {
-            // auto: the client's first message decides. Send it over streamable HTTP; on
-            // 400/404/405 switch to SSE and send it there.
-            let Some(first) = incoming.recv().await else {
-                return Ok(0);
-            };
-            let Incoming::Message(first) = first else {
-                // Not relayable: let the streamable HTTP relay report it.
-                let (tx2, rx2) = mpsc::channel::<Incoming>(64);
-                let _ = tx2.send(first).await;
-                forward(incoming, tx2);
-                let shttp =
-                    shttp_transport(target, &headers, oauth, monitor.clone(), &redactor, name)?;
-                return Ok(relay(name, shttp, rx2, monitor, &redactor).await);
-            };
-            let mut shttp = shttp_transport(
-                target,
-                &headers,
-                oauth.clone(),
-                monitor.clone(),
-                &redactor,
-                name,
-            )?;
-            let id = request_id(&first);
-            let sent = shttp.send((*first).clone()).await;
-            let fallback = sent.is_err()
-                && matches!(
-                    monitor.snapshot().http,
-                    Some(HttpFault::Status {
-                        status: 400 | 404 | 405,
-                        ..
-                    })
-                );
-            if !fallback {
-                let (tx2, rx2) = mpsc::channel::<Incoming>(64);
-                if let (Err(e), Some(id)) = (&sent, id) {
-                    // The initialize could not be delivered: answer it, then end.
-                    let detail = describe_failure(&monitor, &e.to_string());
-                    diag(&redactor, name, &detail);
-                    let mut out = tokio::io::stdout();
-                    let id = serde_json::to_value(&id).unwrap_or(serde_json::Value::Null);
-                    write_line(
-                        &mut out,
-                        &error_response(id, -32603, &redactor.redact(&detail)),
-                    )
-                    .await;
-                    let _ = tokio::time::timeout(Duration::from_secs(1), shttp.close()).await;
-                    return Ok(1);
+    // The client's first message decides its era.
+    let mut out = output;
+    let first = loop {
+        match incoming.recv().await {
+            None => return Ok(0),
+            Some(Incoming::Message(message)) => break message,
+            Some(Incoming::Invalid { id, detail }) => {
+                diag(&redactor, name, &detail);
+                if let Some(id) = id {
+                    write_line(&mut out, &error_response(id, -32600, &detail)).await;
                 }
-                forward(incoming, tx2);
-                return Ok(relay(name, shttp, rx2, monitor, &redactor).await);
             }
-            let _ = tokio::time::timeout(Duration::from_secs(1), shttp.close()).await;
-            monitor.clear_http();
-            let mut sse = sse_transport(target, &headers, oauth.as_ref(), monitor.clone())
-                .await
-                .map_err(|e| RunError::Failed(redactor.redact(&connect_failure(&e))))?;
-            if let Err(e) = sse.send(*first).await {
-                return Err(RunError::Failed(redactor.redact(&e.to_string())));
-            }
-            Ok(relay(name, sse, incoming, monitor, &redactor).await)
         }
-    }
+    };
+    let hello = client_hello(&first);
+    let connected = connect(
+        name, transport, target, &headers, oauth, &monitor, &redactor, &hello, known,
+    )
+    .await;
+    let (negotiated, connected) = match connected {
+        Ok(done) => done,
+        Err(unreachable) => {
+            let detail = match unreachable {
+                Unreachable::Connect(e) => connect_failure(&e),
+                Unreachable::Handshake(e) => describe_failure(&monitor, &e.to_string()),
+                Unreachable::Other(e) => return Err(e),
+            };
+            let detail = redactor.redact(&detail);
+            diag(&redactor, name, &detail);
+            if let Some(id) = first.get("id").filter(|_| first.get("method").is_some()) {
+                let text = format!("plugboard could not reach the server: {detail}");
+                write_line(&mut out, &error_response(id.clone(), -32603, &text)).await;
+            }
+            return Ok(1);
+        }
+    };
+    let server = ServerSide {
+        era: negotiated.era,
+        version: negotiated.protocol_version.to_string(),
+        info: serde_json::to_value(&negotiated.peer_info).unwrap_or_default(),
+    };
+    let translator = Translator::new(hello.era, server, &hello.json);
+    Ok(match connected {
+        Connected::Shttp(t) => {
+            let t = crate::connect::handshake::Handshaken(t);
+            relay(
+                name, t, translator, first, incoming, monitor, &redactor, true, out,
+            )
+            .await
+        }
+        Connected::Sse(t) => {
+            let t = crate::connect::handshake::Handshaken(t);
+            relay(
+                name, t, translator, first, incoming, monitor, &redactor, true, out,
+            )
+            .await
+        }
+    })
 }
 
-/// Pass everything from `from` on to `to` (after a first message was put into `to`).
-fn forward(mut from: mpsc::Receiver<Incoming>, to: mpsc::Sender<Incoming>) {
-    tokio::spawn(async move {
-        while let Some(item) = from.recv().await {
-            if to.send(item).await.is_err() {
-                return;
+/// Reach the server and do the handshake: streamable HTTP (a remembered legacy era that fails
+/// is probed again on a fresh transport), SSE (legacy only), or `auto` (streamable HTTP, then
+/// SSE when it was refused with 400/404/405).
+#[allow(clippy::too_many_arguments)]
+async fn connect(
+    name: &str,
+    kind: TransportKind,
+    target: &RemoteTarget,
+    headers: &[(String, Sensitive<String>)],
+    oauth: Option<Arc<Mutex<TokenState>>>,
+    monitor: &Arc<Monitor>,
+    redactor: &Redactor,
+    hello: &ClientHello,
+    known: Option<Era>,
+) -> Result<(Negotiated, Connected), Unreachable> {
+    if kind == TransportKind::Sse {
+        let mut sse = sse_transport(target, headers, oauth.as_ref(), monitor.clone())
+            .await
+            .map_err(Unreachable::Connect)?;
+        let negotiated = shake(&mut sse, hello, None, true).await.map_err(|e| {
+            Unreachable::Handshake(e.err().unwrap_or(HandshakeError::Closed {
+                during: "initialize",
+            }))
+        })?;
+        return Ok((negotiated, Connected::Sse(sse)));
+    }
+    let new_shttp = || {
+        shttp_transport(
+            target,
+            headers,
+            oauth.clone(),
+            monitor.clone(),
+            redactor,
+            name,
+        )
+        .map_err(Unreachable::Other)
+    };
+    let mut shttp = new_shttp()?;
+    let failure = match shake(&mut shttp, hello, known, false).await {
+        Ok(negotiated) => return Ok((negotiated, Connected::Shttp(shttp))),
+        Err(Ok(Reprobe)) => {
+            let _ = tokio::time::timeout(Duration::from_secs(1), shttp.close()).await;
+            monitor.clear_http();
+            let mut fresh = new_shttp()?;
+            match shake(&mut fresh, hello, None, false).await {
+                Ok(negotiated) => return Ok((negotiated, Connected::Shttp(fresh))),
+                Err(e) => e.err().unwrap_or(HandshakeError::Closed {
+                    during: "server/discover",
+                }),
             }
         }
-    });
+        Err(Err(e)) => e,
+    };
+    let refused = matches!(
+        monitor.snapshot().http,
+        Some(HttpFault::Status {
+            status: 400 | 404 | 405,
+            ..
+        })
+    );
+    if kind != TransportKind::Auto || !refused {
+        return Err(Unreachable::Handshake(failure));
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(1), shttp.close()).await;
+    monitor.clear_http();
+    let mut sse = sse_transport(target, headers, oauth.as_ref(), monitor.clone())
+        .await
+        .map_err(Unreachable::Connect)?;
+    let negotiated = shake(&mut sse, hello, None, true).await.map_err(|e| {
+        Unreachable::Handshake(e.err().unwrap_or(HandshakeError::Closed {
+            during: "initialize",
+        }))
+    })?;
+    Ok((negotiated, Connected::Sse(sse)))
 }
 
 fn connect_failure(err: &ConnectError) -> String {

@@ -12,10 +12,18 @@
 //!   written to stdout, with the auth headers or OAuth token (refreshed, retried once after a
 //!   401) added here.
 //!
+//! Either way the client's messages pass the server's tool filter ([`tool_filter`], on this
+//! process's stdio: [`client_io`]): disabled tools are not listed and not called, and a change
+//! of tool state reaches the connected client as `notifications/tools/list_changed`.
+//!
 //! Standard output carries MCP traffic only. Every diagnostic goes to stderr, redacted.
 
 pub mod bridge;
+pub mod client_io;
+pub mod sessions;
 pub mod stdio;
+pub mod tool_filter;
+pub mod translate;
 
 use std::sync::Arc;
 
@@ -121,8 +129,14 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
     if !server.enabled {
         return Err(RunError::Disabled { name: name.into() });
     }
+    let dir = servers.config().dir();
+    let rules = client_io::rules_for(dir, name, Some(&server)).unwrap_or(tool_filter::ToolRules {
+        policy: server.tools.clone(),
+        reviewed: None,
+        server_enabled: true,
+    });
     if !allow_unapproved {
-        refuse_changed_tools(servers, name)?;
+        refuse_changed_tools(servers, name, &rules)?;
     }
     let oauth = matches!(server.auth, Auth::Oauth2(_));
     let store: Arc<dyn SecretStore> = if server.secret_keys(name).is_empty() && !oauth {
@@ -176,19 +190,74 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
     if let Some(s) = &session {
         redactor = redactor.with_values([s.token.expose().as_str()]);
     }
-    match resolved.target() {
-        Target::Stdio(target) => stdio::relay(name, target, redactor).await,
+    let known = crate::checks::known_era(servers, name);
+    let filter = Arc::new(tool_filter::ToolFilter::new(name, rules));
+    let (client, relay_side) = client_io::ClientIo::start(filter, dir, name);
+    let code = match resolved.target() {
+        Target::Stdio(target) => stdio::relay(name, target, redactor, known, relay_side).await,
         Target::Remote(target) => {
-            bridge::bridge(name, resolved.transport(), target, session, redactor).await
+            // A package serving HTTP here is started first and stopped when the bridge ends.
+            let local = match &server.launch {
+                None => None,
+                Some(_) => Some(
+                    crate::local_http::LocalServer::start(
+                        name,
+                        &server,
+                        resolve_store.as_ref(),
+                        crate::local_http::START_TIMEOUT,
+                    )
+                    .await
+                    .map_err(|e| RunError::Spawn {
+                        command: server
+                            .launch
+                            .as_ref()
+                            .map(|l| l.command.clone())
+                            .unwrap_or_default(),
+                        detail: redactor.redact(&format!(
+                            "{} ({})\n{}",
+                            e.failure.error, e.failure.hint, e.stderr
+                        )),
+                    })?,
+                ),
+            };
+            let bridged = bridge::bridge(
+                name,
+                resolved.transport(),
+                target,
+                session,
+                redactor,
+                known,
+                relay_side,
+            )
+            .await;
+            if let Some(local) = local {
+                local.stop().await;
+            }
+            bridged
         }
-    }
+    };
+    client.finish().await;
+    code
 }
 
 /// The tool-pinning gate: a server whose last test saw tools that differ from the approved ones
-/// is not exposed to other clients until the user reviews and approves them. A server that was
-/// never tested has nothing pinned and runs.
-fn refuse_changed_tools(servers: &Servers, name: &str) -> Result<(), RunError> {
+/// is not exposed to other clients until the user reviews and approves them, unless every tool
+/// not approved is one the tool filter hides anyway (a tool added since the approval is
+/// disabled until reviewed, unless the user chose otherwise). A server that was never tested
+/// has nothing pinned and runs.
+fn refuse_changed_tools(
+    servers: &Servers,
+    name: &str,
+    rules: &tool_filter::ToolRules,
+) -> Result<(), RunError> {
     match crate::pinning::status(servers.config().dir(), name) {
+        Ok(crate::pinning::PinStatus::Changed(diff))
+            if !diff.first_seen
+                && diff.changes.instructions_diff.is_empty()
+                && diff.unapproved_tools().iter().all(|t| !rules.allows(t)) =>
+        {
+            Ok(())
+        }
         Ok(crate::pinning::PinStatus::Changed(diff)) => Err(RunError::ToolsChanged {
             name: name.into(),
             summary: if diff.first_seen {

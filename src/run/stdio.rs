@@ -1,7 +1,9 @@
 //! The stdio relay of `plugboard run`: spawn the server in its own process group with its
-//! resolved environment (secrets included), copy stdin → child and child → stdout byte for
-//! byte, pass its stderr on line by line (redacted), forward SIGINT/SIGTERM/SIGHUP to its
-//! group, and make sure nothing of the group outlives the relay.
+//! resolved environment (secrets included), copy the client's side (stdin/stdout through the
+//! tool filter, [`super::client_io`]) → child and child → client byte for byte (or, for a
+//! client of the other protocol era than the server's known one, through the bridge's era
+//! translation), pass its stderr on line by line (redacted), forward SIGINT/SIGTERM/SIGHUP to
+//! its group, and make sure nothing of the group outlives the relay.
 //!
 //! Ending: when our stdin closes, the child's stdin is closed and it gets [`STDIN_GRACE`] to
 //! exit on its own, then SIGTERM, then SIGKILL (each to the whole group). A forwarded signal
@@ -14,12 +16,16 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::{RunError, diag, exit_code};
+use super::client_io::RelaySide;
+use super::translate::{ServerSide, Translator};
+use super::{RunError, bridge, diag, exit_code};
+use crate::connect::handshake::{Handshake, HandshakeError, Wire};
+use crate::connect::{Era, MAX_MESSAGE};
 use crate::redact::Redactor;
 use crate::resolve::StdioTarget;
 
@@ -69,8 +75,188 @@ enum Event {
     Signal(i32),
 }
 
-/// Relay `target` on this process's stdio until it exits; returns its exit code.
-pub async fn relay(name: &str, target: &StdioTarget, redactor: Redactor) -> Result<i32, RunError> {
+/// How the client's messages reach the server.
+enum Mode {
+    /// Byte for byte; these bytes (the first line, already read) go first.
+    Bytes(Vec<u8>),
+    /// Through the era translation; this was the client's first message.
+    Translate(serde_json::Value),
+}
+
+/// Read the client's first line and decide: a client of the era the server is known to speak
+/// gets the byte relay (its line goes first), one of the other era the translating relay.
+async fn first_message<R>(stdin: &mut BufReader<R>, server_era: Era) -> Mode
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    let mut line = Vec::new();
+    let read = (&mut *stdin)
+        .take(MAX_MESSAGE as u64 + 1)
+        .read_until(b'\n', &mut line)
+        .await;
+    if read.is_err() || line.len() > MAX_MESSAGE {
+        return Mode::Bytes(line);
+    }
+    match serde_json::from_slice::<serde_json::Value>(line.trim_ascii()) {
+        Ok(first) if first.is_object() && bridge::client_hello(&first).era != server_era => {
+            Mode::Translate(first)
+        }
+        _ => Mode::Bytes(line),
+    }
+}
+
+/// The client → child and child → client, byte for byte (`first` before the rest of the
+/// client's input), until the child's stdout ends.
+async fn byte_relay(
+    mut stdin: BufReader<DuplexStream>,
+    mut out: DuplexStream,
+    first: Vec<u8>,
+    mut child_stdin: tokio::process::ChildStdin,
+    mut child_stdout: tokio::process::ChildStdout,
+    events_tx: mpsc::Sender<Event>,
+) {
+    // stdin → child. On EOF (or a write error: the child closed its stdin) report it.
+    let (stdin_data_tx, mut stdin_data) = mpsc::channel::<Vec<u8>>(16);
+    {
+        let events_tx = events_tx.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 64 * 1024];
+            if !first.is_empty() && stdin_data_tx.send(first).await.is_err() {
+                return;
+            }
+            loop {
+                match stdin.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if stdin_data_tx.send(buf[..n].to_vec()).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+            drop(stdin_data_tx);
+            let _ = events_tx.send(Event::StdinClosed).await;
+        });
+    }
+    tokio::spawn(async move {
+        let mut pipe = Some(&mut child_stdin);
+        while let Some(chunk) = stdin_data.recv().await {
+            let Some(open) = pipe.as_mut() else {
+                continue;
+            };
+            if open.write_all(&chunk).await.is_err() || open.flush().await.is_err() {
+                // The server closed its stdin; keep draining ours.
+                pipe = None;
+            }
+        }
+        // Our stdin ended: close the server's.
+        drop(child_stdin);
+    });
+
+    // child → client, byte for byte, flushed as it comes.
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match child_stdout.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if out.write_all(&buf[..n]).await.is_err() || out.flush().await.is_err() {
+                    let _ = events_tx.send(Event::StdoutBroken).await;
+                    break;
+                }
+            }
+        }
+    }
+    let _ = out.flush().await;
+}
+
+/// The server's stdin and stdout.
+struct ChildIo {
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::process::ChildStdout,
+}
+
+/// The translating relay: the handshake with the server in its era (with the client's
+/// identity), then the bridge's relay over the server's stdio, until one side ends; then the
+/// main loop hears `StdinClosed`.
+async fn translating_relay(
+    name: &str,
+    stdin: BufReader<DuplexStream>,
+    mut out: DuplexStream,
+    first: serde_json::Value,
+    child: ChildIo,
+    server_era: Era,
+    redactor: &Redactor,
+    events_tx: mpsc::Sender<Event>,
+) {
+    let (tx, incoming) = mpsc::channel(64);
+    bridge::spawn_line_reader(stdin, tx);
+    let monitor = crate::connect::Monitor::new();
+    let mut transport = crate::connect::stdio::StdioTransport::new(
+        child.stdin,
+        child.stdout,
+        MAX_MESSAGE,
+        monitor.clone(),
+    );
+    let hello = bridge::client_hello(&first);
+    let watch = transport.stdin_handle();
+    let mut steps = |_| {};
+    let shake = Handshake {
+        transport: &mut transport,
+        hello: &hello.config,
+        wire: Wire::Stdio(&watch),
+        steps: &mut steps,
+        legacy_version: hello.legacy_version.clone(),
+    };
+    let negotiated = match server_era {
+        // Over stdio a wrong remembered era is probed again on the same process.
+        Era::Legacy => shake.legacy(true).await.map_err(|e| {
+            e.err().unwrap_or(HandshakeError::Closed {
+                during: "initialize",
+            })
+        }),
+        _ => shake.probe(Some(server_era)).await,
+    };
+    match negotiated {
+        Ok(negotiated) => {
+            let server = ServerSide {
+                era: negotiated.era,
+                version: negotiated.protocol_version.to_string(),
+                info: serde_json::to_value(&negotiated.peer_info).unwrap_or_default(),
+            };
+            let translator = Translator::new(hello.era, server, &hello.json);
+            let transport = crate::connect::handshake::Handshaken(transport);
+            bridge::relay(
+                name, transport, translator, first, incoming, monitor, redactor, false, out,
+            )
+            .await;
+        }
+        Err(err) => {
+            let detail = redactor.redact(&err.to_string());
+            diag(redactor, name, &detail);
+            if let Some(id) = first.get("id").filter(|_| first.get("method").is_some()) {
+                let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                    "code": -32603,
+                    "message": format!("plugboard could not reach the server: {detail}"),
+                }});
+                let _ = out.write_all(format!("{answer}\n").as_bytes()).await;
+                let _ = out.flush().await;
+            }
+        }
+    }
+    let _ = events_tx.send(Event::StdinClosed).await;
+}
+
+/// Relay `target` on the client's side (this process's stdio, through the tool filter) until
+/// it exits; returns its exit code. `known` is
+/// the server's era from its last test: a client of the other era is carried across (the
+/// translating relay); otherwise (the same era, or not known) the bytes pass as they are.
+pub async fn relay(
+    name: &str,
+    target: &StdioTarget,
+    redactor: Redactor,
+    known: Option<Era>,
+    client: RelaySide,
+) -> Result<i32, RunError> {
     let mut cmd = Command::new(&target.program);
     cmd.args(&target.args)
         .env_clear()
@@ -127,65 +313,42 @@ pub async fn relay(name: &str, target: &StdioTarget, redactor: Redactor) -> Resu
     })?;
     let pgid = child.id().unwrap_or(0);
     let mut watchdog = start_watchdog(pgid);
-    let mut child_stdin = child.stdin.take();
-    let mut child_stdout = child.stdout.take().expect("stdout is piped");
+    let child_stdin = child.stdin.take().expect("stdin is piped");
+    let child_stdout = child.stdout.take().expect("stdout is piped");
     let mut child_stderr = child.stderr.take().expect("stderr is piped");
 
     let (events_tx, mut events) = mpsc::channel::<Event>(8);
 
-    // stdin → child. On EOF (or a write error: the child closed its stdin) report it.
-    let (stdin_data_tx, mut stdin_data) = mpsc::channel::<Vec<u8>>(16);
-    {
-        let events_tx = events_tx.clone();
-        tokio::spawn(async move {
-            let mut stdin = tokio::io::stdin();
-            let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                match stdin.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if stdin_data_tx.send(buf[..n].to_vec()).await.is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-            drop(stdin_data_tx);
-            let _ = events_tx.send(Event::StdinClosed).await;
-        });
-    }
-    let stdin_writer = tokio::spawn(async move {
-        while let Some(chunk) = stdin_data.recv().await {
-            let Some(pipe) = child_stdin.as_mut() else {
-                continue;
-            };
-            if pipe.write_all(&chunk).await.is_err() || pipe.flush().await.is_err() {
-                // The server closed its stdin; keep draining ours.
-                child_stdin = None;
-            }
-        }
-        // Our stdin ended: close the server's.
-        drop(child_stdin);
-    });
-
-    // child → stdout, byte for byte, flushed as it comes.
+    // The data path, a task of its own (so signals and the child's exit are heard while the
+    // client's first line is awaited): bytes as they come, or (a client of one era, a server
+    // known to speak the other) a translating relay. It ends when the child's stdout does.
     let stdout_task = {
         let events_tx = events_tx.clone();
+        let redactor = redactor.clone();
+        let name = name.to_owned();
         tokio::spawn(async move {
-            let mut out = tokio::io::stdout();
-            let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                match child_stdout.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if out.write_all(&buf[..n]).await.is_err() || out.flush().await.is_err() {
-                            let _ = events_tx.send(Event::StdoutBroken).await;
-                            break;
-                        }
-                    }
+            let RelaySide { input, output } = client;
+            let mut stdin = BufReader::with_capacity(64 * 1024, input);
+            let mode = match known {
+                Some(server_era) => first_message(&mut stdin, server_era).await,
+                None => Mode::Bytes(vec![]),
+            };
+            match mode {
+                Mode::Bytes(first) => {
+                    byte_relay(stdin, output, first, child_stdin, child_stdout, events_tx).await
+                }
+                Mode::Translate(first) => {
+                    let server_era = known.expect("translation needs the server's era");
+                    let io = ChildIo {
+                        stdin: child_stdin,
+                        stdout: child_stdout,
+                    };
+                    translating_relay(
+                        &name, stdin, output, first, io, server_era, &redactor, events_tx,
+                    )
+                    .await
                 }
             }
-            let _ = out.flush().await;
         })
     };
 
@@ -301,8 +464,6 @@ pub async fn relay(name: &str, target: &StdioTarget, redactor: Redactor) -> Resu
     }
     stdout_task.abort();
     let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
-    stdin_writer.abort();
-    let _ = tokio::io::stdout().flush().await;
     // We cleaned up ourselves: the watchdog must not signal a group id that may be reused.
     if let Some(dog) = watchdog.as_mut() {
         let _ = dog.kill().await;

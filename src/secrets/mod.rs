@@ -10,8 +10,6 @@ mod memory_store;
 pub mod selection;
 mod sensitive;
 
-use std::sync::Arc;
-
 pub use file_store::FileStore;
 pub use keyring_store::KeyringStore;
 pub use memory_store::MemoryStore;
@@ -97,16 +95,6 @@ pub trait SecretStore: Send + Sync {
     fn check(&self) -> Result<(), SecretError>;
     /// A short human description ("OS keyring (Secret Service)").
     fn describe(&self) -> String;
-}
-
-/// The store the user chose (`plugboard secrets use keyring|file`, kept in
-/// `<config dir>/settings.json`): the OS keyring unless the encrypted file was chosen. Never
-/// falls back from one to the other.
-pub fn default_store() -> Result<Arc<dyn SecretStore>, SecretError> {
-    match crate::config::config_dir() {
-        Some(dir) => selection::open_chosen(&dir),
-        None => Ok(Arc::new(KeyringStore::open()?)),
-    }
 }
 
 /// Run `check` on a store and the round trip it implies, shared by the store implementations.

@@ -31,19 +31,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::RoleClient;
 use rmcp::model::{
     ArgumentInfo, CallToolRequest, CallToolRequestParams, CancelledNotificationParam,
     ClientRequest, CompleteRequestParams, CompletionContext, GetPromptRequest,
     GetPromptRequestParams, ReadResourceRequest, ReadResourceRequestParams, Reference, RequestId,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
+use rmcp::{RoleClient, ServiceExt};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use crate::config::ServerConfig;
-use crate::connect::{self, Connection, Hooks, MessageTap};
+use crate::connect::{self, Connection, MessageTap};
 use crate::probe::Failure;
 use crate::probe::naming;
 use crate::redact::Redactor;
@@ -53,7 +52,7 @@ pub use events::{EventSink, SessionEvent, no_events};
 pub use open::{open_installed, open_resolved};
 pub use outcome::{ContentItem, Media, ResourceContent, Structured};
 pub use questions::{Answer, Asker, DeclineAll, Question, QuestionMode, RootView, UrlOpener};
-pub use safety::{Confirmation, ToolRisk};
+pub use safety::{Confirmation, ToolRisk, ToolStates};
 pub use shared::Lists;
 pub use trace::TraceEntry;
 
@@ -348,32 +347,29 @@ pub struct Completion {
     pub has_more: bool,
 }
 
-/// What a session runs over.
-enum Link {
-    Connection(Box<Connection>),
-    /// An rmcp service connected elsewhere (a modern-era client, until [`Connection`] speaks
-    /// that era itself).
-    Service(Box<connect::Service>),
-    Closed,
-}
+/// How long a stdio server whose output ended gets to report its exit status.
+const EXIT_SETTLE: Duration = Duration::from_millis(300);
 
-/// A session before its handshake: what the connection needs from it ([`Preparing::hooks`]).
+/// A session before its handshake: what the connection needs from it ([`Preparing::handler`]
+/// and [`Preparing::tap`]).
 pub struct Preparing {
     name: String,
     shared: Arc<Shared>,
 }
 
 impl Preparing {
-    /// The handler and trace tap to start the connection with.
-    pub fn hooks(&self) -> Hooks {
-        let shared = self.shared.clone();
-        let tap: Arc<dyn MessageTap> = self.shared.trace.clone();
-        Hooks::new(
-            move || SessionHandler {
-                shared: shared.clone(),
-            },
-            Some(tap),
-        )
+    /// The handler of the server's requests and notifications, for the handshake (its
+    /// `get_info` is what the session tells the server it can do).
+    pub fn handler(&self) -> connect::Handler {
+        SessionHandler {
+            shared: self.shared.clone(),
+        }
+        .into_dyn()
+    }
+
+    /// The trace, to tap the connection with before the handshake.
+    pub fn tap(&self) -> Arc<dyn MessageTap> {
+        self.shared.trace.clone()
     }
 
     /// The messages exchanged so far.
@@ -381,18 +377,21 @@ impl Preparing {
         self.shared.trace.entries()
     }
 
-    /// The session over `conn`, whose handshake (with [`Preparing::hooks`]) is done.
-    pub async fn over_connection(self, conn: Connection, config: Option<ServerConfig>) -> Session {
-        let peer = conn.peer().expect("the handshake is done").clone();
-        let transport = conn.transport();
+    /// The session over `conn`, whose handshake (with [`Preparing::handler`], tapped by
+    /// [`Preparing::tap`]) is done.
+    pub async fn over_connection(self, conn: Connection, tools: ToolStates) -> Session {
         let monitor = conn.monitor().clone();
-        let session = self
-            .start(peer, Link::Connection(Box::new(conn)), transport, config)
-            .await;
+        let stdio = conn.pid().is_some();
+        let session = self.start(conn, tools).await;
         // Tell the user at once when the server goes away (exits, closes its stream).
         let shared = session.shared.clone();
         tokio::spawn(async move {
             monitor.fatal().await;
+            // A process's stdout usually ends a moment before its exit is seen: wait for it.
+            let waited = Instant::now();
+            while stdio && monitor.snapshot().exit.is_none() && waited.elapsed() < EXIT_SETTLE {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
             if shared.is_closing() {
                 return;
             }
@@ -406,37 +405,18 @@ impl Preparing {
         session
     }
 
-    /// The session over an rmcp service started with [`Preparing::hooks`] (its handler and
-    /// tap) by other means.
-    pub async fn over_service(
-        self,
-        service: connect::Service,
-        transport: crate::config::TransportKind,
-    ) -> Session {
-        let peer = service.peer().clone();
-        self.start(peer, Link::Service(Box::new(service)), transport, None)
-            .await
-    }
-
-    async fn start(
-        self,
-        peer: Peer<RoleClient>,
-        link: Link,
-        transport: crate::config::TransportKind,
-        config: Option<ServerConfig>,
-    ) -> Session {
-        let info = peer.peer_info();
-        let (server, protocol_version, instructions, capabilities) = match &info {
-            Some(info) => (
-                info.server_info
-                    .as_ref()
-                    .map(|i| (i.name.clone(), i.version.clone())),
-                info.protocol_version.to_string(),
-                info.instructions.clone(),
-                info.capabilities.clone(),
-            ),
-            None => (None, String::new(), None, Default::default()),
-        };
+    async fn start(self, conn: Connection, tools: ToolStates) -> Session {
+        let peer = conn.peer().expect("the handshake is done").clone();
+        let negotiated = conn.negotiated().expect("the handshake is done");
+        let era = negotiated.era.as_str().to_string();
+        let protocol_version = negotiated.protocol_version.to_string();
+        let info = &negotiated.peer_info;
+        let server = info
+            .server_info
+            .as_ref()
+            .map(|i| (i.name.clone(), i.version.clone()));
+        let instructions = info.instructions.clone();
+        let capabilities = info.capabilities.clone();
         match tokio::time::timeout(LISTS_TIMEOUT, lists::fetch_declared(&peer, &capabilities)).await
         {
             Ok((lists, failed)) => {
@@ -457,7 +437,7 @@ impl Preparing {
             }),
         }
         let redactor = self.shared.redactor();
-        let transport = match serde_json::to_value(transport) {
+        let transport = match serde_json::to_value(conn.transport()) {
             Ok(Value::String(t)) => t,
             _ => String::new(),
         };
@@ -467,7 +447,7 @@ impl Preparing {
             name: self.name.clone(),
             server_name: server.as_ref().map(|(name, _)| redactor.redact(name)),
             server_version: server.as_ref().map(|(_, version)| redactor.redact(version)),
-            era: era_of(&protocol_version).to_string(),
+            era,
             protocol_version,
             transport,
             instructions: instructions.map(|i| redactor.redact(&i)),
@@ -476,21 +456,12 @@ impl Preparing {
         Session {
             shared: self.shared,
             peer,
-            link: tokio::sync::Mutex::new(link),
+            conn: tokio::sync::Mutex::new(conn),
             info,
-            config,
+            tools,
             next_call: AtomicU64::new(1),
             cancels: Mutex::new(HashMap::new()),
         }
-    }
-}
-
-/// `modern` for 2026-07-28 and later (dates compare as text), else `legacy`.
-pub fn era_of(protocol_version: &str) -> &'static str {
-    if protocol_version >= "2026-07-28" {
-        "modern"
-    } else {
-        "legacy"
     }
 }
 
@@ -498,9 +469,11 @@ pub fn era_of(protocol_version: &str) -> &'static str {
 pub struct Session {
     shared: Arc<Shared>,
     peer: Peer<RoleClient>,
-    link: tokio::sync::Mutex<Link>,
+    /// Kept after the session is closed, for the stderr tail.
+    conn: tokio::sync::Mutex<Connection>,
     info: SessionInfo,
-    config: Option<ServerConfig>,
+    /// Which tools the user switched off.
+    tools: ToolStates,
     next_call: AtomicU64,
     cancels: Mutex<HashMap<String, oneshot::Sender<()>>>,
 }
@@ -631,10 +604,7 @@ impl Session {
         let name = str_of(tool, "name").unwrap_or_default();
         let annotations = tool.get("annotations").filter(|a| a.is_object()).cloned();
         ToolEntry {
-            disabled: self
-                .config
-                .as_ref()
-                .is_some_and(|c| safety::tool_disabled(c, &name)),
+            disabled: self.tools.disabled(&name),
             risk: ToolRisk::of(annotations.as_ref()),
             title: str_of(tool, "title")
                 .or_else(|| annotations.as_ref().and_then(|a| str_of(a, "title"))),
@@ -676,11 +646,7 @@ impl Session {
         confirmation: Confirmation,
     ) -> Result<Vec<String>, SessionError> {
         let definition = self.tool(tool)?;
-        if self
-            .config
-            .as_ref()
-            .is_some_and(|c| safety::tool_disabled(c, tool))
-        {
+        if self.tools.disabled(tool) {
             return Err(SessionError::Disabled {
                 tool: tool.to_string(),
             });
@@ -924,31 +890,18 @@ impl Session {
 
     /// The last lines of the server's stderr (stdio), redacted.
     pub async fn stderr_tail(&self) -> Option<String> {
-        let mut link = self.link.lock().await;
-        match &mut *link {
-            Link::Connection(conn) => conn
-                .stderr_tail(STDERR_TAIL_LINES)
-                .await
-                .map(|t| self.redactor().redact(&t)),
-            _ => None,
-        }
+        self.conn
+            .lock()
+            .await
+            .stderr_tail(STDERR_TAIL_LINES)
+            .await
+            .map(|t| self.redactor().redact(&t))
     }
 
     /// End the session: the connection is closed and a stdio server's process group is gone.
     pub async fn close(&self) {
         self.shared.set_closing();
-        let mut link = self.link.lock().await;
-        match std::mem::replace(&mut *link, Link::Closed) {
-            Link::Connection(mut conn) => {
-                conn.close().await;
-                // Keep it for the stderr tail.
-                *link = Link::Connection(conn);
-            }
-            Link::Service(service) => {
-                let _ = service.cancel().await;
-            }
-            Link::Closed => {}
-        }
+        self.conn.lock().await.close().await;
     }
 
     /// One request and its `input_required` rounds, until a final result (as JSON), a

@@ -1,17 +1,19 @@
 //! Opening a session. An installed server is resolved as a test resolves it ([`open_installed`]:
 //! its secrets from the store, an OAuth token refreshed before expiry and once more after a
-//! 401); then it is connected and its handshake done with the session's handler and trace
-//! ([`open_resolved`]), within the server's timeout. A failure is explained the way a failed
-//! test is (`probe::classify`), redacted, with the server's stderr tail.
+//! 401), with the era its last test found; then it is connected and its handshake (of either
+//! era) done with the session's handler, its trace tapping the connection from the first
+//! message ([`open_resolved`]), within the server's timeout. A failure is explained the way a
+//! failed test is (`probe::classify`), redacted, with the server's stderr tail.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{Session, SessionError, SessionOptions};
+use super::{Session, SessionError, SessionOptions, ToolStates};
 use crate::checks;
 use crate::config::{Auth, ServerConfig};
-use crate::connect::{Connection, Monitor};
+use crate::connect::{Connection, Era, Monitor};
 use crate::manage::Servers;
 use crate::oauth::OAuthContext;
 use crate::probe::classify::{self, Context};
@@ -36,15 +38,26 @@ pub async fn open_installed(
         .map_err(|e| SessionError::Config(e.to_string()))?;
     let store = checks::store_for(servers, name, &server)
         .map_err(|failure| open_failure(&server, failure))?;
+    // What its last test and its approved pin say: the era, and the reviewed tools (as
+    // `plugboard run` reads them; an unreadable pin file counts as nothing approved).
+    let remembered = || Remembered {
+        known: checks::known_era(servers, name),
+        reviewed: crate::tools::reviewed(servers.config().dir(), name)
+            .ok()
+            .flatten(),
+    };
     if !matches!(server.auth, Auth::Oauth2(_)) {
-        return resolve_and_open(name, &server, store.as_ref(), None, options).await;
+        return resolve_and_open(name, &server, store.as_ref(), None, remembered(), options).await;
     }
     let context = OAuthContext::new(store.clone(), servers.config().dir())
         .map_err(|e| open_failure(&server, checks::oauth_failure(name, e)))?;
     let token = match context.fresh_access_token(name, &server).await {
         Ok(Some(token)) => token,
         // Not signed in yet: resolving says so (`unauthorized`, "run `plugboard auth NAME`").
-        Ok(None) => return resolve_and_open(name, &server, store.as_ref(), None, options).await,
+        Ok(None) => {
+            return resolve_and_open(name, &server, store.as_ref(), None, remembered(), options)
+                .await;
+        }
         Err(e) => return Err(open_failure(&server, checks::oauth_failure(name, e))),
     };
     let namespace = server.secret_namespace(name).to_string();
@@ -54,6 +67,7 @@ pub async fn open_installed(
         &server,
         &with_token,
         Some(token.expose()),
+        remembered(),
         options.clone(),
     )
     .await;
@@ -64,10 +78,25 @@ pub async fn open_installed(
                 .await
                 .map_err(|e| open_failure(&server, checks::oauth_failure(name, e)))?;
             let with_token = WithAccessToken::new(store, &namespace, &fresh);
-            resolve_and_open(name, &server, &with_token, Some(fresh.expose()), options).await
+            resolve_and_open(
+                name,
+                &server,
+                &with_token,
+                Some(fresh.expose()),
+                remembered(),
+                options,
+            )
+            .await
         }
         other => other,
     }
+}
+
+/// What is remembered of an installed server: the era its last test found, and the tools of
+/// its approved pin.
+struct Remembered {
+    known: Option<Era>,
+    reviewed: Option<BTreeSet<String>>,
 }
 
 /// A failure before anything was connected, redacted with the config's plain values.
@@ -89,23 +118,30 @@ async fn resolve_and_open(
     server: &ServerConfig,
     store: &dyn SecretStore,
     token: Option<&String>,
+    remembered: Remembered,
     options: SessionOptions,
 ) -> Result<Session, SessionError> {
-    let resolved =
+    let Remembered { known, reviewed } = remembered;
+    let mut resolved =
         resolve(name, server, store, None).map_err(|e| open_failure(server, e.failure()))?;
+    resolved.set_known_era(known);
     let mut redactor = resolved.redactor().clone();
     if let Some(token) = token {
         redactor = redactor.with_values([token.as_str()]);
     }
-    open_resolved(&resolved, redactor, options, Some(server.clone())).await
+    let tools = ToolStates::of(server, reviewed);
+    open_resolved(&resolved, redactor, options, tools).await
 }
 
-/// A session with a resolved server: connect and handshake within its timeout.
+/// A session with a resolved server: connect and handshake within its timeout. The handshake
+/// speaks the server's era (`resolved.known_era()` when a test found it, else the probe
+/// decides), with the session's handler answering the server and its trace tapping every
+/// transport tried.
 pub async fn open_resolved(
     resolved: &ResolvedServer,
     redactor: Redactor,
     options: SessionOptions,
-    config: Option<ServerConfig>,
+    tools: ToolStates,
 ) -> Result<Session, SessionError> {
     let timeout = options.timeout.unwrap_or(resolved.timeout());
     let preparing = Session::prepare(resolved.name(), redactor.clone(), options);
@@ -123,8 +159,11 @@ pub async fn open_resolved(
         trace: preparing.trace(),
     };
     let initial = resolved.transport();
-    let opened =
-        tokio::time::timeout_at(deadline, Connection::open(resolved, monitor.clone())).await;
+    let opened = tokio::time::timeout_at(
+        deadline,
+        Connection::open(resolved.target(), initial, monitor.clone()),
+    )
+    .await;
     let mut conn = match opened {
         Ok(Ok(conn)) => conn,
         Ok(Err(err)) => {
@@ -138,17 +177,27 @@ pub async fn open_resolved(
             return Err(fail(failure, None));
         }
     };
-    conn.set_hooks(preparing.hooks());
-    let handshake = tokio::time::timeout_at(deadline, conn.initialize()).await;
+    conn.set_tap(preparing.tap());
+    let known = resolved.known_era();
+    let stage = if known == Some(Era::Legacy) {
+        Stage::Initialize
+    } else {
+        Stage::Discover
+    };
+    let handshake = tokio::time::timeout_at(
+        deadline,
+        conn.handshake_with(known, preparing.handler(), &mut |_| {}),
+    )
+    .await;
     let failure = match handshake {
         Ok(Ok(())) => None,
         Ok(Err(err)) => {
             conn.settle(SETTLE).await;
-            let ctx = context(resolved, Stage::Initialize, conn.transport());
+            let ctx = context(resolved, stage, conn.transport());
             Some(classify::connect_error(&ctx, &err, &monitor.snapshot()))
         }
         Err(_) => {
-            let ctx = context(resolved, Stage::Initialize, conn.transport());
+            let ctx = context(resolved, stage, conn.transport());
             Some(classify::timeout(&ctx, &monitor.snapshot()))
         }
     };
@@ -157,7 +206,7 @@ pub async fn open_resolved(
         let tail = conn.stderr_tail(super::STDERR_TAIL_LINES).await;
         return Err(fail(failure, tail));
     }
-    Ok(preparing.over_connection(conn, config).await)
+    Ok(preparing.over_connection(conn, tools).await)
 }
 
 /// What `probe::classify` needs to explain a failure at `stage`.

@@ -3,10 +3,12 @@
 //! for one marked destructive; a tool the user disabled cannot be called at all. Annotations
 //! are the server's unverified hints, and shown as such.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, ToolPolicy};
 
 /// How much a tool may change, by its annotations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -62,18 +64,28 @@ pub enum Confirmation {
     Destructive,
 }
 
-/// Whether the user turned `tool` of `server` off.
-///
-/// Per-tool state is issue 18's model (DESIGN.md §13); until it lands this reads the shape
-/// it is expected to have, `"tools": {"disabled": ["name", …]}` among the server's fields.
-/// At merge time this is the one function to point at that model.
-pub fn tool_disabled(server: &ServerConfig, tool: &str) -> bool {
-    server
-        .extra
-        .get("tools")
-        .and_then(|t| t.get("disabled"))
-        .and_then(Value::as_array)
-        .is_some_and(|names| names.iter().any(|n| n.as_str() == Some(tool)))
+/// The per-tool state a session keeps to: the server's tool policy and the tools its approved
+/// pin reviewed (`crate::tools`, DESIGN.md §13), read the way `plugboard run` reads them for
+/// every other client. A tool disabled there cannot be called from Try it either.
+#[derive(Clone, Debug, Default)]
+pub struct ToolStates {
+    policy: ToolPolicy,
+    reviewed: Option<BTreeSet<String>>,
+}
+
+impl ToolStates {
+    /// `server`'s policy, with the tool names of its approved pin (`None`: nothing approved).
+    pub fn of(server: &ServerConfig, reviewed: Option<BTreeSet<String>>) -> ToolStates {
+        ToolStates {
+            policy: server.tools.clone(),
+            reviewed,
+        }
+    }
+
+    /// Whether `tool` is switched off (by name, or as a new tool waiting for review).
+    pub fn disabled(&self, tool: &str) -> bool {
+        !self.policy.state(tool, self.reviewed.as_ref()).enabled
+    }
 }
 
 #[cfg(test)]
@@ -105,13 +117,18 @@ mod tests {
     }
 
     #[test]
-    fn disabled_tools_are_read_from_the_server_config() {
+    fn disabled_tools_follow_the_servers_tool_policy() {
         let mut server = ServerConfig::stdio("x", vec![]);
-        assert!(!tool_disabled(&server, "rm"));
-        server
-            .extra
-            .insert("tools".into(), json!({"disabled": ["rm"]}));
-        assert!(tool_disabled(&server, "rm"));
-        assert!(!tool_disabled(&server, "ls"));
+        assert!(!ToolStates::of(&server, None).disabled("rm"));
+        assert!(!ToolStates::default().disabled("rm"));
+        server.tools.set("rm", false);
+        let states = ToolStates::of(&server, None);
+        assert!(states.disabled("rm"));
+        assert!(!states.disabled("ls"));
+        // Pinned and approved: a tool outside the approved pin waits for review.
+        let reviewed: BTreeSet<String> = ["ls".to_string()].into();
+        let states = ToolStates::of(&server, Some(reviewed));
+        assert!(states.disabled("rm") && states.disabled("new_tool"));
+        assert!(!states.disabled("ls"));
     }
 }

@@ -140,3 +140,139 @@ fn http_clients_are_built_with_the_tls_provider() {
         "HTTP clients built without plugboard::tls::http_client_builder: {direct:?}"
     );
 }
+
+/// The core's top-level modules (`src/<name>.rs` or `src/<name>/`) and, for each, the other
+/// top-level modules its code names through `crate::` (comments left out).
+fn core_module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let src = repo_root().join("src");
+    let mut modules: BTreeMap<String, Vec<std::path::PathBuf>> = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        let mut files = vec![];
+        if path.is_dir() {
+            rust_files(&path, &mut files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path.clone());
+        }
+        modules.entry(name).or_default().extend(files);
+    }
+    let names: BTreeSet<String> = modules.keys().cloned().collect();
+    let mut graph = BTreeMap::new();
+    for (module, files) in &modules {
+        let mut uses = BTreeSet::new();
+        for file in files {
+            let text = std::fs::read_to_string(file).unwrap();
+            let code: String = text
+                .lines()
+                .map(|line| match line.find("//") {
+                    Some(i) => &line[..i],
+                    None => line,
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            for (i, _) in code.match_indices("crate::") {
+                let rest = &code[i + "crate::".len()..];
+                let named: Vec<String> = match rest.strip_prefix('{') {
+                    // `use crate::{a, b::c, ...}`: every first segment at the top level of the
+                    // braces.
+                    Some(inner) => {
+                        let mut depth = 0;
+                        let mut end = inner.len();
+                        for (j, c) in inner.char_indices() {
+                            match c {
+                                '{' => depth += 1,
+                                '}' if depth == 0 => {
+                                    end = j;
+                                    break;
+                                }
+                                '}' => depth -= 1,
+                                _ => {}
+                            }
+                        }
+                        let mut out = vec![];
+                        let mut depth = 0;
+                        let mut item = String::new();
+                        for c in inner[..end].chars().chain([',']) {
+                            match c {
+                                '{' => depth += 1,
+                                '}' => depth -= 1,
+                                ',' if depth == 0 => {
+                                    out.push(std::mem::take(&mut item));
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                            item.push(c);
+                        }
+                        out.iter()
+                            .map(|s| s.trim().split("::").next().unwrap_or("").trim().to_string())
+                            .collect()
+                    }
+                    None => vec![
+                        rest.chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect(),
+                    ],
+                };
+                for name in named {
+                    if name != *module && names.contains(&name) {
+                        uses.insert(name);
+                    }
+                }
+            }
+        }
+        graph.insert(module.clone(), uses);
+    }
+    graph
+}
+
+/// Data flows one way through the core (DESIGN.md §1): no two top-level modules of `src/` may
+/// reach each other, directly or through others. Shared small types live below the modules
+/// that use them.
+#[test]
+fn core_modules_have_no_import_circles() {
+    let graph = core_module_graph();
+    assert!(
+        graph
+            .get("probe")
+            .is_some_and(|uses| uses.contains("connect")),
+        "the module graph was not read: {graph:?}"
+    );
+    // Every circle shows up as a module that reaches itself; report each circle once.
+    let mut circles: Vec<Vec<String>> = vec![];
+    for start in graph.keys() {
+        // Depth-first search for a path start → … → start.
+        let mut stack: Vec<(String, Vec<String>)> = vec![(start.clone(), vec![start.clone()])];
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some((node, path)) = stack.pop() {
+            for next in &graph[&node] {
+                if next == start {
+                    let mut circle = path.clone();
+                    let min = (0..circle.len()).min_by_key(|&i| &circle[i]).unwrap();
+                    circle.rotate_left(min);
+                    if !circles.contains(&circle) {
+                        circles.push(circle);
+                    }
+                } else if seen.insert(next.clone()) {
+                    let mut longer = path.clone();
+                    longer.push(next.clone());
+                    stack.push((next.clone(), longer));
+                }
+            }
+        }
+    }
+    let shown: Vec<String> = circles
+        .iter()
+        .map(|c| format!("{} → {}", c.join(" → "), c[0]))
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "import circles between core modules:\n  {}",
+        shown.join("\n  ")
+    );
+}

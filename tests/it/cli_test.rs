@@ -43,8 +43,8 @@ fn ad_hoc_stdio_test_prints_the_result_document() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(
-        stages[..4],
-        ["resolve", "connect", "initialize", "tools/list"]
+        stages[..5],
+        ["resolve", "connect", "discover", "initialize", "tools/list"]
     );
     assert!(!home.config_path().exists(), "an ad hoc test saves nothing");
 
@@ -289,9 +289,20 @@ fn health_of_thirty_servers_with_ten_hanging_takes_about_one_timeout() {
 /// stored tokens; no token is in any file.
 #[test]
 fn auth_signs_in_and_later_tests_use_the_stored_tokens() {
+    auth_flow(&[], "legacy");
+}
+
+/// The same against a protected server that speaks only MCP 2026-07-28: the sign-in's final
+/// test (and the later ones) speak its era.
+#[test]
+fn auth_signs_in_to_a_modern_server_and_its_final_test_is_modern() {
+    auth_flow(&["--modern"], "modern");
+}
+
+fn auth_flow(server_args: &[&str], era: &str) {
     require_keyring();
     let home = Home::new();
-    let server = OAuthServer::start(&[]);
+    let server = OAuthServer::start(server_args);
     assert_code(
         &home.run(&[
             "add",
@@ -326,9 +337,12 @@ fn auth_signs_in_and_later_tests_use_the_stored_tokens() {
     assert_code(&out, 0);
     let text = rest.join("\n");
     assert!(text.contains("works"), "{text}\n{}", stderr(&out));
+    assert!(text.contains(&format!("({era})")), "{text}");
 
     let out = home.run(&["test", "secured", "--json"]);
     assert_code(&out, 0);
+    let later: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(later["era"], era, "{later:#}");
     let config: Value =
         serde_json::from_slice(&std::fs::read(home.config_path()).unwrap()).unwrap();
     assert_eq!(config["servers"]["secured"]["auth"]["type"], "oauth2");

@@ -361,9 +361,18 @@ fn check_launcher(entry: &Value, client: &str, name: &str) {
     if matches!(client, "vscode" | "claude-code") {
         assert_eq!(entry["type"], "stdio");
     }
+    // No secret in a launcher: its only env is the Plugboard home (the tests' home is not the
+    // default one), so a client started from the desktop finds the same servers.
+    let env = entry["env"].as_object().expect("the tests' home is named");
+    let keys: Vec<&String> = env.keys().collect();
+    assert_eq!(
+        keys,
+        ["PLUGBOARD_HOME"],
+        "nothing but the home in a launcher: {entry}"
+    );
     assert!(
-        entry.get("env").is_none(),
-        "no env, so no secret, in a launcher: {entry}"
+        Path::new(env["PLUGBOARD_HOME"].as_str().unwrap()).is_dir(),
+        "{entry}"
     );
 }
 

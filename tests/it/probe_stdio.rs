@@ -12,10 +12,12 @@ use crate::support::fixture::{
     store_with, wait_gone,
 };
 
-/// The stages of a successful test of a server without a credential probe.
-const EVERY_STAGE_BUT_THE_PROBE: [&str; 7] = [
+/// The stages of a successful test of a (legacy) server without a credential probe: the
+/// `discover` probe, then `initialize`.
+const EVERY_STAGE_BUT_THE_PROBE: [&str; 8] = [
     "resolve",
     "connect",
+    "discover",
     "initialize",
     "tools/list",
     "resources/list",
@@ -82,6 +84,7 @@ async fn stdio_happy_path_lists_every_page_resources_and_prompts() {
         "verification",
         "server",
         "protocol_version",
+        "era",
         "transport",
         "tools",
         "resources",
@@ -91,7 +94,8 @@ async fn stdio_happy_path_lists_every_page_resources_and_prompts() {
         assert!(v.get(key).is_some(), "missing key {key}");
     }
     assert_eq!(v["verification"], "connectivity-only");
-    assert_eq!(v["stages"][3]["name"], "tools/list");
+    assert_eq!(v["stages"][4]["name"], "tools/list");
+    assert_eq!(v["era"], "legacy");
     assert!(v["tools"][0].get("adapted_name").is_some());
     assert!(v.get("error_kind").is_none());
     assert_no_process_left(&marker);

@@ -1,16 +1,19 @@
 //! Try-it sessions with the fixture's schema tools over every transport (stdio, streamable
-//! HTTP, legacy SSE): each keyword family's schema becomes the form it should, the hostile
-//! one is bounded, and values round-trip through validation to the server.
+//! HTTP, legacy SSE) and in both protocol eras: each keyword family's schema becomes the form
+//! it should, the hostile one is bounded, and values round-trip through validation to the
+//! server. A modern session opens with the era probe, sends `_meta` on every request and
+//! answers `input_required` by retrying; a remembered era that changed is probed again.
 
 use std::time::Duration;
 
 use plugboard::config::{ServerConfig, TransportKind};
+use plugboard::connect::Era;
 use plugboard::schema::{self, NodeKind, Validator};
-use plugboard::session::{CallRequest, Confirmation, Session};
+use plugboard::session::{Answer, CallRequest, Confirmation, Session, SessionEvent};
 use serde_json::{Value, json};
 
 use crate::support::fixture::{HttpFixture, fixture_bin};
-use crate::support::sessions::{Script, open, runtime};
+use crate::support::sessions::{Script, open, open_known, runtime, text};
 
 fn schema_of(session: &Session, tool: &str) -> Value {
     session
@@ -215,4 +218,228 @@ fn a_server_that_dies_ends_the_session_clearly_and_leaves_no_process() {
         live.session.close().await;
     });
     crate::support::fixture::assert_no_process_left(&mark);
+}
+
+/// The fixture in the modern era with its schema tools, refusing any request without the
+/// modern `_meta` (`require-meta`).
+const MODERN_SCHEMA_TOOLS: [&str; 5] = [
+    "--era",
+    "modern",
+    "--schema-tools",
+    "--misbehave",
+    "require-meta",
+];
+
+/// The trace of a modern session: the era probe first, no `initialize`, and every request of
+/// the session naming the modern version in its `_meta`.
+fn assert_modern_trace(session: &Session) {
+    let trace = session.trace();
+    assert_eq!(
+        trace.first().and_then(|e| e.method.as_deref()),
+        Some("server/discover"),
+        "{trace:?}"
+    );
+    assert!(
+        !trace
+            .iter()
+            .any(|e| e.method.as_deref() == Some("initialize")),
+        "{trace:?}"
+    );
+    let requests: Vec<Value> = trace
+        .iter()
+        .filter(|e| e.direction == "out" && e.kind == "request")
+        .map(|e| serde_json::from_str(&e.json).unwrap())
+        .collect();
+    assert!(requests.len() >= 3, "discover, lists, calls: {requests:?}");
+    for request in &requests {
+        assert_eq!(
+            request["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28",
+            "{request}"
+        );
+    }
+}
+
+#[test]
+fn schema_tools_in_the_modern_era_over_stdio_and_streamable_http() {
+    runtime().block_on(async {
+        let args = MODERN_SCHEMA_TOOLS.iter().map(|a| a.to_string()).collect();
+        let server = ServerConfig::stdio(fixture_bin().display().to_string(), args);
+        let live = open("fx", server, Script::new(vec![])).await.unwrap();
+        let info = live.session.info();
+        assert_eq!(
+            (
+                info.era.as_str(),
+                info.protocol_version.as_str(),
+                info.transport.as_str()
+            ),
+            ("modern", "2026-07-28", "stdio")
+        );
+        forms_and_round_trips(&live.session).await;
+        assert_modern_trace(&live.session);
+        live.session.close().await;
+    });
+    // `auto` finds streamable HTTP of the modern era (no SSE fallback).
+    for transport in [TransportKind::Shttp, TransportKind::Auto] {
+        let fixture = HttpFixture::start("http", &MODERN_SCHEMA_TOOLS);
+        runtime().block_on(async {
+            let server = ServerConfig::remote(transport, fixture.url("/mcp"));
+            let live = open("fx", server, Script::new(vec![])).await.unwrap();
+            let info = live.session.info();
+            assert_eq!(
+                (info.era.as_str(), info.transport.as_str()),
+                ("modern", "shttp"),
+                "{transport:?}"
+            );
+            forms_and_round_trips(&live.session).await;
+            assert_modern_trace(&live.session);
+            live.session.close().await;
+        });
+    }
+}
+
+#[test]
+fn a_dual_era_server_over_sse_is_tried_in_the_legacy_era() {
+    let fixture = HttpFixture::start("sse", &["--era", "dual", "--schema-tools"]);
+    runtime().block_on(async {
+        let server = ServerConfig::remote(TransportKind::Sse, fixture.url("/sse"));
+        let live = open("fx", server, Script::new(vec![])).await.unwrap();
+        let info = live.session.info();
+        assert_eq!(
+            (info.era.as_str(), info.transport.as_str()),
+            ("legacy", "sse")
+        );
+        forms_and_round_trips(&live.session).await;
+        let trace = live.session.trace();
+        assert_eq!(
+            trace.first().and_then(|e| e.method.as_deref()),
+            Some("initialize"),
+            "SSE has no modern form: no probe"
+        );
+        live.session.close().await;
+    });
+}
+
+fn confirm_call(session: &Session) -> CallRequest {
+    CallRequest {
+        tool: "echo".into(),
+        arguments: json!({"message": "hi"}),
+        confirmation: Confirmation::None,
+        timeout: Some(Duration::from_secs(10)),
+        call_id: Some(session.new_call_id()),
+    }
+}
+
+/// The fixture asks to confirm every call (`input-required`): a legacy server with an
+/// `elicitation/create` request during the call, a modern one with an `input_required` result
+/// that the session answers by calling again with `inputResponses` and the same state.
+#[test]
+fn the_servers_question_during_a_call_is_answered_in_either_era_over_stdio() {
+    for (era, rounds) in [("legacy", 1), ("modern", 2)] {
+        runtime().block_on(async {
+            let server = ServerConfig::stdio(
+                fixture_bin().display().to_string(),
+                ["--era", era, "--misbehave", "input-required"]
+                    .map(String::from)
+                    .to_vec(),
+            );
+            let script = Script::new(vec![
+                Answer::Accept {
+                    content: Some(json!({"confirmed": true})),
+                },
+                Answer::Decline,
+            ]);
+            let live = open("fx", server, script.clone()).await.unwrap();
+            let s = &live.session;
+            assert_eq!(s.info().era, era);
+            let confirmed = s.call_tool(confirm_call(s)).await.unwrap();
+            assert!(!confirmed.is_error, "{era}: {confirmed:?}");
+            assert_eq!(text(&confirmed.content), "hi", "{era}");
+            assert_eq!(confirmed.rounds, rounds, "{era}");
+            let asked = script.questions();
+            assert_eq!(asked.len(), 1, "{era}");
+            assert_eq!(
+                asked[0].call_id.as_deref(),
+                Some(confirmed.call_id.as_str())
+            );
+
+            let declined = s.call_tool(confirm_call(s)).await.unwrap();
+            assert!(declined.is_error, "{era}: {declined:?}");
+            assert_eq!(
+                text(&declined.content),
+                "the call was not confirmed",
+                "{era}"
+            );
+            assert!(live.events.all().iter().any(|e| matches!(e,
+                SessionEvent::QuestionSettled { outcome, .. } if outcome == "decline")));
+
+            let trace = s.trace();
+            let server_asked = trace
+                .iter()
+                .any(|e| e.method.as_deref() == Some("elicitation/create") && e.direction == "in");
+            assert_eq!(server_asked, era == "legacy", "{era}: {trace:?}");
+            if era == "modern" {
+                let retry: Value = trace
+                    .iter()
+                    .filter(|e| e.method.as_deref() == Some("tools/call") && e.kind == "request")
+                    .map(|e| serde_json::from_str(&e.json).unwrap())
+                    .nth(1)
+                    .expect("the retry");
+                assert_eq!(retry["params"]["requestState"], "confirm:echo");
+                assert_eq!(
+                    retry["params"]["inputResponses"]["confirm"]["content"],
+                    json!({"confirmed": true})
+                );
+            }
+            s.close().await;
+        });
+    }
+}
+
+/// A session remembers the era of the server's last test; when that changed (a legacy server
+/// upgraded to the modern era), the session probes again and the trace shows both attempts
+/// (over streamable HTTP the probe goes on a fresh transport, tapped like the first).
+#[test]
+fn a_remembered_era_that_changed_is_probed_again_over_stdio_and_streamable_http() {
+    let check = |live: &crate::support::sessions::Live, transport: &str| {
+        let info = live.session.info();
+        assert_eq!(
+            (info.era.as_str(), info.transport.as_str()),
+            ("modern", transport)
+        );
+        let methods: Vec<String> = live
+            .session
+            .trace()
+            .iter()
+            .filter(|e| e.direction == "out" && e.kind == "request")
+            .filter_map(|e| e.method.clone())
+            .collect();
+        let initialize = methods.iter().position(|m| m == "initialize");
+        let discover = methods.iter().position(|m| m == "server/discover");
+        assert!(
+            matches!((initialize, discover), (Some(i), Some(d)) if i < d),
+            "{transport}: {methods:?}"
+        );
+    };
+    runtime().block_on(async {
+        let server = ServerConfig::stdio(
+            fixture_bin().display().to_string(),
+            vec!["--era".into(), "modern".into()],
+        );
+        let live = open_known("fx", server, Script::new(vec![]), Some(Era::Legacy))
+            .await
+            .unwrap();
+        check(&live, "stdio");
+        assert!(!live.session.offer().tools.is_empty());
+        live.session.close().await;
+    });
+    let fixture = HttpFixture::start("http", &["--era", "modern"]);
+    runtime().block_on(async {
+        let server = ServerConfig::remote(TransportKind::Shttp, fixture.url("/mcp"));
+        let live = open_known("fx", server, Script::new(vec![]), Some(Era::Legacy))
+            .await
+            .unwrap();
+        check(&live, "shttp");
+        assert!(!live.session.offer().tools.is_empty());
+        live.session.close().await;
+    });
 }

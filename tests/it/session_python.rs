@@ -1,23 +1,19 @@
 //! Try-it sessions against the official Python SDK (2.x), which serves both protocol eras:
 //! the same tool asks the user a question as a server→client request in the legacy era and
 //! as an `input_required` result in the modern era (answered by retrying the call with
-//! `inputResponses`). `Connection` speaks the legacy era today, so the modern session is an
-//! rmcp client in discover mode started with the session's own hooks (handler and trace).
+//! `inputResponses`). Both sessions open through `Connection`: the modern one as the probe
+//! finds it, the legacy one with the era remembered as legacy (`initialize` at once).
 
 use std::process::Command;
 use std::time::Duration;
 
 use plugboard::config::{ServerConfig, TransportKind};
-use plugboard::redact::Redactor;
-use plugboard::session::{Answer, CallRequest, Confirmation, ContentItem, QuestionMode, Session};
-use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientLifecycleMode, serve_client_with_lifecycle};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use plugboard::connect::Era;
+use plugboard::session::{Answer, CallRequest, Confirmation, QuestionMode, Session};
 use serde_json::json;
 
 use crate::support::peers::{Background, free_port, python_command};
-use crate::support::sessions::{Script, open, options, runtime};
+use crate::support::sessions::{Script, open, open_known, runtime, text};
 
 fn python_http() -> Background {
     let (python, script) = python_command();
@@ -37,16 +33,6 @@ fn booking(session: &Session) -> CallRequest {
     }
 }
 
-fn text(content: &[ContentItem]) -> String {
-    content
-        .iter()
-        .filter_map(|c| match c {
-            ContentItem::Text { text } => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 fn answers() -> Vec<Answer> {
     vec![
         Answer::Accept {
@@ -62,9 +48,17 @@ fn legacy_era_questions_come_as_requests_of_the_server() {
     let script = Script::new(answers());
     runtime().block_on(async {
         let config = ServerConfig::remote(TransportKind::Shttp, server.url("/mcp"));
-        let live = open("py", config, script.clone()).await.unwrap();
+        let live = open_known("py", config, script.clone(), Some(Era::Legacy))
+            .await
+            .unwrap();
         let s = &live.session;
         assert_eq!(s.info().era, "legacy");
+        assert!(
+            s.trace()
+                .iter()
+                .any(|e| e.method.as_deref() == Some("initialize")),
+            "the remembered era's handshake is in the trace"
+        );
         let booked = s.call_tool(booking(s)).await.unwrap();
         assert_eq!(
             text(&booked.content),
@@ -95,28 +89,15 @@ fn modern_era_input_required_is_answered_by_retrying_the_call() {
     let server = python_http();
     let script = Script::new(answers());
     runtime().block_on(async {
-        let (options, events, _) = options(script.clone());
-        let preparing = Session::prepare("py", Redactor::empty(), options);
-        let hooks = preparing.hooks();
-        let client = plugboard::tls::http_client_builder().build().unwrap();
-        let transport = StreamableHttpClientTransport::with_client(
-            client,
-            StreamableHttpClientTransportConfig::with_uri(server.url("/mcp")),
-        );
-        let service = serve_client_with_lifecycle(
-            hooks.service(),
-            hooks.tapped(transport),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("the modern era with the Python SDK");
-        let s = preparing.over_service(service, TransportKind::Shttp).await;
+        let config = ServerConfig::remote(TransportKind::Shttp, server.url("/mcp"));
+        let live = open("py", config, script.clone()).await.unwrap();
+        let (s, events) = (&live.session, &live.events);
         assert_eq!(s.info().era, "modern", "{:?}", s.info());
+        assert_eq!(s.info().protocol_version, "2026-07-28");
+        assert_eq!(s.info().transport, "shttp");
         assert!(s.offer().tools.iter().any(|t| t.name == "book_table"));
 
-        let booked = s.call_tool(booking(&s)).await.unwrap();
+        let booked = s.call_tool(booking(s)).await.unwrap();
         assert_eq!(text(&booked.content), "Booked a table for 4 on Friday under Grace.");
         assert_eq!(booked.rounds, 2, "one input_required round, then the result");
         let trace = s.trace();
@@ -133,9 +114,18 @@ fn modern_era_input_required_is_answered_by_retrying_the_call() {
         assert_eq!(answer["content"], json!({"guests": 4, "name": "Grace"}));
         assert!(!trace.iter().any(|e| e.method.as_deref() == Some("elicitation/create") && e.direction == "in"),
             "a modern server sends no requests of its own");
+        assert_eq!(
+            trace[0].method.as_deref(),
+            Some("server/discover"),
+            "the trace opens with the era probe"
+        );
+        assert!(
+            !trace.iter().any(|e| e.method.as_deref() == Some("initialize")),
+            "no initialize in the modern era"
+        );
         assert_eq!(script.questions()[0].call_id.as_deref(), Some(booked.call_id.as_str()));
 
-        let declined = s.call_tool(booking(&s)).await.unwrap();
+        let declined = s.call_tool(booking(s)).await.unwrap();
         assert_eq!(text(&declined.content), "No booking: the user chose decline.");
         assert!(events.all().iter().any(|e| matches!(e,
             plugboard::session::SessionEvent::QuestionSettled { outcome, .. } if outcome == "decline")));

@@ -6,10 +6,12 @@
 
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer as createHttpsServer } from "node:https";
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startDriver as launchDriver } from "./driver.mjs";
 import { Session, sleep } from "./webdriver.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -17,6 +19,7 @@ const APP = process.env.PLUGBOARD_APP_BIN ?? join(root, "src-tauri/target/debug/
 const FIXTURE = join(root, "target/debug/mcp-fixture");
 const OAUTH_SERVER = join(root, "target/debug/oauth-server");
 const CLI = join(root, "target/debug/plugboard");
+const REGISTRY_FIXTURE = join(root, "target/debug/registry-fixture");
 const DRIVER = process.env.TAURI_DRIVER ?? join(root, ".tools/bin/tauri-driver");
 const SHOTS = join(root, "target/e2e-screenshots");
 const TOKEN = "e2e-Token-7f3c91-value";
@@ -25,7 +28,7 @@ const BEARER = "bearer-Secret-e2e-5521";
 // A name no other process has, to find the silent server's process (and check it is gone).
 const SILENT = `silent-e2e-${process.pid}`;
 
-for (const [what, path] of [["app", APP], ["fixture", FIXTURE], ["OAuth fixture", OAUTH_SERVER], ["CLI", CLI], ["tauri-driver", DRIVER]]) {
+for (const [what, path] of [["app", APP], ["fixture", FIXTURE], ["OAuth fixture", OAUTH_SERVER], ["CLI", CLI], ["registry fixture", REGISTRY_FIXTURE], ["tauri-driver", DRIVER]]) {
   if (!existsSync(path)) {
     console.error(`e2e: the ${what} is missing at ${path}; run scripts/test-app`);
     process.exit(2);
@@ -114,19 +117,78 @@ writeFileSync(
 const configFile = join(home, "mcp_config.json");
 const config = () => (existsSync(configFile) ? readFileSync(configFile, "utf8") : "");
 
+/** The port a fixture prints as `PORT=<n>` once it listens. */
+function portOf(child, what) {
+  return new Promise((res, rej) => {
+    let buf = "";
+    child.stdout.on("data", (d) => {
+      buf += d;
+      const m = buf.match(/PORT=(\d+)/);
+      if (m) res(Number(m[1]));
+    });
+    child.on("exit", () => rej(new Error(`the ${what} exited`)));
+    setTimeout(() => rej(new Error(`the ${what} did not start`)), 20000);
+  });
+}
+
 // A real authorization server + protected MCP endpoint on loopback, and a server in the config
 // that signs in to it with OAuth (dynamic registration).
 const oauthServer = spawn(OAUTH_SERVER, [], { stdio: ["pipe", "pipe", "ignore"] });
-const oauthPort = await new Promise((res, rej) => {
-  let buf = "";
-  oauthServer.stdout.on("data", (d) => {
-    buf += d;
-    const m = buf.match(/PORT=(\d+)/);
-    if (m) res(Number(m[1]));
-  });
-  oauthServer.on("exit", () => rej(new Error("the OAuth fixture exited")));
-  setTimeout(() => rej(new Error("the OAuth fixture did not start")), 10000);
+const oauthPort = await portOf(oauthServer, "OAuth fixture");
+// The MCP Registry the app reads: the real snapshot (1,108 servers) through the registry API.
+const registryServer = spawn(REGISTRY_FIXTURE, [], { stdio: ["pipe", "pipe", "ignore"] });
+const registryUrl = `http://127.0.0.1:${await portOf(registryServer, "registry fixture")}`;
+const TMDB_TOKEN = "tmdb-e2e-Secret-8c41a7d2";
+
+// MCPB bundles packed by the official packer from the Node fixture bundle server, and a
+// loopback HTTPS server that publishes them for the registry (its test CA added to the trust
+// the app is started with).
+const BUNDLE_KEY = "notes-e2e-Key-41b7c9";
+const PACKER = join(root, "tests/bundles/node_modules/.bin/mcpb");
+function packNotes(version, tools) {
+  const src = join(work, `notes-src-${version}`);
+  spawnSync("cp", ["-r", join(root, "tests/bundles/node-server"), src]);
+  const manifest = JSON.parse(readFileSync(join(src, "manifest.json"), "utf8"));
+  manifest.version = version;
+  writeFileSync(join(src, "manifest.json"), JSON.stringify(manifest));
+  writeFileSync(join(src, "tools.json"), JSON.stringify({ version, tools }));
+  const file = join(work, `notes-${version}.mcpb`);
+  const r = spawnSync(PACKER, ["pack", src, file], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`mcpb pack: ${r.stdout}${r.stderr}`);
+  return { file, sha: createHash("sha256").update(readFileSync(file)).digest("hex") };
+}
+const certs = join(work, "certs");
+mkdirSync(certs);
+const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+for (const args of [
+  ["req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Plugboard e2e CA"],
+  ["req", ...ec, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1"],
+]) spawnSync("openssl", args, { cwd: certs });
+writeFileSync(join(certs, "ext"), "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n");
+spawnSync("openssl", ["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "leaf.pem", "-days", "2", "-extfile", "ext"], { cwd: certs });
+const systemTrust = process.env.SSL_CERT_FILE && existsSync(process.env.SSL_CERT_FILE) ? process.env.SSL_CERT_FILE : "/etc/ssl/certs/ca-certificates.crt";
+const trust = join(certs, "trust.pem");
+writeFileSync(trust, `${existsSync(systemTrust) ? readFileSync(systemTrust, "utf8") : ""}\n${readFileSync(join(certs, "ca.pem"), "utf8")}`);
+const bundleFiles = {};
+const bundleHost = createHttpsServer({ key: readFileSync(join(certs, "leaf.key")), cert: readFileSync(join(certs, "leaf.pem")) }, (req, res) => {
+  const file = bundleFiles[req.url];
+  if (!file) return res.writeHead(404).end();
+  res.writeHead(200, { "content-type": "application/octet-stream" }).end(readFileSync(file));
 });
+await new Promise((r) => bundleHost.listen(0, "127.0.0.1", r));
+const bundleBase = `https://127.0.0.1:${bundleHost.address().port}`;
+const NOTES = "io.github.plugboard-e2e/notes";
+/** Publish `bundle` as `version` of the registry fixture's notes server. */
+async function publishNotes(version, bundle) {
+  bundleFiles[`/notes-${version}.mcpb`] = bundle.file;
+  const row = { server: { name: NOTES, version, description: "Notes, as an MCPB bundle", packages: [
+    { registryType: "mcpb", identifier: `${bundleBase}/notes-${version}.mcpb`, fileSha256: bundle.sha, transport: { type: "stdio" } },
+  ] } };
+  const r = await fetch(`${registryUrl}/fixture/rows`, { method: "POST", body: JSON.stringify([row]), headers: { "content-type": "application/json" } });
+  if (!r.ok) throw new Error(`publishing ${version}: ${r.status}`);
+}
+const notesV1 = packNotes("1.0.0", ["describe", "read_note"]);
+const notesV2 = packNotes("1.1.0", ["describe", "read_note", "write_note"]);
 // …and a server whose command does not exist, for the doctor.
 const GHOST_COMMAND = `pb-e2e-no-such-command-${process.pid}`;
 writeFileSync(
@@ -140,71 +202,31 @@ writeFileSync(
   }),
 );
 
-async function freePort() {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
-    srv.on("error", rej);
-  });
-}
-
-async function waitHttp(url, timeout = 20000) {
-  const end = Date.now() + timeout;
-  for (;;) {
-    try {
-      const r = await fetch(url);
-      if (r.status < 500) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > end) throw new Error(`${url} did not come up`);
-    await sleep(100);
-  }
-}
-
 let driver = null;
 let base = "";
 async function startDriver(extraEnv = {}) {
-  const port = await freePort();
-  const nativePort = await freePort();
-  driver = spawn(DRIVER, ["--port", String(port), "--native-port", String(nativePort), "--native-driver", "/usr/bin/WebKitWebDriver"], {
-    // BROWSER=true: xdg-open "opens" sign-in pages into nothing; the test follows them itself.
-    env: {
-      ...process.env,
-      PLUGBOARD_HOME: home,
-      PLUGBOARD_CATALOG_DIR: catalogDir,
-      BROWSER: "true",
-      HOME: userHome,
-      XDG_CONFIG_HOME: join(userHome, ".config"),
-      // The `plugboard` CLI that launchers written into other apps name.
-      PATH: `${dirname(CLI)}:${process.env.PATH}`,
-      ...extraEnv,
-    },
-    stdio: ["ignore", "ignore", "pipe"],
+  // BROWSER=true: xdg-open "opens" sign-in pages into nothing; the test follows them itself.
+  driver = await launchDriver(DRIVER, {
+    ...process.env,
+    PLUGBOARD_HOME: home,
+    PLUGBOARD_CATALOG_DIR: catalogDir,
+    PLUGBOARD_REGISTRY_URL: registryUrl,
+    BROWSER: "true",
+    HOME: userHome,
+    XDG_CONFIG_HOME: join(userHome, ".config"),
+    // The `plugboard` CLI that launchers written into other apps name.
+    PATH: `${dirname(CLI)}:${process.env.PATH}`,
+    // The machine's trust plus the bundle host's test CA.
+    SSL_CERT_FILE: trust,
+    ...extraEnv,
   });
-  driver.stderr.on("data", (d) => process.env.E2E_VERBOSE && process.stderr.write(d));
-  base = `http://127.0.0.1:${port}`;
-  await waitHttp(`${base}/status`);
-  await waitHttp(`http://127.0.0.1:${nativePort}/status`);
+  base = driver.base;
 }
 async function stopDriver() {
   if (!driver) return;
   const d = driver;
   driver = null;
-  d.kill("SIGTERM");
-  await new Promise((r) => {
-    const t = setTimeout(() => {
-      d.kill("SIGKILL");
-      r();
-    }, 3000);
-    d.on("exit", () => {
-      clearTimeout(t);
-      r();
-    });
-  });
+  await d.stop();
 }
 
 let s = null;
@@ -324,6 +346,10 @@ try {
       s.execute("return [...document.querySelectorAll('[data-testid=\"install-modal\"] [data-field]')].map((e) => e.dataset.field)");
     let forms = 0;
     for (const entry of files) {
+      // The grid is virtual (only the cards in view exist): search for the entry first.
+      await fill('[data-testid="market-search"]', entry.name);
+      await s.waitUntil(async () => (await text('[data-testid="market-count"]')).includes(`“${entry.name}”`), { what: `the results for ${entry.name}` });
+      await sleep(150);
       await (await s.waitFor(`[data-testid="catalog-card"][data-entry="${entry.id}"]`, { what: `the card of ${entry.id}` })).click();
       const body = await s.waitFor('[data-testid="install-body"]:not([data-state="loading"])', { timeout: 10000, what: `the form of ${entry.id} to load` });
       if ((await body.attr("data-state")) !== "ready") throw new Error(`${entry.id}: ${await body.text()}`);
@@ -343,6 +369,7 @@ try {
       await s.keys("\uE00C");
       await s.waitGone('[data-testid="install-modal"]');
     }
+    await fill('[data-testid="market-search"]', "");
     timings.forms = `${files.length} entries, ${forms} forms`;
   });
 
@@ -372,7 +399,7 @@ try {
   await step("keyboard: Tab to a card, Enter opens it, Escape closes and returns focus", async () => {
     await (await s.find('[data-testid="market-search"]')).click();
     const active = () => s.execute("const a = document.activeElement; return a ? (a.dataset.entry || a.dataset.testid || a.id || a.tagName) : null");
-    for (let i = 0; i < 6 && (await active()) !== "e2e-fixture"; i++) await s.keys("\uE004");
+    for (let i = 0; i < 14 && (await active()) !== "e2e-fixture"; i++) await s.keys("\uE004");
     if ((await active()) !== "e2e-fixture") throw new Error(`Tab did not reach the first card (at ${await active()})`);
     await s.keys("\uE007");
     await s.waitFor('[data-testid="install-modal"]');
@@ -425,6 +452,144 @@ try {
     if (!config().includes('"fx"')) throw new Error("not saved");
     const kr = keyring();
     if (kr !== null && !kr.includes("TOKEN")) throw new Error(`the token is not in the keyring: ${kr}`);
+  });
+
+  await step("registry: synced listing, filters, deprecated and can't-run badges", async () => {
+    await s.waitUntil(async () => (await text('[data-testid="registry-listing"]')).includes("1,108 registry servers"), {
+      timeout: 30000,
+      what: "the registry listing after the first sync",
+    });
+    await select('[data-testid="market-source"]', "registry");
+    await select('[data-testid="market-runtime"]', "docker");
+    const sources = () => s.execute("return [...document.querySelectorAll('[data-testid=catalog-card]')].map((c) => c.dataset.source)");
+    await s.waitUntil(async () => {
+      const shown = await sources();
+      return shown.length > 0 && shown.every((x) => x === "registry");
+    }, { what: "registry servers that run with Docker" });
+    const count = Number((await text('[data-testid="market-count"]')).replace(/[^0-9]/g, ""));
+    if (count < 50) throw new Error(`only ${count} Docker servers`);
+    await shot("06a-registry-docker-filter");
+    await select('[data-testid="market-runtime"]', "");
+    await select('[data-testid="market-source"]', "");
+    await s.waitUntil(async () => Number((await text('[data-testid="market-count"]')).replace(/[^0-9]/g, "")) > 1000, {
+      what: "the whole list back",
+    });
+    // Scrolling far down the virtual grid renders the cards there, few at a time.
+    await s.execute("document.getElementById('main').scrollTop = 60000");
+    await s.waitUntil(async () => {
+      const shown = await sources();
+      return shown.length > 0 && shown.every((x) => x === "registry");
+    }, { what: "registry cards deep in the list" });
+    const rendered = (await sources()).length;
+    if (rendered > 60) throw new Error(`${rendered} cards in the DOM: the grid is not virtual`);
+    await shot("06b-registry-scrolled");
+    await s.execute("document.getElementById('main').scrollTop = 0");
+  });
+
+  await step("registry: install a server from the registry, its secret in the keyring only", async () => {
+    await fill('[data-testid="market-search"]', "tmdb movie");
+    const entry = '[data-entry="io.github.tcehjaava/tmdb-mcp-server"]';
+    await (await s.waitFor(entry, { timeout: 10000 })).click();
+    await s.waitFor('[data-testid="install-modal"] [data-testid="field-TMDB_ACCESS_TOKEN"]');
+    const origin = await text('[data-testid="install-origin"]');
+    if (!origin.includes("tcehjaava") || !origin.includes("0.1.1")) throw new Error(`origin: ${origin}`);
+    await fill('[data-testid="field-TMDB_ACCESS_TOKEN"]', TMDB_TOKEN);
+    await (await s.find('[data-testid="test-connection"]')).click();
+    await s.waitFor('[data-testid="test-reachable"], [data-testid="test-verified"]', { timeout: 150000, what: "the test of the npx server" });
+    await shot("06c-registry-install-tested");
+    await (await s.find('[data-testid="save-server"]')).click();
+    await s.waitGone('[data-testid="install-modal"]');
+    await s.waitFor(`${entry} [data-testid="installed-badge"]`);
+    const saved = JSON.parse(config()).servers["tmdb-mcp-server"];
+    if (!saved || JSON.stringify(saved.env) !== JSON.stringify({ TMDB_ACCESS_TOKEN: { secret: "TMDB_ACCESS_TOKEN" } })) {
+      throw new Error(`saved as ${JSON.stringify(saved)}`);
+    }
+    if (saved.source?.registry?.name !== "io.github.tcehjaava/tmdb-mcp-server") throw new Error("no registry source");
+    const kr = keyring();
+    if (kr !== null && !kr.includes("TMDB_ACCESS_TOKEN")) throw new Error(`the token is not in the keyring: ${kr}`);
+    const files = spawnSync("grep", ["-rl", TMDB_TOKEN, home], { encoding: "utf8" }).stdout.trim();
+    if (files) throw new Error(`the token was written to ${files}`);
+    await fill('[data-testid="market-search"]', "");
+    await s.waitFor('[data-entry="e2e-silent"]', { what: "the marketplace back at its start" });
+  });
+
+  await step("a bundle file with a sensitive field: installed from the app, tested, its secret in the keyring only, gone with Remove", async () => {
+    await (await s.find('[data-testid="open-bundle"]')).click();
+    await fill('[data-testid="bundle-path"]', notesV1.file);
+    await (await s.find('[data-testid="bundle-open-button"]')).click();
+    await s.waitFor('[data-testid="install-modal"] [data-testid="install-bundle"]', { timeout: 20000, what: "the bundle's install form" });
+    const about = await text('[data-testid="install-bundle"]');
+    if (!about.includes("plugboard-notes") || !about.includes("1.0.0")) throw new Error(`bundle line: ${about}`);
+    const keyType = await s.execute("return document.querySelector('[data-testid=field-api_key]').type");
+    if (keyType !== "password") throw new Error(`the sensitive field is a ${keyType} input`);
+    await s.waitFor('[data-testid="browse-folders"]', { what: "the folder picker of a directory field" });
+    await fill('[data-testid="field-folders"]', work);
+    await fill('[data-testid="field-api_key"]', BUNDLE_KEY);
+    await (await s.find('[data-testid="test-connection"]')).click();
+    await s.waitFor('[data-testid="test-reachable"], [data-testid="test-verified"]', { timeout: 30000, what: "the bundle server's test" });
+    await shot("06d-bundle-tested");
+    await (await s.find('[data-testid="save-server"]')).click();
+    await s.waitGone('[data-testid="install-modal"]');
+    const saved = JSON.parse(config()).servers["plugboard-notes"];
+    if (!saved || JSON.stringify(saved.env.NOTES_API_KEY) !== JSON.stringify({ secret: "NOTES_API_KEY" })) throw new Error(`saved as ${JSON.stringify(saved)}`);
+    const dir = saved.source?.bundle?.dir;
+    if (!dir || !existsSync(join(dir, "server", "index.js"))) throw new Error(`no unpacked bundle: ${dir}`);
+    const kr = keyring();
+    if (kr !== null && !kr.includes("NOTES_API_KEY")) throw new Error(`the key is not in the keyring: ${kr}`);
+    const files = spawnSync("grep", ["-rl", BUNDLE_KEY, home], { encoding: "utf8" }).stdout.trim();
+    if (files) throw new Error(`the key was written to ${files}`);
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await (await (await s.waitFor(card("plugboard-notes"))).find('[data-testid="server-remove"]')).click();
+    await s.waitFor('[data-testid="confirm-dialog"]');
+    await (await s.find('[data-testid="confirm"]')).click();
+    await s.waitGone(card("plugboard-notes"));
+    if (existsSync(dir)) throw new Error(`the bundle is still at ${dir}`);
+  });
+
+  await step("update a registry bundle server: the badge, the test and the tool diff before it is applied", async () => {
+    await publishNotes("1.0.0", notesV1);
+    await (await s.find('[data-testid="nav-marketplace"]')).click();
+    await (await s.waitFor('[data-testid="registry-sync"]')).click();
+    const r = spawnSync(CLI, ["install", NOTES, "--secret-stdin", "api_key"], {
+      input: BUNDLE_KEY,
+      encoding: "utf8",
+      env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, SSL_CERT_FILE: trust, HOME: userHome },
+    });
+    if (r.status !== 0) {
+      // The listing may not have been synced by the CLI's own cache yet: sync, then install.
+      spawnSync(CLI, ["registry", "sync"], { env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, HOME: userHome } });
+      const again = spawnSync(CLI, ["install", NOTES, "--secret-stdin", "api_key"], {
+        input: BUNDLE_KEY,
+        encoding: "utf8",
+        env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, SSL_CERT_FILE: trust, HOME: userHome },
+      });
+      if (again.status !== 0) throw new Error(`CLI install: ${again.stdout}${again.stderr}`);
+    }
+    await publishNotes("1.1.0", notesV2);
+    await (await s.find('[data-testid="registry-sync"]')).click();
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    // The Installed page asks for updates when it opens: leave and come back until it is listed.
+    await s.waitUntil(async () => {
+      await (await s.find('[data-testid="nav-marketplace"]')).click();
+      await (await s.find('[data-testid="nav-installed"]')).click();
+      await sleep(500);
+      return await s.execute("return !!document.querySelector('[data-name=notes] [data-testid=update-available]')");
+    }, { timeout: 40000, what: "the update badge of notes" });
+    await shot("06e-update-badge");
+    await (await s.find('[data-name="notes"] [data-testid="update-available"]')).click();
+    await s.waitFor('[data-testid="update-dialog"] [data-testid="update-diff-summary"]', { timeout: 60000, what: "the tested update and its diff" });
+    const added = await text('[data-testid="update-dialog"] [data-testid="tools-added"]');
+    if (!added.includes("write_note")) throw new Error(`added tools: ${added}`);
+    await shot("06f-update-diff");
+    if (!JSON.parse(config()).servers.notes.source.registry.version.startsWith("1.0.0")) throw new Error("changed before it was applied");
+    await (await s.find('[data-testid="update-apply"]')).click();
+    await s.waitGone('[data-testid="update-dialog"]');
+    const after = JSON.parse(config()).servers.notes;
+    if (after.source.registry.version !== "1.1.0") throw new Error(`after the update: ${JSON.stringify(after.source)}`);
+    await s.waitGone('[data-name="notes"] [data-testid="update-available"]');
+    const kr = keyring();
+    if (kr !== null && !kr.includes("NOTES_API_KEY")) throw new Error("the key left the keyring");
+    await (await s.find('[data-testid="nav-marketplace"]')).click();
   });
 
   await step("a running test can be cancelled", async () => {
@@ -520,6 +685,54 @@ try {
       timeout: 20000,
       what: "verified after rename (secrets moved)",
     });
+  });
+
+  await step("tools: switches, search and bulk actions; the budget drops by their cost, as the CLI says", async () => {
+    const row = (n) => `[data-testid="tool-row"][data-name="${n}"]`;
+    await s.waitFor(`[data-testid="tool-list"] ${row("echo")}`);
+    const list = () => s.find('[data-testid="tool-list"]');
+    const tokens = async () => Number(await (await list()).attr("data-tokens"));
+    const total = await tokens();
+    const cost = async (n) => Number(await (await s.find(row(n))).attr("data-tokens"));
+    const [echo, add] = [await cost("echo"), await cost("add")];
+    if (!(total > 0 && echo > 0 && add > 0)) throw new Error(`costs: total ${total}, echo ${echo}, add ${add}`);
+    // Hints: `add` has no annotations, so it may change things; `echo` says read-only.
+    if (!(await text(row("add"))).includes("may change things")) throw new Error(`add: ${await text(row("add"))}`);
+    if (!(await text(row("echo"))).includes("read-only")) throw new Error(`echo: ${await text(row("echo"))}`);
+    await fill('[data-testid="tool-search"]', "sum");
+    await s.waitUntil(async () => (await s.findAll('[data-testid="tool-row"]')).length === 1, { what: "one tool matches" });
+    await fill('[data-testid="tool-search"]', "");
+    await s.waitUntil(async () => (await s.findAll('[data-testid="tool-row"]')).length === 3, { what: "all tools back" });
+    await (await s.find('[data-testid="tools-disable-changing"]')).click();
+    await s.waitUntil(async () => (await (await s.find(row("add"))).attr("data-enabled")) === "false", { what: "add switched off" });
+    if ((await (await s.find(row("echo"))).attr("data-enabled")) !== "true") throw new Error("echo is read-only and stays on");
+    await (await (await s.find(row("echo"))).find('[role="switch"]')).click();
+    await s.waitUntil(async () => (await tokens()) === total - echo - add, { what: "the total to drop by both tools' cost" });
+    // No client runs it now: the notice says each one gets the change at its next start.
+    const notices = async () => Promise.all((await s.findAll('[data-testid="toast"]')).map((t) => t.text()));
+    await s.waitUntil(async () => (await notices()).some((t) => t.includes("No client is running") && t.includes("next start")), {
+      what: "the notice of how the change reaches clients",
+    });
+    await shot("08b-tools");
+    const cli = spawnSync(CLI, ["budget", "--json"], { env: { ...process.env, PLUGBOARD_HOME: home }, encoding: "utf8" });
+    const figures = JSON.parse(cli.stdout);
+    if (figures.tokens !== total - echo - add || figures.tools !== 1) throw new Error(`CLI budget: ${cli.stdout}`);
+    const config = JSON.parse(readFileSync(join(home, "mcp_config.json"), "utf8"));
+    const state = config.servers.fx2.tools;
+    if (JSON.stringify(state.disabled) !== JSON.stringify(["add", "echo"])) throw new Error(`config: ${JSON.stringify(state)}`);
+    // The Installed page: the same figures on the bar (caps marked) and on the card.
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await s.waitUntil(async () => Number(await (await s.find('[data-testid="budget"]')).attr("data-tokens")) === figures.tokens, { what: "the budget bar" });
+    const caps = await Promise.all((await s.findAll('[data-testid="budget-cap"]')).map((m) => m.attr("data-cap")));
+    if (!(caps.includes("40") && caps.includes("128"))) throw new Error(`caps: ${caps}`);
+    const cardCost = await text(`${card("fx2")} [data-testid="server-cost"]`);
+    if (!cardCost.includes(`1 tool · ≈ ${figures.tokens.toLocaleString("en-US")} tokens`)) throw new Error(`card: ${cardCost}`);
+    await shot("08c-budget");
+    // Back to every tool on.
+    await (await (await s.find(card("fx2"))).find('[data-testid="server-name"]')).click();
+    await s.waitFor(row("echo"));
+    await (await s.find('[data-testid="tools-enable-all"]')).click();
+    await s.waitUntil(async () => (await tokens()) === total, { what: "all tools on again" });
   });
 
   await step("custom server with a bearer token", async () => {
@@ -999,6 +1212,9 @@ try {
   await stopDriver();
   oauthServer.stdin.end();
   oauthServer.kill("SIGTERM");
+  registryServer.stdin.end();
+  registryServer.kill("SIGTERM");
+  bundleHost.close();
   rmSync(work, { recursive: true, force: true });
 }
 

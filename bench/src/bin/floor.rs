@@ -1,12 +1,17 @@
 //! `floor`: the smallest MCP client that does the requests `plugboard test` does, used as the
 //! floor that every client in `bench/run` is compared with.
 //!
-//!   floor stdio -- CMD [ARG...]   spawn, initialize, notifications/initialized, tools/list
-//!                                 (all pages), resources/list and prompts/list when declared,
-//!                                 close stdin, wait up to 300 ms for the exit, else SIGKILL;
-//!                                 the server gets the small environment Plugboard gives one
-//!   floor http URL                the same over streamable HTTP (raw HTTP/1.1 on one
-//!                                 keep-alive connection), then DELETE the session
+//!   floor [--era modern] stdio -- CMD [ARG...]
+//!       spawn, initialize, notifications/initialized, tools/list (all pages), resources/list
+//!       and prompts/list when declared, close stdin, wait up to 300 ms for the exit, else
+//!       SIGKILL; the server gets the small environment Plugboard gives one
+//!   floor [--era modern] http URL
+//!       the same over streamable HTTP (raw HTTP/1.1 on one keep-alive connection), then
+//!       DELETE the session
+//!
+//! With `--era modern` (MCP 2026-07-28) the handshake is `server/discover` instead of
+//! `initialize` + `notifications/initialized`, every request carries the modern `_meta`, and
+//! over HTTP the `MCP-Protocol-Version` and `Mcp-Method` headers; there is no session to end.
 //!
 //! It prints the tool names as a JSON array and exits 0, or prints an error and exits 1.
 //! No async runtime, no TLS, no MCP SDK: std, a pipe or a socket, and serde_json.
@@ -20,6 +25,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 const PROTOCOL: &str = "2025-11-25";
+const MODERN_PROTOCOL: &str = "2026-07-28";
 const GRACE_AFTER_STDIN: Duration = Duration::from_millis(300);
 /// Passed to the server from this environment (as Plugboard does on Unix), plus PATH.
 const BASE_VARS: &[&str] = &[
@@ -44,18 +50,35 @@ const BASE_VARS: &[&str] = &[
     "all_proxy",
 ];
 
+/// The protocol era a session speaks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Legacy,
+    Modern,
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let era = match args.first().map(String::as_str) {
+        Some("--era") if args.get(1).is_some_and(|e| e == "modern") => {
+            args.drain(..2);
+            Era::Modern
+        }
+        _ => Era::Legacy,
+    };
     let outcome = match args.first().map(String::as_str) {
         Some("stdio") => {
             let rest = match args.get(1).map(String::as_str) {
                 Some("--") => &args[2..],
                 _ => &args[1..],
             };
-            stdio(rest)
+            stdio(rest, era)
         }
-        Some("http") if args.len() == 2 => http(&args[1]),
-        _ => Err("usage: floor stdio -- CMD [ARG...] | floor http URL".to_owned()),
+        Some("http") if args.len() == 2 => http(&args[1], era),
+        _ => Err(
+            "usage: floor [--era modern] stdio -- CMD [ARG...] | floor [--era modern] http URL"
+                .to_owned(),
+        ),
     };
     match outcome {
         Ok(tools) => {
@@ -87,18 +110,33 @@ trait Rpc {
     fn notify(&mut self, method: &str) -> Result<(), String>;
 }
 
+/// The modern `_meta` every request of a modern session carries.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN_PROTOCOL,
+        "io.modelcontextprotocol/clientInfo": {"name": "floor", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
 /// The whole session after connecting: the same requests as `plugboard test`.
-fn session(rpc: &mut impl Rpc) -> Result<Vec<String>, String> {
-    let init = rpc.call(1, "initialize", initialize_params())?;
-    rpc.notify("notifications/initialized")?;
+fn session(rpc: &mut impl Rpc, era: Era) -> Result<Vec<String>, String> {
+    let init = match era {
+        Era::Legacy => {
+            let init = rpc.call(1, "initialize", initialize_params())?;
+            rpc.notify("notifications/initialized")?;
+            init
+        }
+        Era::Modern => rpc.call(1, "server/discover", json!({"_meta": modern_meta()}))?,
+    };
     let mut id = 2;
-    let tools = list_all(rpc, &mut id, "tools/list", "tools")?;
+    let tools = list_all(rpc, &mut id, "tools/list", "tools", era)?;
     let caps = &init["capabilities"];
     if caps.get("resources").is_some_and(|c| !c.is_null()) {
-        list_all(rpc, &mut id, "resources/list", "resources")?;
+        list_all(rpc, &mut id, "resources/list", "resources", era)?;
     }
     if caps.get("prompts").is_some_and(|c| !c.is_null()) {
-        list_all(rpc, &mut id, "prompts/list", "prompts")?;
+        list_all(rpc, &mut id, "prompts/list", "prompts", era)?;
     }
     Ok(tools
         .iter()
@@ -111,14 +149,18 @@ fn list_all(
     id: &mut u64,
     method: &str,
     key: &str,
+    era: Era,
 ) -> Result<Vec<Value>, String> {
     let mut items = vec![];
     let mut cursor: Option<String> = None;
     for _ in 0..100 {
-        let params = match &cursor {
+        let mut params = match &cursor {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
+        if era == Era::Modern {
+            params["_meta"] = modern_meta();
+        }
         let result = rpc.call(*id, method, params)?;
         *id += 1;
         if let Some(page) = result[key].as_array() {
@@ -191,7 +233,7 @@ unsafe extern "C" {
     fn kill(pid: i32, sig: i32) -> i32;
 }
 
-fn stdio(command: &[String]) -> Result<Vec<String>, String> {
+fn stdio(command: &[String], era: Era) -> Result<Vec<String>, String> {
     let (program, args) = command.split_first().ok_or("no command given")?;
     // The same small environment `plugboard test` gives a server (its connect::env base
     // variables), so that both start the same server: a runtime reading, say,
@@ -214,7 +256,7 @@ fn stdio(command: &[String]) -> Result<Vec<String>, String> {
         stdout: BufReader::new(child.stdout.take().expect("piped")),
         line: String::new(),
     };
-    let outcome = session(&mut io);
+    let outcome = session(&mut io, era);
     // Close: EOF on stdin, a short wait for the exit, then SIGKILL.
     drop(io);
     let pid = child.id() as i32;
@@ -240,6 +282,7 @@ struct Http {
     conn: Option<BufReader<TcpStream>>,
     session: Option<String>,
     protocol: Option<String>,
+    era: Era,
 }
 
 /// How a response body is delimited.
@@ -334,6 +377,10 @@ impl Http {
         body: Option<&Value>,
         id: Option<u64>,
     ) -> Result<Option<Value>, String> {
+        let mcp_method = body
+            .and_then(|b| b.get("method"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let payload = match body {
             Some(b) => serde_json::to_vec(b).map_err(|e| e.to_string())?,
             None => vec![],
@@ -353,6 +400,11 @@ impl Http {
         }
         if let Some(protocol) = &self.protocol {
             head.push_str(&format!("MCP-Protocol-Version: {protocol}\r\n"));
+        }
+        if self.era == Era::Modern
+            && let Some(m) = &mcp_method
+        {
+            head.push_str(&format!("Mcp-Method: {m}\r\n"));
         }
         head.push_str("\r\n");
         let mut bytes = head.into_bytes();
@@ -495,7 +547,7 @@ impl Rpc for Http {
     }
 }
 
-fn http(url: &str) -> Result<Vec<String>, String> {
+fn http(url: &str, era: Era) -> Result<Vec<String>, String> {
     let rest = url
         .strip_prefix("http://")
         .ok_or("only http:// URLs (the floor speaks no TLS)")?;
@@ -508,9 +560,10 @@ fn http(url: &str) -> Result<Vec<String>, String> {
         path: path.to_owned(),
         conn: None,
         session: None,
-        protocol: None,
+        protocol: (era == Era::Modern).then(|| MODERN_PROTOCOL.to_owned()),
+        era,
     };
-    let tools = session(&mut client)?;
+    let tools = session(&mut client, era)?;
     if client.session.is_some() {
         // End the session, as a polite client does; its answer does not matter.
         let _ = client.exchange("DELETE", None, None);

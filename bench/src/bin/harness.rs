@@ -3,12 +3,14 @@
 //! hits every client alike. Prints one table (median, min, max, ratios) and writes the same as
 //! JSON.
 //!
-//!   harness [--root DIR] [--runs N] [--warmup N] [--only stdio,http,health,catalog,app,size]
+//!   harness [--root DIR] [--runs N] [--warmup N] [--only stdio,http,health,catalog,registry,launches,app,size]
 //!           [--out FILE] [--variant NAME=PATH]... [--clients floor,plugboard,...]
-//!           [--servers mcp-fixture,server-everything]
+//!           [--servers mcp-fixture,server-everything] [--app PATH]
 //!
 //! `--variant` adds another plugboard binary (say, the build before a change) as client
 //! `plugboard@NAME`, interleaved with the others: how before/after numbers are measured.
+//! `--app` starts that app binary in the app section (say, `/usr/bin/plugboard-app` of the
+//! installed package) instead of the one built in src-tauri/target.
 //!
 //! It expects what bench/run builds and installs: target/cli/plugboard (scripts/build-cli),
 //! target/release/mcp-fixture,
@@ -49,6 +51,12 @@ struct Rusage {
 /// Reap `child`: its exit code (-1 for a signal) and the CPU time (user + system) it and the
 /// children it reaped used.
 fn reap(child: &Child) -> std::io::Result<(i32, Duration)> {
+    reap_with_rss(child).map(|(code, cpu, _)| (code, cpu))
+}
+
+/// [`reap`], plus the peak resident set size (KiB) of the child (or of its largest reaped
+/// descendant).
+fn reap_with_rss(child: &Child) -> std::io::Result<(i32, Duration, i64)> {
     let mut status = 0;
     let mut usage = Rusage::default();
     loop {
@@ -73,7 +81,8 @@ fn reap(child: &Child) -> std::io::Result<(i32, Duration)> {
             + usage.stime.sec * 1_000_000
             + usage.stime.usec) as u64,
     );
-    Ok((code, cpu))
+    // `ru_maxrss`, the first field after the two times.
+    Ok((code, cpu, usage.rest[0]))
 }
 
 /// Timed rounds that started while the machine was still busy after waiting.
@@ -92,6 +101,8 @@ struct Options {
     variants: Vec<(String, PathBuf)>,
     clients: Option<Vec<String>>,
     servers: Option<Vec<String>>,
+    /// The app binary the app section starts (default: the release build, else the debug one).
+    app: Option<PathBuf>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -104,6 +115,7 @@ fn parse_options() -> Result<Options, String> {
         variants: vec![],
         clients: None,
         servers: None,
+        app: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -123,6 +135,7 @@ fn parse_options() -> Result<Options, String> {
             }
             "--clients" => options.clients = Some(value()?.split(',').map(str::to_owned).collect()),
             "--servers" => options.servers = Some(value()?.split(',').map(str::to_owned).collect()),
+            "--app" => options.app = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -403,6 +416,7 @@ struct Paths {
     inspector: PathBuf,
     python: PathBuf,
     python_client: PathBuf,
+    python_server: PathBuf,
     everything: PathBuf,
     scratch: PathBuf,
 }
@@ -417,6 +431,7 @@ impl Paths {
             inspector: root.join("bench/node_modules/.bin/mcp-inspector"),
             python: root.join(".tools/peers-venv/bin/python"),
             python_client: root.join("bench/python_client.py"),
+            python_server: root.join("tests/peers/python_server.py"),
             everything: root.join(
                 "tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
             ),
@@ -452,19 +467,24 @@ impl Paths {
     }
 }
 
-/// The four clients against one server, given as a stdio command or an HTTP URL.
+/// The four clients against one server, given as a stdio command or an HTTP URL. A modern
+/// (2026-07-28) server gets the floor of its era, and neither the MCP Inspector nor the Python
+/// client script (both speak `initialize` only).
 fn clients(
     paths: &Paths,
     options: &Options,
     target: &Target,
     expect: &'static str,
+    modern: bool,
 ) -> Vec<(String, Cmd)> {
     let home = paths.home("plugboard-home");
     let catalog = paths.scratch.join("inspector-catalog.json");
+    let era: &[&str] = if modern { &["--era", "modern"] } else { &[] };
     let (floor, plugboard, inspector, python) = match target {
         Target::Stdio(command) => {
             let c: Vec<&str> = command.iter().map(String::as_str).collect();
-            let mut floor = vec!["stdio", "--"];
+            let mut floor = era.to_vec();
+            floor.extend(["stdio", "--"]);
             floor.extend(&c);
             let mut plugboard = vec!["test", "--json", "--stdio", "--"];
             plugboard.extend(&c);
@@ -483,8 +503,10 @@ fn clients(
         }
         Target::Url(url) => {
             let client = Paths::s(&paths.python_client);
+            let mut floor = era.to_vec();
+            floor.extend(["http", url.as_str()]);
             (
-                Cmd::new(&paths.floor, &["http", url], expect),
+                Cmd::new(&paths.floor, &floor, expect),
                 Cmd::new(&paths.plugboard, &["test", "--json", "--url", url], expect),
                 Cmd::new(
                     &paths.inspector,
@@ -512,11 +534,13 @@ fn clients(
         variant.program = path.clone();
         all.push((format!("plugboard@{name}"), variant));
     }
-    all.push((
-        "inspector".into(),
-        inspector.env("MCP_CATALOG_PATH", &catalog),
-    ));
-    all.push(("python-sdk".into(), python));
+    if !modern {
+        all.push((
+            "inspector".into(),
+            inspector.env("MCP_CATALOG_PATH", &catalog),
+        ));
+        all.push(("python-sdk".into(), python));
+    }
     all.retain(|(name, _)| {
         options.clients.as_ref().is_none_or(|keep| {
             keep.iter()
@@ -559,14 +583,13 @@ fn wait_for_port(port: u16, limit: Duration) -> Result<(), String> {
     Err(format!("nothing listens on port {port} after {limit:?}"))
 }
 
-fn start_fixture_http(paths: &Paths) -> Result<(Background, String), String> {
-    let mut child = Command::new(&paths.fixture)
-        .args(["--transport", "http", "--port", "0"])
-        .stdin(Stdio::null())
+/// Start `command` (stdout piped) and read the `PORT=<n>` line it prints once it listens.
+fn start_printing_port(mut command: Command, what: &str) -> Result<(Background, String), String> {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("mcp-fixture: {e}"))?;
+        .map_err(|e| format!("{what}: {e}"))?;
     let mut line = String::new();
     BufReader::new(child.stdout.take().expect("piped"))
         .read_line(&mut line)
@@ -575,8 +598,18 @@ fn start_fixture_http(paths: &Paths) -> Result<(Background, String), String> {
     let port = line
         .trim()
         .strip_prefix("PORT=")
-        .ok_or(format!("mcp-fixture printed {line:?}"))?
+        .ok_or(format!("{what} printed {line:?}"))?
         .to_owned();
+    Ok((bg, port))
+}
+
+fn start_fixture_http(paths: &Paths, extra: &[&str]) -> Result<(Background, String), String> {
+    let mut command = Command::new(&paths.fixture);
+    command
+        .args(["--transport", "http", "--port", "0"])
+        .args(extra)
+        .stdin(Stdio::null());
+    let (bg, port) = start_printing_port(command, "mcp-fixture")?;
     Ok((bg, format!("http://127.0.0.1:{port}/mcp")))
 }
 
@@ -596,11 +629,201 @@ fn start_everything_http(paths: &Paths) -> Result<(Background, String), String> 
     Ok((bg, format!("http://127.0.0.1:{port}/mcp")))
 }
 
+fn start_python_http(paths: &Paths) -> Result<(Background, String), String> {
+    let port = free_port();
+    let child = Command::new(&paths.python)
+        .arg(&paths.python_server)
+        .args(["streamable-http", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("python server: {e}"))?;
+    let bg = Background(child);
+    wait_for_port(port, Duration::from_secs(60))?;
+    Ok((bg, format!("http://127.0.0.1:{port}/mcp")))
+}
+
 // ------------------------------------------------------------------ sections
+
+/// A registry fixture (`target/release/registry-fixture ARGS`) and its base URL. Its stdin
+/// stays open: it exits when that closes.
+fn start_registry(paths: &Paths, args: &[&str]) -> Result<(Background, String), String> {
+    let mut command = Command::new(paths.root.join("target/release/registry-fixture"));
+    command.args(args).stdin(Stdio::piped());
+    let (bg, port) = start_printing_port(command, "registry-fixture")?;
+    Ok((bg, format!("http://127.0.0.1:{port}")))
+}
+
+/// `POST path body` to a fixture at `url`.
+fn post(url: &str, path: &str, body: &str) -> Result<(), String> {
+    use std::io::Write;
+    let addr = url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    if answer.starts_with("HTTP/1.1 200") {
+        Ok(())
+    } else {
+        Err(format!("POST {path}: {}", tail(&answer, 200)))
+    }
+}
+
+/// `plugboard registry sync` (with `args`) in `home` against `url`: wall time and peak RSS.
+fn timed_sync(paths: &Paths, home: &Path, url: &str, args: &[&str]) -> Result<(Duration, f64), String> {
+    let mut all = vec!["registry", "sync", "--json"];
+    all.extend(args);
+    let started = Instant::now();
+    let mut child = Command::new(&paths.plugboard)
+        .args(&all)
+        .env("PLUGBOARD_HOME", home)
+        .env("PLUGBOARD_REGISTRY_URL", url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    let _ = child.stdout.take().expect("piped").read_to_string(&mut out);
+    let (code, _, rss) = reap_with_rss(&child).map_err(|e| e.to_string())?;
+    let wall = started.elapsed();
+    if code != 0 || !out.contains("\"ok\": true") {
+        return Err(format!("registry sync failed ({code}): {}", tail(&out, 600)));
+    }
+    Ok((wall, rss as f64 / 1024.0))
+}
+
+/// Registry sync from the local registry fixture: the real snapshot (1,108 servers) and a
+/// 50,000-server registry generated from it, each a full pull into an empty cache (time and
+/// peak memory), then incremental syncs of 100 changed rows; and the marketplace's search over
+/// 50,000 entries (`cargo bench --bench market`): the first search (index build) and each
+/// keystroke's p50 / p99.
+fn registry_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let (_snapshot, snapshot_url) = start_registry(paths, &[])?;
+    let (_generated, generated_url) = start_registry(paths, &["--generate", "50000"])?;
+    let row = |subject: String, samples: Vec<Duration>, mib: Vec<f64>, note: String| Row {
+        section: "registry",
+        subject,
+        client: "plugboard".into(),
+        samples,
+        cpu: vec![],
+        mib,
+        note,
+    };
+    for (label, url, runs) in [
+        ("snapshot, 1,108 servers", &snapshot_url, options.runs),
+        ("generated, 50,000 servers", &generated_url, options.runs.clamp(1, 5)),
+    ] {
+        eprintln!("[bench] registry: {runs} full syncs of the {label}");
+        let (mut times, mut peaks) = (vec![], vec![]);
+        for i in 0..runs + 1 {
+            wait_for_quiet();
+            let home = paths.home("registry-sync");
+            let (wall, peak) = timed_sync(paths, &home, url, &["--full"])?;
+            if i > 0 {
+                times.push(wall);
+                peaks.push(peak);
+            }
+        }
+        rows.push(row(
+            format!("full sync, {label}: time"),
+            times,
+            vec![],
+            "empty cache → every latest row, 100 per page, written to the cache".into(),
+        ));
+        rows.push(row(
+            format!("full sync, {label}: peak memory (RSS)"),
+            vec![],
+            peaks,
+            "ru_maxrss of the plugboard process".into(),
+        ));
+    }
+    eprintln!("[bench] registry: {} incremental syncs of 100 changed rows (50,000 servers)", options.runs);
+    let home = paths.home("registry-incremental");
+    timed_sync(paths, &home, &generated_url, &["--full"])?;
+    let (mut times, mut peaks) = (vec![], vec![]);
+    for _ in 0..options.runs {
+        post(&generated_url, "/fixture/touch", "{\"count\": 100}")?;
+        wait_for_quiet();
+        let (wall, peak) = timed_sync(paths, &home, &generated_url, &[])?;
+        times.push(wall);
+        peaks.push(peak);
+    }
+    rows.push(row(
+        "incremental sync, 100 changed of 50,000: time".into(),
+        times,
+        vec![],
+        "updated_since → 100 new versions, merged into the cache".into(),
+    ));
+    rows.push(row(
+        "incremental sync, 100 changed of 50,000: peak memory (RSS)".into(),
+        vec![],
+        peaks,
+        "ru_maxrss of the plugboard process".into(),
+    ));
+
+    eprintln!("[bench] registry: cargo bench --bench market (search over 50,000 entries)");
+    let out = Command::new("cargo")
+        .args(["bench", "--quiet", "--bench", "market"])
+        .current_dir(&paths.root)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cargo bench: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v: Value = text
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .ok_or(format!("no JSON from the market bench:\n{text}\n{}", String::from_utf8_lossy(&out.stderr)))?;
+    let ms = |key: &str| Duration::from_secs_f64(v[key].as_f64().unwrap_or(0.0) / 1e3);
+    let us = |key: &str| Duration::from_secs_f64(v[key].as_f64().unwrap_or(0.0) / 1e6);
+    let items = v["items"].as_u64().unwrap_or(0);
+    rows.push(row(
+        format!("load the cached listing ({} servers)", v["servers"]),
+        vec![ms("load_ms")],
+        vec![],
+        "the JSON Lines cache → brief records in memory".into(),
+    ));
+    rows.push(row(
+        format!("first search over {items} entries (index build)"),
+        vec![ms("first_search_ms")],
+        vec![],
+        "market built, then `database`: builds the word index".into(),
+    ));
+    rows.push(row(
+        format!("keystroke search over {items} entries: p50"),
+        vec![us("p50_us")],
+        vec![],
+        format!("{} keystroke queries × 10 (every prefix of 40 words, word pairs)", v["queries"]),
+    ));
+    rows.push(row(
+        format!("keystroke search over {items} entries: p99"),
+        vec![us("p99_us")],
+        vec![],
+        format!("max {:.0} µs", v["max_us"].as_f64().unwrap_or(0.0)),
+    ));
+    rows.push(row(
+        format!("market of {items} entries: peak memory (RSS)"),
+        vec![],
+        vec![v["peak_rss_mib"].as_f64().unwrap_or(0.0)],
+        "the whole bench process (generation included)".into(),
+    ));
+    Ok(())
+}
+
+/// One server of a connection section: its name, where it is, a tool it must list, and
+/// whether it speaks the modern era.
+type Subject = (String, Target, &'static str, bool);
 
 fn connection_section(
     section: &'static str,
-    subjects: Vec<(String, Target, &'static str)>,
+    subjects: Vec<Subject>,
     paths: &Paths,
     options: &Options,
     rows: &mut Vec<Row>,
@@ -609,10 +832,15 @@ fn connection_section(
     let mut labels = vec![];
     let subjects: Vec<_> = subjects
         .into_iter()
-        .filter(|(s, _, _)| options.servers.as_ref().is_none_or(|keep| keep.contains(s)))
+        .filter(|(s, _, _, _)| {
+            options.servers.as_ref().is_none_or(|keep| {
+                keep.iter()
+                    .any(|k| s == k || s.split(' ').next() == Some(k.as_str()))
+            })
+        })
         .collect();
-    for (subject, target, expect) in &subjects {
-        for (client, cmd) in clients(paths, options, target, expect) {
+    for (subject, target, expect, modern) in &subjects {
+        for (client, cmd) in clients(paths, options, target, expect, *modern) {
             labels.push((subject.clone(), client.clone()));
             cmds.push((format!("{section} {subject} {client}"), cmd));
         }
@@ -640,11 +868,21 @@ fn connection_section(
 }
 
 fn stdio_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let fixture = Paths::s(&paths.fixture);
+    let python = Paths::s(&paths.python);
+    let python_server = Paths::s(&paths.python_server);
     let subjects = vec![
         (
             "mcp-fixture".to_owned(),
-            Target::Stdio(vec![Paths::s(&paths.fixture)]),
+            Target::Stdio(vec![fixture.clone()]),
             "check_credentials",
+            false,
+        ),
+        (
+            "mcp-fixture (modern)".to_owned(),
+            Target::Stdio(vec![fixture, "--era".into(), "modern".into()]),
+            "check_credentials",
+            true,
         ),
         (
             "server-everything".to_owned(),
@@ -654,24 +892,47 @@ fn stdio_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Resul
                 "stdio".into(),
             ]),
             "get-sum",
+            false,
+        ),
+        (
+            "python-sdk-2.3 (modern)".to_owned(),
+            Target::Stdio(vec![python, python_server, "stdio".into()]),
+            "shout",
+            true,
         ),
     ];
     connection_section("stdio", subjects, paths, options, rows)
 }
 
 fn http_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
-    let (_fixture, fixture_url) = start_fixture_http(paths)?;
+    let (_fixture, fixture_url) = start_fixture_http(paths, &[])?;
+    let (_modern, modern_url) = start_fixture_http(paths, &["--era", "modern"])?;
     let (_everything, everything_url) = start_everything_http(paths)?;
+    let (_python, python_url) = start_python_http(paths)?;
     let subjects = vec![
         (
             "mcp-fixture".to_owned(),
             Target::Url(fixture_url),
             "check_credentials",
+            false,
+        ),
+        (
+            "mcp-fixture (modern)".to_owned(),
+            Target::Url(modern_url),
+            "check_credentials",
+            true,
         ),
         (
             "server-everything".to_owned(),
             Target::Url(everything_url),
             "get-sum",
+            false,
+        ),
+        (
+            "python-sdk-2.3 (modern)".to_owned(),
+            Target::Url(python_url),
+            "shout",
+            true,
         ),
     ];
     connection_section("http", subjects, paths, options, rows)
@@ -953,11 +1214,15 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
             "the UI sets no first-render mark (performance.mark(\"marketplace-ready\"))".into(),
         );
     }
-    let (bin, build) = ["release", "debug"]
-        .iter()
-        .map(|b| (paths.root.join(format!("src-tauri/target/{b}/plugboard-app")), *b))
-        .find(|(p, _)| p.exists())
-        .ok_or("no app binary (src-tauri/target/{release,debug}/plugboard-app): build it with `cd src-tauri && cargo build --release`")?;
+    let (bin, build) = match &options.app {
+        Some(app) if app.exists() => (app.clone(), app.to_string_lossy().into_owned()),
+        Some(app) => return Err(format!("no app binary at {}", app.display())),
+        None => ["release", "debug"]
+            .iter()
+            .map(|b| (paths.root.join(format!("src-tauri/target/{b}/plugboard-app")), b.to_string()))
+            .find(|(p, _)| p.exists())
+            .ok_or("no app binary (src-tauri/target/{release,debug}/plugboard-app): build it with `cd src-tauri && cargo build --release`")?,
+    };
     for tool in ["xvfb-run", "xwininfo"] {
         let found = Command::new("sh")
             .args(["-c", &format!("command -v {tool}")])
@@ -976,6 +1241,8 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
     let (mut ready, mut window, mut render) = (vec![], vec![], vec![]);
     let (mut rss, mut pss, mut installed_rss, mut installed_pss) = (vec![], vec![], vec![], vec![]);
     let mut processes = String::new();
+    let mut per_process = String::new();
+    let mut web = String::new();
     let mut shown = (0, 0);
     for i in 0..runs + 1 {
         wait_for_quiet();
@@ -1015,6 +1282,8 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
             v["processes"],
             v["names"].as_str().unwrap_or("")
         );
+        per_process = v["per_process"].as_str().unwrap_or("").to_owned();
+        web = v["web"].as_str().unwrap_or("").to_owned();
     }
     let (cards, servers) = shown;
     let row = |subject: String, samples: Vec<Duration>, mib: Vec<f64>, note: String| Row {
@@ -1070,6 +1339,168 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
         vec![],
         installed_rss,
         "shared pages counted once per process".into(),
+    ));
+    rows.last_mut().expect("pushed").note = format!(
+        "shared pages counted once per process; per process at marketplace-ready: {per_process}; web process by mapping: {web}"
+    );
+    floor_and_market(paths, options, &bin, build, rows)
+}
+
+fn probe_json(paths: &Paths, bin: &Path, env: &[(&str, String)]) -> Result<Value, String> {
+    let out = Command::new(paths.root.join("bench/app-probe"))
+        .arg(bin)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("bench/app-probe: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().rev().find(|l| l.starts_with('{')).unwrap_or("");
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("bench/app-probe printed {text:?}: {e}"))?;
+    if v["ok"] != true {
+        return Err(format!("bench/app-probe: {}", v["error"]));
+    }
+    Ok(v)
+}
+
+/// The floor (a hello-world Tauri window built the same way, in the same target dir) and the
+/// app with 50,000 registry servers in its marketplace: memory of all processes, cold start,
+/// and scrolling (ten jumps through the list, each until the cards in view are rendered).
+fn floor_and_market(
+    paths: &Paths,
+    options: &Options,
+    app: &Path,
+    build: &str,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let floor = paths
+        .root
+        .join(format!("src-tauri/target/{build}/plugboard-floor-app"));
+    if !floor.exists() {
+        return Err(format!(
+            "{} is missing: build it with `cargo build --manifest-path bench/floor-app/Cargo.toml --target-dir src-tauri/target`",
+            floor.display()
+        ));
+    }
+    let runs = options.runs;
+    let mib = |v: &Value, key: &str| v[key].as_f64().unwrap_or(0.0) / 1024.0;
+    let ms = |v: &Value, key: &str| Duration::from_secs_f64(v[key].as_f64().unwrap_or(0.0) / 1e3);
+    let row = |subject: String, client: &str, samples: Vec<Duration>, mib: Vec<f64>, note: String| Row {
+        section: "app",
+        subject,
+        client: client.into(),
+        samples,
+        cpu: vec![],
+        mib,
+        note,
+    };
+    eprintln!("[bench] app: {runs} starts of the floor app ({build})");
+    let (mut pss, mut rss, mut per, mut web) = (vec![], vec![], String::new(), String::new());
+    for i in 0..runs + 1 {
+        wait_for_quiet();
+        let v = probe_json(paths, &floor, &[("MODE", "floor".into())])?;
+        if i == 0 {
+            continue;
+        }
+        pss.push(mib(&v, "pss_kib"));
+        rss.push(mib(&v, "rss_kib"));
+        per = v["per_process"].as_str().unwrap_or("").to_owned();
+        web = v["web"].as_str().unwrap_or("").to_owned();
+    }
+    rows.push(row(
+        format!("memory of a hello-world Tauri app, PSS sum ({build})"),
+        "floor-app",
+        vec![],
+        pss,
+        format!("3 s after its window is mapped; per process: {per}; web process by mapping: {web}"),
+    ));
+    rows.push(row(
+        format!("memory of a hello-world Tauri app, RSS sum ({build})"),
+        "floor-app",
+        vec![],
+        rss,
+        "shared pages counted once per process".into(),
+    ));
+
+    // A registry of 50,000 servers, synced once into a cache the app's home gets a copy of.
+    let (_registry, url) = start_registry(paths, &["--generate", "50000"])?;
+    let home = paths.home("market-50000");
+    timed_sync(paths, &home, &url, &["--full"])?;
+    let cache = std::fs::read_dir(home.join("registry"))
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .ok_or("no registry cache was written")?;
+    eprintln!("[bench] app: {runs} starts of the app with 50,000 registry servers ({build})");
+    let (mut ready, mut pss, mut rss, mut scroll_median, mut scroll_max, mut scrolled_pss) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut per = String::new();
+    let mut web = String::new();
+    for i in 0..runs + 1 {
+        wait_for_quiet();
+        let v = probe_json(
+            paths,
+            app,
+            &[
+                ("MODE", "market".into()),
+                ("MARKET_CACHE", cache.display().to_string()),
+                ("MARKET_URL", url.clone()),
+            ],
+        )?;
+        if i == 0 {
+            continue;
+        }
+        ready.push(ms(&v, "ready_ms"));
+        pss.push(mib(&v, "pss_kib"));
+        rss.push(mib(&v, "rss_kib"));
+        scroll_median.push(ms(&v, "scroll_median_ms"));
+        scroll_max.push(ms(&v, "scroll_max_ms"));
+        scrolled_pss.push(mib(&v, "scrolled_pss_kib"));
+        per = v["per_process"].as_str().unwrap_or("").to_owned();
+        web = v["web"].as_str().unwrap_or("").to_owned();
+    }
+    rows.push(row(
+        format!("cold start → marketplace-ready, 50,000 entries ({build})"),
+        "plugboard-app",
+        ready,
+        vec![],
+        "the first page of cards rendered; the listing is loaded and searched in the core".into(),
+    ));
+    rows.push(row(
+        format!("scroll through 50,000 entries: median jump ({build})"),
+        "plugboard-app",
+        scroll_median,
+        vec![],
+        "ten jumps top to bottom; each until every card in view is rendered".into(),
+    ));
+    rows.push(row(
+        format!("scroll through 50,000 entries: slowest jump ({build})"),
+        "plugboard-app",
+        scroll_max,
+        vec![],
+        String::new(),
+    ));
+    rows.push(row(
+        format!("memory with 50,000 entries, PSS sum ({build})"),
+        "plugboard-app",
+        vec![],
+        pss,
+        format!("3 s after marketplace-ready; per process: {per}; web process by mapping: {web}"),
+    ));
+    rows.push(row(
+        format!("memory with 50,000 entries, RSS sum ({build})"),
+        "plugboard-app",
+        vec![],
+        rss,
+        "shared pages counted once per process".into(),
+    ));
+    rows.push(row(
+        format!("memory with 50,000 entries after scrolling, PSS sum ({build})"),
+        "plugboard-app",
+        vec![],
+        scrolled_pss,
+        "3 s after the scroll tour".into(),
     ));
     Ok(())
 }
@@ -1154,6 +1585,31 @@ fn ratios(rows: &[Row]) -> Vec<Ratio> {
                     subject: row.subject.clone(),
                     name: format!("{} / {other}", row.client),
                     value: mine / theirs,
+                });
+            }
+        }
+    }
+    // The app's memory against the floor's (PSS, medians of the runs).
+    let median_mib = |row: &Row| {
+        let mut m = row.mib.clone();
+        m.sort_by(f64::total_cmp);
+        (!m.is_empty()).then(|| median_of(&m))
+    };
+    if let Some(floor) = rows
+        .iter()
+        .find(|r| r.client == "floor-app" && r.subject.contains("PSS"))
+        .and_then(median_mib)
+    {
+        for row in rows
+            .iter()
+            .filter(|r| r.section == "app" && r.client == "plugboard-app" && r.subject.contains("PSS"))
+        {
+            if let Some(mine) = median_mib(row) {
+                out.push(Ratio {
+                    section: "app",
+                    subject: row.subject.clone(),
+                    name: "app / hello-world floor (PSS)".into(),
+                    value: mine / floor,
                 });
             }
         }
@@ -1420,6 +1876,9 @@ fn main() -> ExitCode {
         health_section(&paths, &options, rows)
     });
     section("catalog", &mut rows, &|rows| catalog_section(&paths, rows));
+    section("registry", &mut rows, &|rows| {
+        registry_section(&paths, &options, rows)
+    });
     section("app", &mut rows, &|rows| {
         app_section(&paths, &options, rows)
     });

@@ -264,11 +264,12 @@ pub async fn probe(
 ) -> Probed {
     let started = Instant::now();
     let mut events = vec![];
+    let options = plugboard::probe::TestOptions {
+        probe: credential_probe,
+        ..Default::default()
+    };
     let result =
-        plugboard::probe::test_config(name, server, secrets, credential_probe, None, |e| {
-            events.push(e)
-        })
-        .await;
+        plugboard::probe::test_config(name, server, secrets, &options, |e| events.push(e)).await;
     let elapsed = started.elapsed();
     let json = serde_json::to_string(&result).expect("result serializes");
     if std::env::var_os("PLUGBOARD_SHOW_RESULTS").is_some() {

@@ -3,9 +3,12 @@
 
 #![allow(dead_code)]
 
+pub mod bundles;
 pub mod fixture;
 pub mod peers;
+pub mod registry;
 pub mod sessions;
+pub mod snapshot;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -48,6 +51,7 @@ impl Home {
         cmd.args(args)
             .env("PLUGBOARD_HOME", self.path())
             .env_remove("PLUGBOARD_CATALOG_DIR")
+            .env_remove("PLUGBOARD_REGISTRY_URL")
             .stdin(Stdio::null());
         for (key, _) in std::env::vars_os() {
             if key.to_string_lossy().starts_with("PLUGBOARD_SECRET_") {

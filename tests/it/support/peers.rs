@@ -1,6 +1,7 @@
 //! Third-party MCP servers for the interoperability tests: `@modelcontextprotocol/server-everything`
 //! (from `tests/peers/node_modules`, run with node) and a server on the official Python SDK
-//! (`.tools/peers-venv`). `scripts/setup` installs both.
+//! (`.tools/peers-venv`, 2.3) and its 1.x line (`.tools/peers-venv-1x`). `scripts/setup`
+//! installs them.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -30,6 +31,17 @@ pub fn python_command() -> (PathBuf, PathBuf) {
         python.display()
     );
     (python, repo_root().join("tests/peers/python_server.py"))
+}
+
+/// The Python interpreter of the 1.x SDK's virtualenv and our 1.x server script.
+pub fn python_v1_command() -> (PathBuf, PathBuf) {
+    let python = repo_root().join(".tools/peers-venv-1x/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup (or scripts/test), which creates it with mcp==1.12.4",
+        python.display()
+    );
+    (python, repo_root().join("tests/peers/python_server_v1.py"))
 }
 
 /// A free loopback port (bound, then released for the server to take).

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use plugboard::config::ServerConfig;
+use plugboard::connect::Era;
 use plugboard::resolve::resolve;
 use plugboard::secrets::MemoryStore;
 use plugboard::session::{
-    self, Answer, Asker, Question, Session, SessionError, SessionEvent, SessionOptions,
+    self, Answer, Asker, ContentItem, Question, Session, SessionError, SessionEvent,
+    SessionOptions, ToolStates,
 };
 
 /// Answers questions in order (declining once the script runs out), remembering each.
@@ -110,21 +112,45 @@ pub fn options(script: Arc<Script>) -> (SessionOptions, Events, Arc<Mutex<Vec<St
     (options, events, opened)
 }
 
+/// A session with `server`, its era found by the probe.
 pub async fn open(
     name: &str,
     server: ServerConfig,
     script: Arc<Script>,
 ) -> Result<Live, SessionError> {
+    open_known(name, server, script, None).await
+}
+
+/// A session with `server` whose era is remembered as `known` (as a last test would have it).
+pub async fn open_known(
+    name: &str,
+    server: ServerConfig,
+    script: Arc<Script>,
+    known: Option<Era>,
+) -> Result<Live, SessionError> {
     let (options, events, opened) = options(script.clone());
-    let resolved = resolve(name, &server, &MemoryStore::new(), None).expect("resolves");
+    let mut resolved = resolve(name, &server, &MemoryStore::new(), None).expect("resolves");
+    resolved.set_known_era(known);
     let redactor = resolved.redactor().clone();
-    let session = session::open_resolved(&resolved, redactor, options, Some(server)).await?;
+    let tools = ToolStates::of(&server, None);
+    let session = session::open_resolved(&resolved, redactor, options, tools).await?;
     Ok(Live {
         session,
         events,
         script,
         opened,
     })
+}
+
+/// The text items of a result, joined.
+pub fn text(content: &[ContentItem]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ContentItem::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A multi-thread runtime for one test.

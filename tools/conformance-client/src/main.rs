@@ -9,6 +9,14 @@
 //! once with a 302), and the redirect is delivered to the job's loopback listener. The MCP calls
 //! go through rmcp's streamable HTTP client, with an HTTP backend that adds the bearer token and
 //! signs in (or steps up) when the server answers 401 or 403.
+//!
+//! The handshake is Plugboard's own dual-era one (`plugboard::connect::handshake`): the
+//! `server/discover` probe, the modern era (per-request `_meta`, the modern headers, MRTR
+//! rounds answered by the handler) when the server speaks it, `initialize` otherwise. Then the
+//! client does what a scenario can ask of one: lists tools and calls them (the calls the
+//! scenario names in its context, the JSON Schema echo with the schema exactly as listed, or
+//! every tool with arguments made up from its schema), and lists and reads resources and
+//! prompts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,20 +24,22 @@ use std::sync::{Arc, Mutex};
 use plugboard::config::{
     Auth, ClientAuthMethod, OAuthSettings, SecretRef, ServerConfig, TransportKind,
 };
+use plugboard::connect::Era;
+use plugboard::connect::handshake::{Handshake, Handshaken, Wire};
 use plugboard::oauth::{JobState, OAuthContext, OAuthError, OAuthJobs, OAuthOptions, StartOptions};
 use plugboard::secrets::{MemoryStore, SecretKey, SecretStore, Sensitive};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ClientJsonRpcMessage,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
-    ProtocolVersion,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, GetPromptRequestParams,
+    Implementation, ReadResourceRequestParams, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, serve_directly};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 
 /// The client ID metadata document URL the suite expects (it never fetches it successfully).
 const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
@@ -97,13 +107,79 @@ async fn run(url: &str, scenario: &str) -> Result<(), BoxError> {
             .build()?,
     });
 
-    let result = exercise(url, auth, scenario).await;
+    let result = exercise(url, auth, scenario, &context).await;
     let _ = std::fs::remove_dir_all(&lock_dir);
     result
 }
 
-/// initialize → tools/list → tools/call of the first tool (arguments made up from its schema).
-async fn exercise(url: &str, auth: Arc<Authorizer>, scenario: &str) -> Result<(), BoxError> {
+/// The tool the JSON Schema preservation scenario echoes a listed schema back with.
+const SCHEMA_ECHO: &str = "json_schema_echo";
+
+/// Arguments for `tool` made up from its input schema.
+fn made_up_arguments(tool: &Tool) -> serde_json::Map<String, serde_json::Value> {
+    let mut args = serde_json::Map::new();
+    if let Some(props) = tool
+        .input_schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+    {
+        for (i, (name, schema)) in props.iter().enumerate() {
+            let value = match schema.get("type").and_then(|t| t.as_str()) {
+                Some("number") | Some("integer") => serde_json::json!(i as i64 + 2),
+                Some("boolean") => serde_json::json!(true),
+                Some("object") => serde_json::json!({}),
+                Some("array") => serde_json::json!([]),
+                _ => serde_json::json!("test"),
+            };
+            args.insert(name.clone(), value);
+        }
+    }
+    args
+}
+
+/// The calls to make: those the scenario names in its context, else the echo of the other
+/// tool's schema (JSON Schema preservation), else every tool once.
+fn calls_for(
+    context: &serde_json::Value,
+    tools: &[Tool],
+) -> Vec<(String, serde_json::Map<String, serde_json::Value>)> {
+    if let Some(named) = context.get("toolCalls").and_then(|c| c.as_array()) {
+        return named
+            .iter()
+            .filter_map(|call| {
+                let name = call.get("name")?.as_str()?.to_owned();
+                let args = call
+                    .get("arguments")
+                    .and_then(|a| a.as_object())
+                    .cloned()
+                    .unwrap_or_default();
+                Some((name, args))
+            })
+            .collect();
+    }
+    if tools.iter().any(|t| t.name == SCHEMA_ECHO)
+        && let Some(focal) = tools.iter().find(|t| t.name != SCHEMA_ECHO)
+    {
+        let mut args = serde_json::Map::new();
+        args.insert(
+            "schema".into(),
+            serde_json::Value::Object((*focal.input_schema).clone()),
+        );
+        return vec![(SCHEMA_ECHO.to_owned(), args)];
+    }
+    tools
+        .iter()
+        .map(|tool| (tool.name.to_string(), made_up_arguments(tool)))
+        .collect()
+}
+
+/// The dual-era handshake → tools/list → the scenario's tool calls → resources and prompts.
+async fn exercise(
+    url: &str,
+    auth: Arc<Authorizer>,
+    scenario: &str,
+    context: &serde_json::Value,
+) -> Result<(), BoxError> {
     let (listening, mut heard) = tokio::sync::watch::channel(false);
     let http = AuthorizingHttp {
         inner: plugboard::tls::http_client_builder()
@@ -112,7 +188,7 @@ async fn exercise(url: &str, auth: Arc<Authorizer>, scenario: &str) -> Result<()
         auth,
         listening: Arc::new(listening),
     };
-    let transport = StreamableHttpClientTransport::with_client(
+    let mut transport = StreamableHttpClientTransport::with_client(
         http,
         StreamableHttpClientTransportConfig::with_uri(url),
     );
@@ -121,50 +197,77 @@ async fn exercise(url: &str, auth: Arc<Authorizer>, scenario: &str) -> Result<()
     let info = ClientConfig::new(
         capabilities,
         Implementation::new("plugboard-conformance-client", env!("CARGO_PKG_VERSION")),
-    )
-    .with_protocol_version(ProtocolVersion::V_2025_11_25);
-    let client = Handler { info }.serve(transport).await?;
+    );
+    let mut steps = |_| {};
+    let negotiated = Handshake {
+        transport: &mut transport,
+        hello: &info,
+        wire: Wire::Http,
+        steps: &mut steps,
+        legacy_version: None,
+    }
+    .probe(None)
+    .await?;
+    eprintln!(
+        "{scenario}: {} era, protocol {}",
+        negotiated.era, negotiated.protocol_version
+    );
+    let modern = negotiated.era == Era::Modern;
+    let client = serve_directly(
+        Handler { info },
+        Handshaken(transport),
+        Some(negotiated.peer_info.clone()),
+    );
     let tools = client.list_all_tools().await?;
-    // A server may send its requests (an elicitation during a tool call) on the GET stream,
-    // and a message sent before that stream is open is lost: the elicitation scenario's server
-    // then waited 60 s for an answer whenever rmcp's GET came after the tool call. Listen
-    // first, as a client that wants those requests must; a server without the stream answers
-    // the GET at once, and one that is never asked costs at most this wait.
-    let _ = tokio::time::timeout(
-        std::time::Duration::from_secs(2),
-        heard.wait_for(|answered| *answered),
-    )
-    .await;
-    if let Some(tool) = tools.first() {
-        let mut args = serde_json::Map::new();
-        if let Some(props) = tool
-            .input_schema
-            .get("properties")
-            .and_then(|p| p.as_object())
-        {
-            for (i, (name, schema)) in props.iter().enumerate() {
-                let value = match schema.get("type").and_then(|t| t.as_str()) {
-                    Some("number") | Some("integer") => serde_json::json!(i as i64 + 2),
-                    Some("boolean") => serde_json::json!(true),
-                    _ => serde_json::json!("test"),
-                };
-                args.insert(name.clone(), value);
-            }
-        }
+    if !modern {
+        // A legacy server may send its requests (an elicitation during a tool call) on the
+        // GET stream, and a message sent before that stream is open is lost: the elicitation
+        // scenario's server then waited 60 s for an answer whenever rmcp's GET came after the
+        // tool call. Listen first, as a client that wants those requests must; a server
+        // without the stream answers the GET at once, and one that is never asked costs at
+        // most this wait. (The modern era has no GET stream.)
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            heard.wait_for(|answered| *answered),
+        )
+        .await;
+    }
+    for (name, args) in calls_for(context, &tools) {
         let result = client
-            .call_tool(CallToolRequestParams::new(tool.name.clone()).with_arguments(args))
-            .await?;
-        eprintln!(
-            "{scenario}: called {} → {} content item(s)",
-            tool.name,
-            result.content.len()
-        );
-        // The scenario's server reports its own failures in the tool's text: print it, so a
-        // failed run says why.
-        for text in result.content.iter().filter_map(|item| item.as_text()) {
-            let shown: String = text.text.chars().take(300).collect();
-            eprintln!("{scenario}:   {shown}");
+            .call_tool(CallToolRequestParams::new(name.clone()).with_arguments(args))
+            .await;
+        match result {
+            Ok(result) => {
+                eprintln!(
+                    "{scenario}: called {name} → {} content item(s)",
+                    result.content.len()
+                );
+                // The scenario's server reports its own failures in the tool's text: print
+                // it, so a failed run says why.
+                for text in result.content.iter().filter_map(|item| item.as_text()) {
+                    let shown: String = text.text.chars().take(300).collect();
+                    eprintln!("{scenario}:   {shown}");
+                }
+            }
+            Err(e) => eprintln!("{scenario}: {name} failed: {e}"),
         }
+    }
+    let capabilities = negotiated.peer_info.capabilities.clone();
+    if capabilities.resources.is_some()
+        && let Ok(resources) = client.list_resources(None).await
+        && let Some(first) = resources.resources.first()
+    {
+        let _ = client
+            .read_resource(ReadResourceRequestParams::new(first.uri.clone()))
+            .await;
+    }
+    if capabilities.prompts.is_some()
+        && let Ok(prompts) = client.list_prompts(None).await
+        && let Some(first) = prompts.prompts.first()
+    {
+        let _ = client
+            .get_prompt(GetPromptRequestParams::new(first.name.clone()))
+            .await;
     }
     client.cancel().await?;
     Ok(())

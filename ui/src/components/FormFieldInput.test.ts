@@ -19,6 +19,10 @@ function field(over: Partial<FormField>): FormField {
     placeholder: null,
     help: null,
     default: null,
+    choices: [],
+    picker: null,
+    min: null,
+    max: null,
     ...over,
   };
 }
@@ -98,5 +102,44 @@ describe("form fields", () => {
     expect(el.querySelector(".field-error")?.textContent).toBe("K is required.");
     const links = [...el.querySelectorAll("a")].map((a) => a.getAttribute("href"));
     expect(links).toEqual(["https://example.com/d"]);
+  });
+
+  it("a bundle's directory list and file field: native pickers add to the list or fill the field", async () => {
+    const onpick = vi.fn(async (kind: string) => (kind === "directory" ? "/home/u/b c" : "/tmp/db.sqlite"));
+    let value = "/home/u/a";
+    const el = render({
+      field: field({ key: "dirs", input: "list", picker: "directory", target: "value" }),
+      get value() {
+        return value;
+      },
+      set value(v: string) {
+        value = v;
+      },
+      onpick,
+    });
+    const add = el.querySelector<HTMLButtonElement>('[data-testid="browse-dirs"]')!;
+    expect(add.textContent).toContain("Add folder");
+    add.click();
+    await vi.waitFor(() => expect(value).toBe("/home/u/a\n/home/u/b c"));
+    expect(onpick).toHaveBeenCalledWith("directory");
+    unmount(mounted!);
+    let file = "";
+    const el2 = render({
+      field: field({ key: "db", input: "file_path", picker: "file", target: "value" }),
+      get value() {
+        return file;
+      },
+      set value(v: string) {
+        file = v;
+      },
+      onpick,
+    });
+    el2.querySelector<HTMLButtonElement>('[data-testid="browse-db"]')!.click();
+    await vi.waitFor(() => expect(file).toBe("/tmp/db.sqlite"));
+  });
+
+  it("no picker button without a picker", () => {
+    const el = render({ field: field({ input: "file_path" }), value: "", onpick: async () => null });
+    expect(el.querySelector('[data-testid^="browse-"]')).toBeNull();
   });
 });

@@ -72,40 +72,12 @@ export const commands = {
 	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
 	 */
 	uiReady: (mark: string, count: number) => __TAURI_INVOKE<StartupStep | null>("ui_ready", { mark, count }),
-	/**
-	 *  Open a Try-it session with server `name`. Everything that happens in it until it is closed
-	 *  (progress, log messages, the server's questions, trace entries) is sent on `on_event`.
-	 */
-	openSession: (name: string, onEvent: Channel<SessionEvent>) => typedError<SessionView, ApiError>(__TAURI_INVOKE("open_session", { name, onEvent })),
-	/**  What the session's server offers now (after a `list_changed` event). */
-	sessionOffer: (session: string) => typedError<Offer, ApiError>(__TAURI_INVOKE("session_offer", { session })),
-	/**  The form generated from `tool`'s input schema. */
-	sessionToolForm: (session: string, tool: string) => typedError<ToolForm, ApiError>(__TAURI_INVOKE("session_tool_form", { session, tool })),
-	/**  The core's validation of `args` for `tool`, field by field. */
-	sessionValidate: (session: string, tool: string, args: Value) => typedError<FieldIssue[], ApiError>(__TAURI_INVOKE("session_validate", { session, tool, args })),
-	sessionCall: (session: string, input: CallInput) => typedError<CallOutcome, ApiError>(__TAURI_INVOKE("session_call", { session, input })),
-	sessionCancel: (session: string, callId: string) => __TAURI_INVOKE<boolean>("session_cancel", { session, callId }),
-	sessionRead: (session: string, uri: string, callId: string) => typedError<ReadOutcome, ApiError>(__TAURI_INVOKE("session_read", { session, uri, callId })),
-	sessionPrompt: (session: string, prompt: string, args: { [key in string]: string }, callId: string) => typedError<PromptOutcome, ApiError>(__TAURI_INVOKE("session_prompt", { session, prompt, args, callId })),
-	sessionComplete: (session: string, target: CompletionTarget, argument: string, value: string, context: { [key in string]: string }) => typedError<Completion, ApiError>(__TAURI_INVOKE("session_complete", { session, target, argument, value, context })),
-	/**  The user's answer to the server's question; an accepted form is checked first. */
-	sessionAnswer: (session: string, question: string, answer: Answer) => typedError<null, ApiError>(__TAURI_INVOKE("session_answer", { session, question, answer })),
-	/**  Share these folders with the session's server as its roots. */
-	sessionSetRoots: (session: string, folders: string[]) => typedError<RootView[], ApiError>(__TAURI_INVOKE("session_set_roots", { session, folders })),
-	sessionTrace: (session: string) => typedError<TraceEntry[], ApiError>(__TAURI_INVOKE("session_trace", { session })),
-	/**  The URI a resource template makes with these values. */
-	expandTemplate: (template: string, values: { [key in string]: string }) => __TAURI_INVOKE<string>("expand_template", { template, values }),
-	closeSession: (session: string) => typedError<null, ApiError>(__TAURI_INVOKE("close_session", { session })),
-	/**  A redacted diagnostics bundle of server `name` (of the open `session`, when given). */
-	diagnostics: (name: string, session: string | null) => typedError<string, ApiError>(__TAURI_INVOKE("diagnostics", { name, session })),
+	serverTools: (name: string) => typedError<ServerToolsView, ApiError>(__TAURI_INVOKE("server_tools", { name })),
+	setTools: (name: string, change: ToolsChangeInput) => typedError<ToolsChangeResult, ApiError>(__TAURI_INVOKE("set_tools", { name, change })),
+	budget: () => typedError<BudgetView, ApiError>(__TAURI_INVOKE("budget")),
 };
 
 /* Types */
-/**  The user's answer. */
-export type Answer = 
-/**  Form: the filled-in values. URL: agreed to open it (no content). */
-{ action: "accept"; content: Value | null } | { action: "decline" } | { action: "cancel" };
-
 /**
  *  A failed API call. `code` is stable and machine-readable (`not_found`, `duplicate`, `invalid`,
  *  `keyring`, `config`, `catalog`, `io`, `unsupported`, `internal`); `message` is for people and
@@ -141,28 +113,18 @@ export type AuthView = {
 	scopes: string[],
 };
 
-/**  A tool call as the app asks for it. */
-export type CallInput = {
-	tool: string,
-	arguments: Value,
-	confirmation: Confirmation,
-	/**  The app's id for the call, to cancel it with. */
-	call_id: string,
-	timeout_secs: number | null,
-};
-
-/**  The result of a tool call. */
-export type CallOutcome = {
-	call_id: string,
-	tool: string,
-	/**  The tool reported an error (`isError`): its content says what. */
-	is_error: boolean,
-	content: ContentItem[],
-	structured: Structured | null,
-	ms: number | null,
-	/**  Requests it took (more than one when the server asked for input first). */
-	rounds: number,
-	notes: string[],
+/**  The context budget of the enabled servers (the same figures as `plugboard budget`). */
+export type BudgetView = {
+	tokens: number,
+	tools: number,
+	servers: ServerBudgetView[],
+	clients: ClientBudgetView[],
+	/**
+	 *  The caps of the clients that have one, for the bar's marks, whether or not they launch
+	 *  Plugboard servers yet.
+	 */
+	caps: ClientBudgetView[],
+	estimate_note: string,
 };
 
 /**  One marketplace tile. */
@@ -204,6 +166,15 @@ export type CategoryCount = {
 	count: number,
 };
 
+/**  One client that launches Plugboard servers, against its tool cap. */
+export type ClientBudgetView = {
+	client: string,
+	label: string,
+	tools: number,
+	cap: number | null,
+	over: boolean,
+};
+
 /**  One known MCP client on this machine. */
 export type ClientView = {
 	/**  `claude-desktop`, `claude-code`, `cursor`, `vscode`, `windsurf`. */
@@ -230,32 +201,6 @@ export type ClientsOverview = {
 	/**  Why exporting is not possible (no `plugboard` CLI found), when it is not. */
 	cli_missing: string | null,
 };
-
-/**  Suggested values for an argument. */
-export type Completion = {
-	values: string[],
-	total: number | null,
-	has_more: boolean,
-};
-
-/**  What `completion/complete` is about. */
-export type CompletionTarget = { kind: "prompt"; name: string } | { kind: "resource"; uri_template: string };
-
-/**  What the user agreed to before a call. */
-export type Confirmation = 
-/**  Nothing asked. */
-"none" | 
-/**  "Run it" (a tool that may change things). */
-"confirmed" | 
-/**  The strong confirmation of a destructive tool (its name typed, or a second click). */
-"destructive";
-
-/**  One piece of content of a result or prompt message. */
-export type ContentItem = { type: "text"; text: string } | { type: "image"; media: Media } | { type: "audio"; media: Media } | { type: "resource_link"; uri: string; name: string | null; title: string | null; description: string | null; mime_type: string | null; size: number | null } | 
-/**  An embedded resource. */
-{ type: "resource"; resource: ResourceContent } | 
-/**  Content of a type Plugboard does not know, as the server sent it. */
-{ type: "other"; json: Value };
 
 /**  A credential of an installed server that "update credentials" can replace. */
 export type CredentialSlot = {
@@ -328,12 +273,6 @@ export type DriftView = {
 	state: string,
 };
 
-/**  A value of an [`NodeKind::Enum`], with the label to show. */
-export type EnumOption = {
-	value: Value,
-	label: string,
-};
-
 /**  What exporting did to one entry of the client's file. */
 export type ExportChangeView = {
 	entry: string,
@@ -391,15 +330,6 @@ export type FieldError = {
 	message: string,
 };
 
-/**  A problem with one field of a value. */
-export type FieldIssue = {
-	/**  The field as people read it: `items[2].name`; empty for the value itself. */
-	path: string,
-	/**  The same as a JSON pointer: `/items/2/name`. */
-	pointer: string,
-	message: string,
-};
-
 /**  What a form field fills in. */
 export type FieldTarget = "env" | "arg" | "header" | "credential" | "url" | "oauth_client_id" | "oauth_client_secret";
 
@@ -418,20 +348,6 @@ export type FindingView = {
 	stage: string | null,
 };
 
-/**
- *  A compiled schema: the root node, and the nodes of recursive definitions that
- *  [`NodeKind::Ref`] points at (expanded by the form only when the user adds one).
- */
-export type Form = {
-	root: FormNode,
-	defs: { [key in string]: FormNode },
-	/**
-	 *  What the form could not show as fields (remote `$ref`s, limits reached); the raw JSON
-	 *  editor still edits everything.
-	 */
-	notes: string[],
-};
-
 /**  One field of an install form (the core's `form::FormField`). */
 export type FormField = {
 	key: string,
@@ -446,19 +362,6 @@ export type FormField = {
 	/**  Markdown; the UI renders https links only. */
 	help: string | null,
 	default: string | null,
-};
-
-/**  One field of a form, with what every kind of field can carry. */
-export type FormNode = {
-	title: string | null,
-	description: string | null,
-	default: Value | null,
-	examples: Value[],
-	/**  `null` is allowed too (`type: [T, "null"]`, or a union with `{"type": "null"}`). */
-	nullable: boolean,
-	read_only: boolean,
-	deprecated: boolean,
-	kind: NodeKind,
 };
 
 /**  The install form of one option of one entry. */
@@ -488,6 +391,20 @@ export type HealthView = {
 	checked_at: number | null,
 	uses_credentials: boolean,
 	sign_in: boolean,
+};
+
+/**  What a tool's annotations say (untrusted hints; the spec's cautious defaults where absent). */
+export type HintsView = {
+	/**  Whether the server sent any hint at all. */
+	annotated: boolean,
+	read_only: boolean,
+	destructive: boolean,
+	idempotent: boolean,
+	open_world: boolean,
+	/**  Not claimed read-only. */
+	may_change: boolean,
+	/**  `read-only`, `may change things`, `destructive`, `… (no annotations)`. */
+	label: string,
 };
 
 /**  One server found in another client's file, as importing it would make it. */
@@ -582,57 +499,12 @@ export type KeyValue = {
 	set?: boolean | null,
 };
 
-/**  An image or audio clip. */
-export type Media = {
-	/**  The type the server declared. */
-	mime_type: string,
-	/**  The type its bytes show (`image/png`, …), when they show one. */
-	detected: string | null,
-	/**  Decoded size in bytes. */
-	bytes: number | null,
-	/**  Base64 data, when it is valid and at most [`MEDIA_CAP`] bytes. */
-	data: string | null,
-	/**  Why there is no data, or what is wrong with it. */
-	note: string | null,
-};
-
-/**  What a field edits. */
-export type NodeKind = { type: "string"; 
-/**  `uri`, `email`, `date`, `date-time`, … as the schema says. */
-format: string | null; min_length: number | null; max_length: number | null; pattern: string | null } | { type: "number"; integer: boolean; minimum: number | null; maximum: number | null; exclusive_minimum: number | null; exclusive_maximum: number | null; multiple_of: number | null } | { type: "boolean" } | { type: "null" } | 
-/**  One of fixed values (`enum`, or a `oneOf` of titled `const`s). */
-{ type: "enum"; options: EnumOption[] } | 
-/**  Exactly this value. */
-{ type: "const"; value: Value } | { type: "object"; properties: Property[]; 
-/**  Keys beyond `properties` are allowed, with values of this form (a key/value editor). */
-additional: FormNode | null; min_properties: number | null; max_properties: number | null } | { type: "array"; items: FormNode; 
-/**  Positional items before `items` (`prefixItems`, or draft 7's `items: [...]`). */
-prefix: FormNode[]; min_items: number | null; max_items: number | null; unique_items: boolean } | 
-/**  `oneOf` / `anyOf` (or several types): the user picks a variant. */
-{ type: "choice"; variants: Variant[]; 
-/**  The property whose `const` tells the object variants apart, when there is one. */
-discriminator: string | null; 
-/**  `oneOf`: exactly one variant must match; `anyOf`: at least one. */
-exclusive: boolean } | 
-/**  A recursive definition, by its key in [`Form::defs`]. */
-{ type: "ref"; target: string } | 
-/**  Anything (or a part the form cannot show as fields): edited as JSON. */
-{ type: "json" };
-
 /**  How an entry's preferred option signs in, when it does so with OAuth. */
 export type OAuthKind = 
 /**  The server registers Plugboard itself (MCP discovery + dynamic registration). */
 "dynamic" | 
 /**  The user must bring an OAuth app registered with the provider. */
 "pre_registered";
-
-/**  What the server offers, redacted. */
-export type Offer = {
-	tools: ToolEntry[],
-	resources: ResourceEntry[],
-	templates: TemplateEntry[],
-	prompts: PromptEntry[],
-};
 
 /**  One connection option, for the chooser. */
 export type OptionSummary = {
@@ -663,70 +535,10 @@ export type PinStateView =
 /**  Nothing approved yet: the first sight had flagged tools. */
 "unapproved";
 
-export type PromptArgument = {
-	name: string,
-	description: string | null,
-	required: boolean,
-};
-
-export type PromptEntry = {
-	name: string,
-	title: string | null,
-	description: string | null,
-	arguments: PromptArgument[],
-};
-
-export type PromptMessage = {
-	role: string,
-	content: ContentItem,
-};
-
-/**  A prompt rendered by the server. */
-export type PromptOutcome = {
-	call_id: string,
-	name: string,
-	description: string | null,
-	messages: PromptMessage[],
-	ms: number | null,
-	rounds: number,
-};
-
 export type PromptView = {
 	name: string,
 	description: string | null,
 	arguments: Value[],
-};
-
-/**  A property of an object. */
-export type Property = {
-	key: string,
-	required: boolean,
-	node: FormNode,
-};
-
-/**  A question of the server for the user. */
-export type Question = {
-	id: string,
-	/**  The call it came with, when that is known. */
-	call_id: string | null,
-	message: string,
-	mode: QuestionMode,
-};
-
-/**  What the server wants. */
-export type QuestionMode = 
-/**  Fill in a form (the requested schema, and its form). */
-{ mode: "form"; schema: Value; form: Form } | 
-/**  Open a URL (shown with its host) to do something outside Plugboard. */
-{ mode: "url"; url: string; host: string };
-
-/**  The contents of a resource. */
-export type ReadOutcome = {
-	call_id: string,
-	uri: string,
-	contents: ResourceContent[],
-	ms: number | null,
-	rounds: number,
 };
 
 /**  What removing a server did. */
@@ -737,23 +549,6 @@ export type RemoveResult = {
 	warnings: string[],
 };
 
-/**  One resource's contents (read, or embedded in a result). */
-export type ResourceContent = {
-	uri: string,
-	mime_type: string | null,
-	text: string | null,
-	/**  A binary resource. */
-	blob: Media | null,
-};
-
-export type ResourceEntry = {
-	uri: string,
-	name: string,
-	title: string | null,
-	description: string | null,
-	mime_type: string | null,
-};
-
 export type ResourceView = {
 	uri: string,
 	name: string,
@@ -761,11 +556,11 @@ export type ResourceView = {
 	mime_type: string | null,
 };
 
-/**  A folder (or other root) the user shares with the server. */
-export type RootView = {
-	/**  A `file://` URI. */
-	uri: string,
-	name: string | null,
+/**  One server's share of the budget; `None`s when it was never tested. */
+export type ServerBudgetView = {
+	name: string,
+	tokens: number | null,
+	tools: number | null,
 };
 
 /**  One installed server in full, for the detail view. */
@@ -804,6 +599,25 @@ export type ServerIdentity = {
 	version: string,
 };
 
+/**  The tools of one server. */
+export type ServerToolsView = {
+	server: string,
+	server_enabled: boolean,
+	/**  When the tools were last listed (Unix ms); `None`: never tested. */
+	observed_at: number | null,
+	tools: ToolStateView[],
+	/**  The enabled tools' cost. */
+	tokens: number,
+	enabled: number,
+	/**  `enabled` or `disabled`: what tools that appear later get. */
+	new_tools: string,
+	/**  Whether that was chosen (else automatic). */
+	new_tools_chosen: boolean,
+	/**  How the figures were made (`o200k_base`, an estimate). */
+	tokenizer: string,
+	estimate_note: string,
+};
+
 /**  An installed server as the app shows it. Secrets appear only as set / not set. */
 export type ServerView = {
 	name: string,
@@ -835,48 +649,6 @@ export type ServerView = {
 	error: string | null,
 };
 
-/**  One thing that happened in a session. */
-export type SessionEvent = 
-/**  `notifications/progress` for a running call. */
-{ event: "progress"; call_id: string; progress: number | null; total: number | null; message: string | null } | 
-/**  `notifications/message`: a log message of the server. */
-{ event: "log"; level: string; logger: string | null; text: string } | 
-/**  The server asks the user something; the session's asker answers it. */
-{ event: "question"; question: Question } | 
-/**  A question was answered, withdrawn or timed out. */
-{ event: "question_settled"; id: string; outcome: string } | 
-/**  Something the user should know about a call or the session. */
-{ event: "notice"; call_id: string | null; text: string } | 
-/**  The server's `tools`, `resources` or `prompts` changed (the session fetched them again). */
-{ event: "list_changed"; list: string } | 
-/**  A JSON-RPC message went out or came in. */
-{ event: "trace"; entry: TraceEntry } | 
-/**  The connection ended. */
-{ event: "closed"; reason: string };
-
-/**  Who the server is and how the session speaks with it. */
-export type SessionInfo = {
-	name: string,
-	/**  The server's `serverInfo`. */
-	server_name: string | null,
-	server_version: string | null,
-	protocol_version: string,
-	/**  `modern` (2026-07-28 and later) or `legacy`. */
-	era: string,
-	/**  `stdio`, `shttp` or `sse`. */
-	transport: string,
-	instructions: string | null,
-	capabilities: Value,
-};
-
-/**  An open session as the app first sees it. */
-export type SessionView = {
-	id: string,
-	info: SessionInfo,
-	offer: Offer,
-	roots: RootView[],
-};
-
 /**  Where an installed server came from. */
 export type SourceView = {
 	catalog: string,
@@ -902,27 +674,6 @@ export type StartupStep = {
 	/**  The page to show: `installed`. */
 	page: string,
 	after_ms: number,
-};
-
-/**  `structuredContent` and how it compares with the tool's `outputSchema`. */
-export type Structured = {
-	value: Value | null,
-	/**
-	 *  `valid`, `invalid` (see `issues`), `missing` (a schema but no structured content),
-	 *  or `unchecked` (no schema, an error result, or an unusable schema: see `note`).
-	 */
-	check: string,
-	issues: FieldIssue[],
-	note: string | null,
-};
-
-export type TemplateEntry = {
-	uri_template: string,
-	name: string,
-	title: string | null,
-	description: string | null,
-	mime_type: string | null,
-	variables: string[],
 };
 
 /**  The result of a test connection (DESIGN.md §5's keys), already redacted by the probe. */
@@ -982,20 +733,6 @@ export type ToolDiff = {
 	flags: ToolFlagView[],
 };
 
-/**  A tool as a session shows it. */
-export type ToolEntry = {
-	name: string,
-	title: string | null,
-	description: string | null,
-	input_schema: Value,
-	output_schema: Value | null,
-	/**  The server's hints (unverified). */
-	annotations: Value | null,
-	risk: ToolRisk,
-	disabled: boolean,
-	adapted_name: string,
-};
-
 /**  Something in a tool a person should look at before trusting it. */
 export type ToolFlagView = {
 	/**  The tool's name, or `(server instructions)`. */
@@ -1005,24 +742,19 @@ export type ToolFlagView = {
 	detail: string,
 };
 
-/**  A tool's input form. */
-export type ToolForm = {
-	tool: string,
-	form: Form,
-	risk: ToolRisk,
-	disabled: boolean,
-	/**  Why values cannot be checked before they are sent, when they cannot. */
-	schema_problem: string | null,
+/**  One tool with its switch. */
+export type ToolStateView = {
+	name: string,
+	description: string | null,
+	enabled: boolean,
+	/**  `chosen` (switched by name), `default`, or `unreviewed` (appeared after the approval). */
+	reason: string,
+	/**  The annotations as the server sent them. */
+	annotations: Value | null,
+	hints: HintsView,
+	/**  What its definition costs a model (an estimate), on or off. */
+	tokens: number,
 };
-
-/**  How much a tool may change, by its annotations. */
-export type ToolRisk = 
-/**  `readOnlyHint: true`. */
-"read_only" | 
-/**  Not marked read-only: it may change things. */
-"writes" | 
-/**  `destructiveHint: true` (and not read-only). */
-"destructive";
 
 /**  A tool, with the name an agent sees (`mcp__<server>__<tool>`). */
 export type ToolView = {
@@ -1033,25 +765,28 @@ export type ToolView = {
 	adapted_name: string,
 };
 
-/**  One message of the trace. */
-export type TraceEntry = {
-	seq: number,
-	/**  Milliseconds since the session started. */
-	at_ms: number | null,
-	/**  `out` (Plugboard → server) or `in`. */
-	direction: string,
-	/**  `request`, `response`, `error` or `notification`. */
-	kind: string,
-	/**  The method (for a response: its request's). */
-	method: string | null,
-	id: string | null,
-	/**  Size of the JSON-RPC message in bytes. */
-	bytes: number,
-	/**  For a response or error: milliseconds since its request. */
-	latency_ms: number | null,
-	/**  The message, redacted (cut at [`MAX_TEXT`] bytes). */
-	json: string,
-	truncated: boolean,
+/**  A change from the tool list: names to switch, bulk actions, the default for new tools. */
+export type ToolsChangeInput = {
+	disable?: string[],
+	enable?: string[],
+	/**  `true`: every tool on; `false`: every tool off. */
+	all?: boolean | null,
+	/**  These on, every other off. */
+	only?: string[] | null,
+	/**  `destructive`, `open-world` or `not-read-only`. */
+	disable_annotated?: string | null,
+	/**  `enabled`, `disabled` or `auto`. */
+	new_tools?: string | null,
+};
+
+/**  The tools after a change, and what it means for clients that are running. */
+export type ToolsChangeResult = {
+	tools: ServerToolsView,
+	/**
+	 *  For the toast: how the change reaches the clients running the server now (told at once,
+	 *  or only at their next start).
+	 */
+	notice: string,
 };
 
 /**  How a server is reached. */
@@ -1099,14 +834,6 @@ export type ValueKind =
 "masked" | 
 /**  A reference to a secret in the keyring. */
 "secret";
-
-/**  A variant of a [`NodeKind::Choice`]. */
-export type Variant = {
-	label: string,
-	/**  The discriminator's value in this variant. */
-	tag: Value | null,
-	node: FormNode,
-};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -145,8 +145,8 @@ export function stageLabelShort(stage: string): string {
   const map: Record<string, string> = {
     resolve: "resolving",
     connect: "connecting",
-    initialize: "handshake",
     discover: "discovering",
+    initialize: "handshake",
     "tools/list": "listing tools",
     "resources/list": "listing resources",
     "prompts/list": "listing prompts",

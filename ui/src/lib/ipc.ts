@@ -23,6 +23,12 @@ import type {
   InstallForm,
   InstallRequest,
   JobStatus,
+  MarketPage,
+  MarketQuery,
+  OutdatedView,
+  PolicyView,
+  UpdatePreview,
+  RegistryStatus,
   RemoveResult,
   ServerDetail,
   ServerView,
@@ -47,6 +53,7 @@ import type {
   TraceEntry,
   Value,
 } from "./bindings";
+import type { BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult } from "./bindings";
 
 export type {
   Answer,
@@ -78,6 +85,10 @@ export type {
   ToolRisk,
   TraceEntry,
   Value,
+  BundleView,
+  OutdatedView,
+  PolicyView,
+  UpdatePreview,
   ExportPreview,
   ExportSelection,
   ExportChangeView,
@@ -117,7 +128,14 @@ export type {
   InstallForm,
   InstallRequest,
   KeyValue,
+  MarketPage,
+  MarketQuery,
   OptionSummary,
+  PinView,
+  RegistryStatus,
+  RegistryView,
+  SyncProgressView,
+  Unavailable,
   RemoveResult,
   ServerDetail,
   ServerView,
@@ -182,6 +200,24 @@ export const api = {
   catalogCards: (query: string, category: string | null, filter: CatalogFilter): Promise<CatalogCard[]> =>
     unwrap(() => commands.catalogCards(query, category, filter)),
   categories: (): Promise<CategoryCount[]> => unwrap(() => commands.categories()),
+  /** One window of the marketplace (curated entries first where they match, then registry servers). */
+  marketplace: (query: MarketQuery, offset: number, limit: number): Promise<MarketPage> =>
+    unwrap(() => commands.marketplace(query, offset, limit)),
+  registryStatus: async (): Promise<RegistryStatus> => {
+    try {
+      return await commands.registryStatus();
+    } catch (e) {
+      throw toFailure(e);
+    }
+  },
+  /** Start a background sync of the registries (poll `registryStatus` for progress). */
+  registrySync: async (full: boolean): Promise<RegistryStatus> => {
+    try {
+      return await commands.registrySync(full);
+    } catch (e) {
+      throw toFailure(e);
+    }
+  },
   installForm: (entryId: string, optionId: string | null): Promise<InstallForm> =>
     unwrap(() => commands.installForm(entryId, optionId)),
   install: (request: InstallRequest): Promise<ServerView> => unwrap(() => commands.installServer(request)),
@@ -216,6 +252,10 @@ export const api = {
   oauthComplete: (job: string): Promise<ServerView> => unwrap(() => commands.oauthComplete(job)),
   toolDiff: (name: string): Promise<ToolDiff> => unwrap(() => commands.toolDiff(name)),
   approveTools: (name: string): Promise<ToolDiff> => unwrap(() => commands.approveTools(name)),
+  serverTools: (name: string): Promise<ServerToolsView> => unwrap(() => commands.serverTools(name)),
+  setTools: (name: string, change: ToolsChangeInput): Promise<ToolsChangeResult> =>
+    unwrap(() => commands.setTools(name, change)),
+  budget: (): Promise<BudgetView> => unwrap(() => commands.budget()),
   clientsOverview: async (): Promise<ClientsOverview> => {
     try {
       return await commands.clientsOverview();
@@ -233,6 +273,42 @@ export const api = {
     unwrap(() => commands.importFromClient(client, entries, rewriteSource)),
   /** The environment doctor for server `name`, or for every installed server (`null`). */
   doctor: (name: string | null): Promise<DoctorReport> => unwrap(() => commands.doctor(name)),
+  /** The organisation policy in force (never throws: no policy when it cannot be read). */
+  policyStatus: async (): Promise<PolicyView | null> => {
+    try {
+      return await commands.policyStatus();
+    } catch {
+      return null;
+    }
+  },
+  /** Open an MCPB bundle file: the entry id of its install form (`bundle:TOKEN`). */
+  openBundle: (path: string): Promise<string> => unwrap(() => commands.openBundle(path)),
+  /** Close a bundle's install form without installing: its unpacked files are removed. */
+  discardBundle: async (entryId: string): Promise<void> => {
+    try {
+      await commands.discardBundle(entryId);
+    } catch {
+      // Nothing to remove.
+    }
+  },
+  /** Installed registry servers and whether a newer version is listed. */
+  outdated: (): Promise<OutdatedView[]> => unwrap(() => commands.outdated()),
+  applyUpdate: (token: string): Promise<ServerView> => unwrap(() => commands.applyUpdate(token)),
+  discardUpdate: async (token: string): Promise<void> => {
+    try {
+      await commands.discardUpdate(token);
+    } catch {
+      // Nothing to drop.
+    }
+  },
+  /** A native file or folder picker (`file`, `directory`, `bundle`); `null` when cancelled. */
+  pickPath: async (kind: "file" | "directory" | "bundle"): Promise<string | null> => {
+    try {
+      return await commands.pickPath(kind);
+    } catch {
+      return null;
+    }
+  },
   /** Tell the shell the UI rendered `mark`; never throws (a lost mark only affects tracing). */
   uiReady: async (mark: string, count: number): Promise<StartupStep | null> => {
     try {
@@ -336,4 +412,20 @@ export const tryit = {
 /** A new id for a call, to cancel it with. */
 export function newCallId(): string {
   return `ui-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Prepare and test `name`'s update (to `to`, or the latest); nothing is saved. */
+export function prepareUpdate(name: string, to: string | null, onProgress: (p: StageProgress) => void): Promise<UpdatePreview> {
+  const channel = new Channel<StageProgress>();
+  channel.onmessage = onProgress;
+  return unwrap(() => commands.prepareUpdate(name, to, channel));
+}
+
+/** Hear the paths of `.mcpb` files dropped on the window. */
+export function watchBundleDrops(onDrop: (path: string) => void): void {
+  const channel = new Channel<string>();
+  channel.onmessage = onDrop;
+  commands.watchDrops(channel).catch(() => {
+    // Without the shell (tests), nothing is dropped.
+  });
 }

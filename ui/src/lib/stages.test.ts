@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyEvent, downloader, formatMs, slowStartLine, stageLabel } from "./stages";
+import { applyEvent, cacheHintText, downloader, formatMs, slowStartLine, stageLabel } from "./stages";
 
 describe("test progress", () => {
   it("tracks started and finished stages in order", () => {
@@ -14,12 +14,24 @@ describe("test progress", () => {
     expect(s[1]).toEqual({ name: "connect", status: "failed", ms: 1500 });
   });
 
-  it("formats durations and names stages, the modern era's discover too", () => {
+  it("shows the era probe, then initialize, for a legacy server", () => {
+    let s = applyEvent([], { event: "started", stage: "discover" });
+    s = applyEvent(s, { event: "finished", stage: "discover", ok: true, ms: 2 });
+    s = applyEvent(s, { event: "started", stage: "initialize" });
+    s = applyEvent(s, { event: "finished", stage: "initialize", ok: true, ms: 1 });
+    expect(s.map((x) => [x.name, x.status])).toEqual([
+      ["discover", "ok"],
+      ["initialize", "ok"],
+    ]);
+  });
+
+  it("formats durations and names stages", () => {
     expect(formatMs(12)).toBe("12 ms");
     expect(formatMs(1500)).toBe("1.5 s");
     expect(formatMs(42000)).toBe("42 s");
     expect(stageLabel("tools/list")).toBe("List tools");
-    expect(stageLabel("discover")).not.toBe("discover");
+    expect(stageLabel("discover")).toBe("Discover (server/discover)");
+    expect(stageLabel("initialize")).toBe("Initialize (legacy handshake)");
     expect(stageLabel("mystery")).toBe("mystery");
   });
 
@@ -31,5 +43,12 @@ describe("test progress", () => {
     expect(slowStartLine("discover", "docker run -i x")).toContain("Docker image");
     expect(slowStartLine("connect", "node x")).toContain("Still waiting");
     expect(slowStartLine("tools/list", "npx x")).toBeNull();
+  });
+
+  it("puts caching hints in words", () => {
+    expect(cacheHintText({ ttl_ms: 60000, cache_scope: "public" })).toBe("fresh for 60 s, public");
+    expect(cacheHintText({ ttl_ms: 300000, cache_scope: "public" })).toBe("fresh for 5 min, public");
+    expect(cacheHintText({ ttl_ms: 0, cache_scope: "private" })).toBe("not cached, private");
+    expect(cacheHintText({ ttl_ms: null, cache_scope: null })).toBe("");
   });
 });

@@ -16,8 +16,8 @@ export const STAGES = [
 const LABELS: Record<string, string> = {
   resolve: "Resolve configuration",
   connect: "Connect",
-  discover: "Discover (modern MCP)",
-  initialize: "MCP handshake",
+  discover: "Discover (server/discover)",
+  initialize: "Initialize (legacy handshake)",
   "tools/list": "List tools",
   "resources/list": "List resources",
   "prompts/list": "List prompts",
@@ -57,6 +57,23 @@ export function formatMs(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 10000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.round(ms / 1000)} s`;
+}
+
+/** A result's caching hints in words: "fresh for 1 min, public", "not cached, private". */
+export function cacheHintText(h: { ttl_ms: number | null; cache_scope: string | null }): string {
+  const parts: string[] = [];
+  if (h.ttl_ms !== null) parts.push(h.ttl_ms > 0 ? `fresh for ${formatTtl(h.ttl_ms)}` : "not cached");
+  if (h.cache_scope) parts.push(h.cache_scope);
+  return parts.join(", ");
+}
+
+function formatTtl(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 120) return `${Math.round(s)} s`;
+  const min = s / 60;
+  if (min < 120) return `${Math.round(min)} min`;
+  return `${Math.round(min / 60)} h`;
 }
 
 /** The program that downloads the server on its first run (`npx`, `uvx`, `docker`, …), if the

@@ -20,6 +20,20 @@ export function stepPage(step: StartupStep | null): "installed" | null {
   return step?.page === "installed" ? "installed" : null;
 }
 
+/** Whether a tour step asks the marketplace to scroll (the scrolling benchmark). */
+export function stepScroll(step: StartupStep | null): boolean {
+  return step?.page === "scroll";
+}
+
+/** The median and the largest of `ms` (0 for none). */
+export function medianAndMax(ms: number[]): [number, number] {
+  if (!ms.length) return [0, 0];
+  const sorted = [...ms].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return [median, sorted[sorted.length - 1]];
+}
+
 const marks = new Marks();
 
 /** Set mark `name` (once) with `count` items rendered; resolves to the shell's next step. */

@@ -1,5 +1,5 @@
 // App-wide state: which page is shown, the installed servers, their health.
-import { api, testServer, toFailure, type AppInfo, type RunningTest, type ServerView, type TestReport } from "./ipc";
+import { api, testServer, toFailure, type AppInfo, type OutdatedView, type RunningTest, type ServerView, type TestReport } from "./ipc";
 import { healthFromView, markStale, stageLabelShort, type Health } from "./health";
 import { applyEvent, type StageState } from "./stages";
 import { toast } from "./toasts.svelte";
@@ -19,6 +19,10 @@ class AppState {
   signIn = $state<string | null>(null);
   /** The server whose tool review dialog is open. */
   review = $state<string | null>(null);
+  /** The server whose update dialog is open. */
+  updating = $state<string | null>(null);
+  /** Installed registry servers with a newer version listed, by server name. */
+  updates = $state<Record<string, OutdatedView>>({});
   /** Fixes completed in the sign-in or tool review dialog, counted by server name: the doctor
    * examines a server again after a fix it sent the user to was made. */
   fixes = $state<Record<string, number>>({});
@@ -34,6 +38,19 @@ class AppState {
     } finally {
       this.loaded = true;
       this.revision++;
+    }
+    await this.checkUpdates();
+  }
+
+  /** Which installed registry servers have a newer version (from the registry listings). */
+  async checkUpdates() {
+    try {
+      const rows = await api.outdated();
+      const next: Record<string, OutdatedView> = {};
+      for (const r of rows) if (r.state === "update_available") next[r.name] = r;
+      this.updates = next;
+    } catch {
+      // No listing yet: no badges.
     }
   }
 

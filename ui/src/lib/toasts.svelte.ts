@@ -11,6 +11,8 @@ class Toasts {
 
   show(tone: Toast["tone"], text: string, ms = 4500) {
     const id = this.#next++;
+    // The same notice again replaces the earlier one instead of stacking up.
+    this.items = this.items.filter((t) => t.text !== text);
     this.items.push({ id, tone, text });
     // Keep the corner calm: at most three at a time, newest last.
     if (this.items.length > 3) this.items = this.items.slice(-3);

@@ -1,0 +1,840 @@
+//! A registry `server.json` as a blueprint: one option per package and per remote.
+//!
+//! - npm → `npx -y ID@VERSION` (`bunx`, `pnpm dlx`, `yarn dlx` when the runtime hint says so),
+//!   with `--before DATE` when dependency pinning is on and npm's registry dates the version
+//!   before it; PyPI → `uvx --exclude-newer DATE ID==VERSION` (dependencies as of a day after
+//!   the version's publication; pinning can be turned off); OCI → `docker run -i --rm … IMAGE`
+//!   with each environment variable passed as `-e NAME` (its value stays out of the command
+//!   line); NuGet → `dnx ID@VERSION --yes`; MCPB bundles are options whose form comes from
+//!   the bundle's manifest once it is fetched (`form::mcpb`).
+//! - `runtimeArguments` go to the runner, `packageArguments` to the package: positional ones
+//!   (`valueHint` names the field) and named ones (`--flag value`, a switch for booleans,
+//!   repeated per line when `isRepeated`); fixed values stay fixed.
+//! - A package whose transport is `streamable-http`/`sse` at a loopback URL is started locally
+//!   (Plugboard waits for its port and stops it afterwards); remotes are reached at their URL,
+//!   with `{variables}` and headers.
+//! - Inputs become fields: `isRequired`, `isSecret` (kept in the secret store), `format`
+//!   (number, boolean, filepath; anything else is text), `choices` (a select), `default`,
+//!   `placeholder`, `description`. A `{placeholder}` in a value that no variable declares
+//!   becomes a field named after it, secret and required as the value it is in; a header with
+//!   no value becomes a field named after the header.
+
+use std::collections::BTreeMap;
+
+use super::blueprint::{
+    ArgPlan, AuthPlan, Blueprint, BundleRef, FormSource, Launch, OptionPlan, Pin, Split, ValuePlan,
+};
+use super::engine::transport_kind;
+use super::spec::{FieldTarget, FormField, InputKind};
+use super::template::Template;
+use crate::config::{TransportKind, is_loopback_host};
+use crate::registry::model::{
+    Argument, ArgumentKind, Input, KeyValueInput, Package, RegistryRow, Transport,
+};
+use crate::registry::time::{format_rfc3339, parse_rfc3339};
+
+/// Whether npm's registry lets `--before DATE` resolve this package version: `Ok` to pin,
+/// `Err(why not)` to run it unpinned.
+pub type NpmPinCheck<'a> = &'a dyn Fn(&str, &str, &str) -> Result<(), String>;
+
+/// How registry launches pin their dependencies.
+pub struct Pinning<'a> {
+    /// Pin at all (`pin_dependencies` in settings, on by default).
+    pub enabled: bool,
+    /// Asked for npm packages; `None` while only browsing (the check runs at install).
+    pub npm: Option<NpmPinCheck<'a>>,
+}
+
+impl Pinning<'_> {
+    /// Pin PyPI launches; decide npm pins at install.
+    pub fn browsing(enabled: bool) -> Pinning<'static> {
+        Pinning { enabled, npm: None }
+    }
+}
+
+/// The blueprint of one registry row, served by the registry at `registry`.
+pub fn blueprint(row: &RegistryRow, registry: &str, pinning: &Pinning<'_>) -> Blueprint {
+    let server = &row.server;
+    let published = row.meta.official.published_at.clone();
+    let pin_date = published
+        .as_deref()
+        .and_then(parse_rfc3339)
+        .map(|t| format_rfc3339(t + 86_400));
+    let mut options = Vec::new();
+    let mut ids: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unique = |base: String| {
+        let n = ids.entry(base.clone()).or_insert(0);
+        *n += 1;
+        if *n == 1 { base } else { format!("{base}-{n}") }
+    };
+    for package in &server.packages {
+        let kind = transport_kind(&package.transport.kind);
+        let base = match kind {
+            Some(TransportKind::Stdio) | None => package.registry_type.clone(),
+            Some(TransportKind::Sse) => format!("{}-sse", package.registry_type),
+            Some(_) => format!("{}-http", package.registry_type),
+        };
+        let id = unique(if base.is_empty() {
+            "package".into()
+        } else {
+            base
+        });
+        options.push(package_option(
+            id,
+            package,
+            &server.version,
+            pin_date.as_deref(),
+            published.as_deref(),
+            pinning,
+        ));
+    }
+    for remote in &server.remotes {
+        let base = match transport_kind(&remote.kind) {
+            Some(TransportKind::Sse) => "remote-sse",
+            _ => "remote",
+        };
+        options.push(remote_option(unique(base.into()), remote));
+    }
+    Blueprint {
+        source: FormSource::Registry {
+            registry: registry.to_owned(),
+            name: server.name.clone(),
+            version: server.version.clone(),
+            published_at: published,
+        },
+        default_name: server_name_for(server.short_name()),
+        options,
+    }
+}
+
+/// A server name (`^[A-Za-z0-9_-]{1,64}$`) from a registry name's last part.
+pub fn server_name_for(short: &str) -> String {
+    let mut name: String = short
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    name = name.trim_matches('-').to_owned();
+    name.truncate(64);
+    if name.is_empty() {
+        "server".into()
+    } else {
+        name
+    }
+}
+
+/// Fields of one option, keyed uniquely.
+#[derive(Default)]
+pub(crate) struct Fields {
+    pub(crate) list: Vec<FormField>,
+}
+
+impl Fields {
+    fn has(&self, key: &str) -> bool {
+        self.list.iter().any(|f| f.key == key)
+    }
+
+    /// Add `field`, renaming it if its key is taken; returns the key used.
+    fn add(&mut self, mut field: FormField) -> String {
+        let base = field.key.clone();
+        let mut n = 1;
+        while self.has(&field.key) {
+            n += 1;
+            field.key = format!("{base}_{n}");
+        }
+        let key = field.key.clone();
+        self.list.push(field);
+        key
+    }
+
+    /// The field `key` for a placeholder: an existing field, else one made from `declared`
+    /// (a declared variable), else one inheriting `parent`'s secret and required flags.
+    fn placeholder(&mut self, key: &str, declared: Option<&Input>, parent: &Input) {
+        if self.has(key) {
+            return;
+        }
+        let field = match declared {
+            Some(input) => input_field(key, &humanize(key), input, FieldTarget::Value),
+            None => {
+                let mut field = FormField {
+                    required: parent.is_required,
+                    secret: parent.is_secret,
+                    input: if parent.is_secret {
+                        InputKind::Password
+                    } else {
+                        InputKind::Text
+                    },
+                    help: parent.description.clone(),
+                    ..FormField::text(key, &humanize(key), FieldTarget::Value)
+                };
+                if key == "host" {
+                    field.default = Some("127.0.0.1".into());
+                }
+                field
+            }
+        };
+        self.list.push(field);
+    }
+
+    /// Fields for every placeholder of `template` used in `parent`'s value.
+    fn placeholders_of(&mut self, template: &Template, parent: &Input) {
+        let vars: Vec<String> = template.vars().map(str::to_owned).collect();
+        for var in vars {
+            self.placeholder(&var, parent.variables.get(&var), parent);
+        }
+    }
+}
+
+/// "config_path" → "Config path"; names that look like constants (`API_KEY`) stay.
+fn humanize(key: &str) -> String {
+    if key.chars().any(|c| c.is_ascii_uppercase()) {
+        return key.to_owned();
+    }
+    let text = key.trim_start_matches('-').replace(['_', '-', '.'], " ");
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().collect::<String>() + chars.as_str(),
+        None => key.to_owned(),
+    }
+}
+
+fn input_kind(input: &Input) -> InputKind {
+    // Choices for a secret are a publishing mistake (a list of providers, say): it stays secret.
+    if !input.choices.is_empty() && !input.is_secret {
+        return InputKind::Select;
+    }
+    match input.format.as_deref() {
+        Some("number" | "integer" | "int" | "float" | "port") => InputKind::Number,
+        Some("boolean" | "bool") => InputKind::Boolean,
+        Some("filepath" | "file" | "path" | "directory" | "dirpath") => InputKind::FilePath,
+        _ if input.is_secret => InputKind::Password,
+        _ => InputKind::Text,
+    }
+}
+
+fn input_field(key: &str, label: &str, input: &Input, target: FieldTarget) -> FormField {
+    let mut input_kind = input_kind(input);
+    if input.is_secret && matches!(input_kind, InputKind::Text | InputKind::FilePath) {
+        input_kind = InputKind::Password;
+    }
+    let toggle = matches!(target, FieldTarget::Env | FieldTarget::Header);
+    FormField {
+        input: input_kind,
+        required: input.is_required,
+        secret: input.is_secret,
+        secret_toggle: toggle && !input.is_secret,
+        placeholder: input.placeholder.clone(),
+        help: input.description.clone(),
+        default: input.default.clone(),
+        choices: if input_kind == InputKind::Select {
+            input.choices.clone()
+        } else {
+            vec![]
+        },
+        ..FormField::text(key, label, target)
+    }
+}
+
+/// The value plans (and fields) of environment variables or headers.
+pub(crate) fn values_of(
+    items: &[KeyValueInput],
+    fields: &mut Fields,
+    target: FieldTarget,
+) -> Vec<ValuePlan> {
+    items
+        .iter()
+        .map(|item| match &item.input.value {
+            Some(value) => {
+                let template = Template::parse(value);
+                fields.placeholders_of(&template, &item.input);
+                ValuePlan {
+                    name: item.name.clone(),
+                    value: template,
+                }
+            }
+            None => {
+                let key = fields.add(input_field(&item.name, &item.name, &item.input, target));
+                ValuePlan {
+                    name: item.name.clone(),
+                    value: Template::var(&key),
+                }
+            }
+        })
+        .collect()
+}
+
+fn flag_name(name: &str) -> String {
+    if name.starts_with('-') {
+        name.to_owned()
+    } else if name.chars().count() == 1 {
+        format!("-{name}")
+    } else {
+        format!("--{name}")
+    }
+}
+
+/// The argument plans (and fields) of `args`.
+fn args_of(args: &[Argument], fields: &mut Fields, notes: &mut Vec<String>) -> Vec<ArgPlan> {
+    let mut out = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let input = &arg.input;
+        match &arg.kind {
+            ArgumentKind::Positional { value_hint } => match &input.value {
+                Some(value) => {
+                    let template = Template::parse(value);
+                    fields.placeholders_of(&template, input);
+                    out.push(ArgPlan::Fixed(template));
+                }
+                None => {
+                    let key = value_hint
+                        .clone()
+                        .unwrap_or_else(|| format!("arg{}", i + 1));
+                    let mut field = input_field(&key, &humanize(&key), input, FieldTarget::Arg);
+                    if arg.is_repeated {
+                        field.input = InputKind::List;
+                    }
+                    let key = fields.add(field);
+                    out.push(ArgPlan::Value {
+                        field: key,
+                        split: if arg.is_repeated {
+                            Split::Lines
+                        } else {
+                            Split::One
+                        },
+                    });
+                }
+            },
+            ArgumentKind::Named { name } => {
+                if name.contains('=') || name.contains(' ') {
+                    out.push(ArgPlan::Fixed(Template::literal(name)));
+                    continue;
+                }
+                let flag = flag_name(name);
+                let boolean = matches!(input.format.as_deref(), Some("boolean" | "bool"));
+                match &input.value {
+                    Some(value) if boolean => {
+                        if value.eq_ignore_ascii_case("true") {
+                            out.push(ArgPlan::Fixed(Template::literal(&flag)));
+                        }
+                    }
+                    Some(value) => {
+                        let template = Template::parse(value);
+                        fields.placeholders_of(&template, input);
+                        let first = template.vars().next().map(str::to_owned);
+                        match first {
+                            Some(first) => out.push(ArgPlan::Flag {
+                                name: flag,
+                                field: first,
+                                value: Some(template),
+                            }),
+                            None => {
+                                out.push(ArgPlan::Fixed(Template::literal(&flag)));
+                                out.push(ArgPlan::Fixed(template));
+                            }
+                        }
+                    }
+                    None => {
+                        let bare = input.default.is_none()
+                            && input.choices.is_empty()
+                            && input.format.is_none();
+                        let key_base = match &arg.kind {
+                            _ if name.trim_start_matches('-').is_empty() => format!("arg{}", i + 1),
+                            _ => name.trim_start_matches('-').to_owned(),
+                        };
+                        if bare && input.description.is_none() && !input.is_secret {
+                            // A flag with nothing to ask: always passed.
+                            out.push(ArgPlan::Fixed(Template::literal(&flag)));
+                        } else if boolean || (bare && !input.is_required && !input.is_secret) {
+                            let mut field = input_field(&key_base, &flag, input, FieldTarget::Arg);
+                            field.input = InputKind::Boolean;
+                            field.required = false;
+                            field.default = Some(
+                                match input.default.as_deref() {
+                                    Some(d) if d.eq_ignore_ascii_case("true") => "true",
+                                    _ if input.is_required => "true",
+                                    _ => "false",
+                                }
+                                .into(),
+                            );
+                            let key = fields.add(field);
+                            out.push(ArgPlan::Switch {
+                                name: flag,
+                                field: key,
+                            });
+                        } else {
+                            let mut field = input_field(&key_base, &flag, input, FieldTarget::Arg);
+                            if arg.is_repeated {
+                                field.input = InputKind::List;
+                            }
+                            if input.is_secret {
+                                notes.push(format!(
+                                    "{flag} is passed on the command line: other users of this \
+                                     machine can see command lines"
+                                ));
+                            }
+                            let key = fields.add(field);
+                            out.push(ArgPlan::Flag {
+                                name: flag,
+                                field: key,
+                                value: None,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `-e NAME=VALUE` runtime arguments of a Docker launch, taken out as environment variables
+/// (so their values never appear on the command line): `(remaining args, extra env)`.
+fn docker_env_args(args: &[Argument]) -> (Vec<Argument>, Vec<KeyValueInput>) {
+    let mut rest = Vec::new();
+    let mut env = Vec::new();
+    for arg in args {
+        if let ArgumentKind::Named { name } = &arg.kind
+            && matches!(name.as_str(), "-e" | "--env")
+            && let Some(value) = &arg.input.value
+            && let Some((var, template)) = value.split_once('=')
+            && crate::config::validate_env_key(var).is_ok()
+        {
+            let mut input = arg.input.clone();
+            input.value = Some(template.to_owned());
+            env.push(KeyValueInput {
+                name: var.to_owned(),
+                input,
+            });
+            continue;
+        }
+        rest.push(arg.clone());
+    }
+    (rest, env)
+}
+
+fn mentions(arg: &Argument, identifier: &str) -> bool {
+    arg.input
+        .value
+        .as_deref()
+        .is_some_and(|v| !identifier.is_empty() && v.contains(identifier))
+}
+
+fn is_yes(arg: &Argument) -> bool {
+    let word = match &arg.kind {
+        ArgumentKind::Named { name } if arg.input.value.is_none() => Some(name.as_str()),
+        ArgumentKind::Positional { .. } => arg.input.value.as_deref(),
+        _ => None,
+    };
+    matches!(word, Some("-y" | "--yes"))
+}
+
+fn pinned_version(package: &Package, server_version: &str) -> Option<String> {
+    let version = package.version.as_deref().unwrap_or(server_version);
+    (!version.is_empty() && !version.eq_ignore_ascii_case("latest")).then(|| version.to_owned())
+}
+
+fn package_option(
+    id: String,
+    package: &Package,
+    server_version: &str,
+    pin_date: Option<&str>,
+    published: Option<&str>,
+    pinning: &Pinning<'_>,
+) -> OptionPlan {
+    let mut fields = Fields::default();
+    let mut notes = Vec::new();
+    let mut blocked = None;
+    let identifier = package.identifier.as_str();
+    let version = pinned_version(package, server_version);
+    let hint = package.runtime_hint.as_deref().map(str::to_ascii_lowercase);
+    let mut pin = None;
+    let mut runtime_args = package.runtime_arguments.clone();
+    let mut extra_env = Vec::new();
+    let mut bundle = None;
+    // (program, the runner's own leading args, the package spec to add, or None when the
+    // runtime arguments already name it)
+    let (program, lead, spec): (String, Vec<String>, Option<String>) = match package
+        .registry_type
+        .as_str()
+    {
+        _ if identifier.is_empty() => {
+            blocked = Some("the registry entry names no package identifier".into());
+            (String::new(), vec![], None)
+        }
+        "npm" => {
+            let spec = match &version {
+                Some(v) => format!("{identifier}@{v}"),
+                None => {
+                    notes.push(format!(
+                        "{identifier} is not pinned to a version: the newest one runs"
+                    ));
+                    identifier.to_owned()
+                }
+            };
+            let (program, mut lead) = match hint.as_deref() {
+                Some("bun" | "bunx") => ("bunx".to_owned(), vec![]),
+                Some("pnpm" | "pnpx") => ("pnpm".to_owned(), vec!["dlx".to_owned()]),
+                Some("yarn") => ("yarn".to_owned(), vec!["dlx".to_owned()]),
+                _ => ("npx".to_owned(), vec!["-y".to_owned()]),
+            };
+            runtime_args.retain(|a| !(program == "npx" && is_yes(a)));
+            if program == "npx"
+                && pinning.enabled
+                && let (Some(date), Some(v)) = (pin_date, &version)
+            {
+                match pinning.npm {
+                    Some(check) => match check(identifier, v, date) {
+                        Ok(()) => {
+                            lead.push(format!("--before={date}"));
+                            pin = Some(Pin {
+                                tool: "npm".into(),
+                                flag: "--before".into(),
+                                date: date.to_owned(),
+                                published_at: published.unwrap_or_default().to_owned(),
+                            });
+                        }
+                        Err(why) => notes.push(format!("npm dependencies are not pinned: {why}")),
+                    },
+                    None => notes.push(format!(
+                        "npm dependencies are pinned to {date} (npm --before) at install, when \
+                         npm's registry dates {identifier}@{v} before it"
+                    )),
+                }
+            }
+            (program, lead, Some(spec))
+        }
+        "pypi" => {
+            let spec = match &version {
+                Some(v) => format!("{identifier}=={v}"),
+                None => {
+                    notes.push(format!(
+                        "{identifier} is not pinned to a version: the newest one runs"
+                    ));
+                    identifier.to_owned()
+                }
+            };
+            let mut lead = vec![];
+            let program = match hint.as_deref() {
+                Some("pipx") => {
+                    lead.push("run".to_owned());
+                    "pipx".to_owned()
+                }
+                _ => "uvx".to_owned(),
+            };
+            if program == "uvx"
+                && pinning.enabled
+                && let Some(date) = pin_date
+            {
+                lead.push("--exclude-newer".into());
+                lead.push(date.to_owned());
+                pin = Some(Pin {
+                    tool: "uv".into(),
+                    flag: "--exclude-newer".into(),
+                    date: date.to_owned(),
+                    published_at: published.unwrap_or_default().to_owned(),
+                });
+            }
+            // `python -m module` hints run the module from the package's environment.
+            let module = matches!(hint.as_deref(), Some("python" | "python3"))
+                && runtime_args.first().and_then(|a| a.input.value.as_deref()) == Some("-m");
+            if module {
+                lead.push("--from".into());
+                lead.push(spec);
+                lead.push("python".into());
+                (program, lead, None)
+            } else if let Some(from) = runtime_args
+                .iter_mut()
+                .find(|a| matches!(&a.kind, ArgumentKind::Named { name } if name == "--from"))
+            {
+                if from.input.value.as_deref() == Some(identifier) {
+                    from.input.value = Some(spec);
+                }
+                (program, lead, None)
+            } else if runtime_args.iter().any(|a| mentions(a, identifier)) {
+                (program, lead, None)
+            } else {
+                (program, lead, Some(spec))
+            }
+        }
+        "oci" | "docker" => {
+            let tagged = identifier
+                .rsplit('/')
+                .next()
+                .is_some_and(|last| last.contains(':') || last.contains('@'));
+            let image = match (&version, tagged) {
+                (_, true) => identifier.to_owned(),
+                (Some(v), false) => format!("{identifier}:{v}"),
+                (None, false) => identifier.to_owned(),
+            };
+            if image.ends_with(":latest")
+                || !image.rsplit('/').next().unwrap_or("").contains([':', '@'])
+            {
+                notes.push(format!(
+                    "{image} is not pinned to a version: the newest image runs"
+                ));
+            }
+            let program = match hint.as_deref() {
+                Some("podman") => "podman",
+                _ => "docker",
+            };
+            let (rest, env) = docker_env_args(&runtime_args);
+            runtime_args = rest;
+            extra_env = env;
+            let authored_run =
+                runtime_args.first().and_then(|a| a.input.value.as_deref()) == Some("run");
+            let lead = if authored_run {
+                vec![]
+            } else {
+                vec!["run".into(), "-i".into(), "--rm".into()]
+            };
+            (program.to_owned(), lead, Some(image))
+        }
+        "nuget" => {
+            let spec = match &version {
+                Some(v) => format!("{identifier}@{v}"),
+                None => identifier.to_owned(),
+            };
+            ("dnx".to_owned(), vec![], Some(spec))
+        }
+        "mcpb" => {
+            // Its launch and form come from the bundle's manifest, once it is fetched.
+            if !identifier.starts_with("https://") {
+                blocked = Some(format!(
+                    "its MCPB bundle is not served over https ({identifier}): bundles are \
+                     downloaded over https only"
+                ));
+            } else if package.file_sha256.is_none() {
+                blocked = Some(
+                    "the registry gives no fileSha256 for its MCPB bundle, so its content cannot \
+                     be checked"
+                        .into(),
+                );
+            }
+            bundle = Some(BundleRef {
+                url: identifier.to_owned(),
+                sha256: package.file_sha256.clone(),
+            });
+            (String::new(), vec![], None)
+        }
+        other => {
+            blocked = Some(format!(
+                "Plugboard does not know how to run `{}` packages",
+                if other.is_empty() { "untyped" } else { other }
+            ));
+            (String::new(), vec![], None)
+        }
+    };
+
+    // Environment first (Docker passes each as `-e NAME`), then arguments.
+    let env_items: Vec<KeyValueInput> = package
+        .environment_variables
+        .iter()
+        .cloned()
+        .chain(extra_env)
+        .collect();
+    let env = values_of(&env_items, &mut fields, FieldTarget::Env);
+    let mut args: Vec<ArgPlan> = lead
+        .iter()
+        .map(|a| ArgPlan::Fixed(Template::literal(a)))
+        .collect();
+    args.extend(args_of(&runtime_args, &mut fields, &mut notes));
+    let docker = matches!(program.as_str(), "docker" | "podman");
+    if docker {
+        for plan in &env {
+            args.push(ArgPlan::Fixed(Template::literal("-e")));
+            args.push(ArgPlan::Fixed(Template::literal(&plan.name)));
+        }
+    }
+    if let Some(spec) = &spec {
+        args.push(ArgPlan::Fixed(Template::literal(spec)));
+    }
+    let package_args = args_of(&package.package_arguments, &mut fields, &mut notes);
+    if program == "dnx" {
+        args.push(ArgPlan::Fixed(Template::literal("--yes")));
+        if !package_args.is_empty() {
+            args.push(ArgPlan::Fixed(Template::literal("--")));
+        }
+    }
+    args.extend(package_args);
+
+    let transport = transport_kind(&package.transport.kind);
+    let launch = match transport {
+        Some(TransportKind::Stdio) => Launch::Stdio {
+            command: program.clone(),
+            args,
+            env,
+        },
+        Some(kind) => {
+            let url = package.transport.url.as_deref().map(Template::parse);
+            let headers = values_of(&package.transport.headers, &mut fields, FieldTarget::Header);
+            match url {
+                None => {
+                    blocked.get_or_insert_with(|| {
+                        "its HTTP transport gives no URL to connect to".into()
+                    });
+                    Launch::Stdio {
+                        command: program.clone(),
+                        args,
+                        env,
+                    }
+                }
+                Some(url) => {
+                    for var in url.vars().map(str::to_owned).collect::<Vec<_>>() {
+                        fields.placeholder(
+                            &var,
+                            package.transport.variables.get(&var),
+                            &Input {
+                                is_required: true,
+                                ..Input::default()
+                            },
+                        );
+                    }
+                    if !local_url(&url) {
+                        blocked.get_or_insert_with(|| {
+                            format!(
+                                "its package serves HTTP at {url}, which is not this machine: \
+                                 Plugboard starts only packages that listen on localhost"
+                            )
+                        });
+                    } else {
+                        notes.push(format!(
+                            "Plugboard starts it, waits until {url} answers, and stops it when done"
+                        ));
+                    }
+                    Launch::LocalHttp {
+                        command: program.clone(),
+                        args,
+                        env,
+                        transport: kind,
+                        url,
+                        headers,
+                    }
+                }
+            }
+        }
+        None => {
+            blocked.get_or_insert_with(|| {
+                format!(
+                    "its package transport `{}` is not one Plugboard knows",
+                    package.transport.kind
+                )
+            });
+            Launch::Stdio {
+                command: program.clone(),
+                args,
+                env,
+            }
+        }
+    };
+    let label = package_label(package, &program, transport);
+    OptionPlan {
+        id,
+        label,
+        launch,
+        auth: AuthPlan::None,
+        fields: fields.list,
+        blocked,
+        program: (!program.is_empty()).then_some(program),
+        pin,
+        notes,
+        probe: None,
+        bundle,
+    }
+}
+
+/// Whether a URL template points at this machine (placeholders filled with loopback values).
+fn local_url(url: &Template) -> bool {
+    let sample = url
+        .render(|v| {
+            Some(if v == "host" {
+                "127.0.0.1".into()
+            } else {
+                "1".into()
+            })
+        })
+        .unwrap_or_default();
+    url::Url::parse(&sample)
+        .ok()
+        .and_then(|u| u.host_str().map(is_loopback_host))
+        .unwrap_or(false)
+}
+
+fn package_label(package: &Package, program: &str, transport: Option<TransportKind>) -> String {
+    let what = match package.registry_type.as_str() {
+        "npm" => "npm package",
+        "pypi" => "PyPI package",
+        "oci" | "docker" => "Docker image",
+        "nuget" => "NuGet package",
+        "mcpb" => "MCPB bundle",
+        _ => "Package",
+    };
+    let id = &package.identifier;
+    let how = match transport {
+        Some(TransportKind::Stdio) | None if !program.is_empty() => format!(" ({program})"),
+        Some(TransportKind::Stdio) | None => String::new(),
+        Some(kind) => format!(", started locally ({})", kind.label()),
+    };
+    format!("{what} {id}{how}")
+}
+
+fn remote_option(id: String, remote: &Transport) -> OptionPlan {
+    let mut fields = Fields::default();
+    let mut blocked = None;
+    let transport = match transport_kind(&remote.kind) {
+        Some(TransportKind::Stdio) | None => {
+            blocked = Some(format!(
+                "its remote transport `{}` is not one Plugboard knows",
+                remote.kind
+            ));
+            TransportKind::Shttp
+        }
+        Some(kind) => kind,
+    };
+    let url = match remote.url.as_deref() {
+        Some(url) => Template::parse(url),
+        None => {
+            blocked.get_or_insert_with(|| "its remote gives no URL".into());
+            Template::default()
+        }
+    };
+    for var in url.vars().map(str::to_owned).collect::<Vec<_>>() {
+        let declared = remote.variables.get(&var);
+        fields.placeholder(
+            &var,
+            declared,
+            &Input {
+                is_required: true,
+                ..Input::default()
+            },
+        );
+    }
+    let headers = values_of(&remote.headers, &mut fields, FieldTarget::Header);
+    let host = remote
+        .url
+        .as_deref()
+        .and_then(|u| url::Url::parse(&u.replace(['{', '}'], "")).ok())
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_else(|| "its URL".into());
+    OptionPlan {
+        label: format!("Remote server at {host} ({})", transport.label()),
+        id,
+        launch: Launch::Remote {
+            transport,
+            url,
+            headers,
+        },
+        auth: AuthPlan::None,
+        fields: fields.list,
+        blocked,
+        program: None,
+        pin: None,
+        notes: vec![],
+        probe: None,
+        bundle: None,
+    }
+}

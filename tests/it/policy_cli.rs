@@ -1,0 +1,240 @@
+//! An organisation's policy through the CLI (`PLUGBOARD_POLICY`, as `/etc/plugboard/policy.json`
+//! would be): a policy that allows only a company registry fixes the registry list, refuses
+//! curated, custom and unpublished local-bundle installs with its reason, allows the company's
+//! registry servers (a real bundle, tested, secret in the keyring) and the published bundle
+//! file; `allowed_names` narrows by name; a malformed policy refuses every install.
+
+use serde_json::{Value, json};
+
+use crate::bundles_cli::{bundle_dirs, json_of, server_entry};
+use crate::support::bundles::{FileServer, mcpb_row, notes_bundle};
+use crate::support::registry::RegistryFixture;
+use crate::support::{Home, assert_code, require_keyring, stderr, stdout};
+
+struct Company {
+    registry: RegistryFixture,
+    files: FileServer,
+    policy: tempfile::NamedTempFile,
+    home: Home,
+}
+
+impl Company {
+    fn run(&self, args: &[&str], stdin: &str) -> std::process::Output {
+        let mut cmd = self.home.cmd(args);
+        cmd.env("PLUGBOARD_POLICY", self.policy.path())
+            .env("SSL_CERT_FILE", self.files.ca.as_ref().unwrap())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    fn write_policy(&self, text: &str) {
+        std::fs::write(self.policy.path(), text).unwrap();
+    }
+}
+
+#[test]
+fn a_company_registry_only_policy_refuses_curated_and_custom_installs_and_allows_its_servers() {
+    require_keyring();
+    let registry = RegistryFixture::start(&["--no-snapshot"]);
+    let files = FileServer::https();
+    let published = notes_bundle("3.1.0", &["describe"], false);
+    let url = files.publish(&published.file, "acme-notes-3.1.0.mcpb");
+    registry.post(
+        "/fixture/rows",
+        &json!([
+            mcpb_row(
+                "io.github.acme/notes",
+                "3.1.0",
+                &url,
+                Some(&published.sha256())
+            ),
+            mcpb_row(
+                "io.github.other/notes",
+                "1.0.0",
+                &url,
+                Some(&published.sha256())
+            ),
+        ]),
+    );
+    let company = Company {
+        policy: tempfile::NamedTempFile::new().unwrap(),
+        home: Home::new(),
+        registry,
+        files,
+    };
+    let company_url = company.registry.url();
+    company.write_policy(
+        &json!({"registries": [company_url], "only_registry_servers": true,
+                "allowed_names": ["io.github.acme/*"]})
+        .to_string(),
+    );
+
+    // What is in force, and that the user cannot change the registry list.
+    let out = company.run(&["policy", "--json"], "");
+    assert_code(&out, 0);
+    let shown = json_of(&out);
+    assert_eq!(shown["state"], "in_force");
+    assert_eq!(shown["registries"], json!([company_url]));
+    assert!(
+        shown["summary"]
+            .as_str()
+            .unwrap()
+            .contains("only servers published")
+    );
+    let out = company.run(&["registry", "add", "https://registry.example.com"], "");
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("fixed by the organisation policy"),
+        "{}",
+        stderr(&out)
+    );
+    let out = company.run(&["registry", "sync", "--json"], "");
+    assert_code(&out, 0);
+    let report = json_of(&out);
+    assert_eq!(
+        report["registries"].as_array().unwrap().len(),
+        1,
+        "only the company's: {report}"
+    );
+    assert_eq!(report["registries"][0]["registry"], company_url.as_str());
+
+    // Curated and custom installs are refused with the policy's reason; nothing is written.
+    let out = company.run(&["install", "github", "--no-test"], "");
+    assert_code(&out, 2);
+    let err = stderr(&out);
+    assert!(err.contains("catalog entry `github` is not"), "{err}");
+    assert!(
+        err.contains(company.policy.path().to_str().unwrap()),
+        "names the policy: {err}"
+    );
+    let out = company.run(
+        &[
+            "add",
+            "mine",
+            "--stdio",
+            "--no-test",
+            "--",
+            "node",
+            "server.js",
+        ],
+        "",
+    );
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("custom server `mine` cannot be added"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!company.home.config_path().exists());
+
+    // A server of the company's registry installs, is tested, keeps its secret in the keyring.
+    let out = company.run(
+        &[
+            "install",
+            "io.github.acme/notes",
+            "--secret-stdin",
+            "api_key",
+            "--json",
+        ],
+        "acme-key-1",
+    );
+    assert_code(&out, 0);
+    assert_eq!(json_of(&out)["test"]["ok"], true);
+    // allowed_names narrows by name, even within the company's registry.
+    let out = company.run(
+        &[
+            "install",
+            "io.github.other/notes",
+            "--secret-stdin",
+            "api_key",
+        ],
+        "k",
+    );
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("not among the server names the policy allows"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A local bundle file: allowed when the company publishes exactly it, refused otherwise.
+    let file = published.file.to_str().unwrap();
+    let out = company.run(
+        &[
+            "install",
+            file,
+            "--name",
+            "notes-local",
+            "--secret-stdin",
+            "api_key",
+        ],
+        "k2",
+    );
+    assert_code(&out, 0);
+    let unpublished = notes_bundle("3.2.0-dev", &["describe"], false);
+    let out = company.run(
+        &[
+            "install",
+            unpublished.file.to_str().unwrap(),
+            "--name",
+            "dev",
+            "--secret-stdin",
+            "api_key",
+        ],
+        "k3",
+    );
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("not one of their packages"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(bundle_dirs(&company.home).len(), 2);
+    assert!(server_entry(&company.home, "dev").is_null());
+
+    // A malformed policy refuses every install, saying why; it cannot be worked around.
+    company.write_policy("{\"registries\": [\"https://x\"], \"only_registry_servers\": tru");
+    let before = std::fs::read(company.home.config_path()).unwrap();
+    for args in [
+        vec![
+            "install",
+            "io.github.acme/notes",
+            "--name",
+            "again",
+            "--no-test",
+        ],
+        vec!["install", "time", "--no-test"],
+        vec!["add", "x", "--stdio", "--no-test", "--", "node"],
+        vec!["install", file, "--name", "again2", "--no-test"],
+    ] {
+        let out = company.run(&args, "");
+        assert_code(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains("every install is refused") && err.contains("not valid JSON"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read(company.home.config_path()).unwrap(), before);
+    let out = company.run(&["policy"], "");
+    assert!(stdout(&out).contains("cannot be used"), "{}", stdout(&out));
+    let out = company.home.run(&["policy", "--json"]);
+    let none: Value = json_of(&out);
+    assert_eq!(
+        none["state"], "none",
+        "without the policy file nothing is in force"
+    );
+    for name in ["notes", "notes-local"] {
+        assert_code(&company.run(&["remove", name], ""), 0);
+    }
+}
