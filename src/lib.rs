@@ -31,6 +31,7 @@ pub mod probe;
 pub mod redact;
 pub mod regex_rules;
 pub mod registry;
+pub mod remembered_tools;
 pub mod resolve;
 pub mod run;
 pub mod runtimes;

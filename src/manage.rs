@@ -107,14 +107,14 @@ impl Servers {
         }
         let mut config = prepared.config.clone();
         let dir = self.config.dir();
-        crate::tools::remembered::recall(dir, &prepared.name, &mut config);
+        crate::remembered_tools::recall(dir, &prepared.name, &mut config);
         if let Err(err) = self.config.add(&prepared.name, &config) {
             if let Ok(store) = self.secrets() {
                 delete_all(store.as_ref(), &written);
             }
             return Err(err.into());
         }
-        crate::tools::remembered::forget(dir, &prepared.name);
+        crate::remembered_tools::forget(dir, &prepared.name);
         Ok(())
     }
 
@@ -151,7 +151,7 @@ impl Servers {
     pub fn remove(&self, name: &str) -> Result<RemoveOutcome, ManageError> {
         let removed = self.config.remove(name)?;
         if let Some(server) = &removed {
-            crate::tools::remembered::remember(self.config.dir(), name, server);
+            crate::remembered_tools::remember(self.config.dir(), name, server);
         }
         self.health().forget(name);
         let bundle_removed = removed

@@ -12,10 +12,10 @@ use serde::Serialize;
 
 use crate::catalog::{Catalog, CatalogTransport, Entry};
 use crate::config::{ServerConfig, TransportKind};
-use crate::doctor::command::runtime_of;
 use crate::registry::cache::Brief;
 use crate::registry::model::{Status, namespace_owner};
 use crate::registry::{Listing, RowRef};
+use crate::runtimes::runtime_of;
 use crate::search::{Document, Index};
 
 /// Where a marketplace item comes from.

@@ -5,15 +5,95 @@
 //! ([`SystemRuntimes::refresh`] forgets them, e.g. after the user installed Docker).
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 use crate::connect::env::find_command;
-use crate::doctor::command::runtime_of;
-use crate::form::Unavailable;
 
 /// How long `docker info` may take.
 const DOCKER_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// Why an option cannot be used here, and what fixes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unavailable {
+    /// Stable: `runtime.missing`, `runtime.docker_daemon`, `unsupported`.
+    pub code: String,
+    pub reason: String,
+    /// What to do (the doctor's fix); empty when nothing can be done here.
+    pub fix: String,
+}
+
+/// A runtime a command needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Runtime {
+    /// What people call it ("Node.js").
+    pub label: &'static str,
+    /// The program whose version is checked.
+    pub program: &'static str,
+    pub install: &'static str,
+    /// The oldest major.minor that MCP servers commonly support.
+    pub minimum: Option<(u32, u32)>,
+}
+
+const NODE: Runtime = Runtime {
+    label: "Node.js",
+    program: "node",
+    install: "install Node.js 18 or newer (https://nodejs.org, or nvm/fnm/volta), which also \
+              provides npx",
+    minimum: Some((18, 0)),
+};
+const PYTHON: Runtime = Runtime {
+    label: "Python",
+    program: "python3",
+    install: "install Python 3.10 or newer (https://www.python.org, or your package manager)",
+    minimum: Some((3, 10)),
+};
+const UV: Runtime = Runtime {
+    label: "uv",
+    program: "uv",
+    install: "install uv, which provides uvx (https://docs.astral.sh/uv/getting-started/installation/)",
+    minimum: None,
+};
+const DOTNET: Runtime = Runtime {
+    label: ".NET",
+    program: "dotnet",
+    install: "install the .NET 10 SDK (https://dotnet.microsoft.com/download), which provides dnx",
+    minimum: Some((10, 0)),
+};
+const BUN: Runtime = Runtime {
+    label: "Bun",
+    program: "bun",
+    install: "install Bun (https://bun.sh), which provides bunx",
+    minimum: None,
+};
+const DOCKER: Runtime = Runtime {
+    label: "Docker",
+    program: "docker",
+    install: "install Docker (Docker Desktop, or Docker Engine on Linux)",
+    minimum: None,
+};
+
+/// The runtime behind a program name (`npx` → Node.js), if it is a known one.
+pub fn runtime_of(program: &str) -> Option<Runtime> {
+    let base = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(program)
+        .trim_end_matches(".exe")
+        .trim_end_matches(".cmd");
+    Some(match base {
+        "node" | "npx" | "npm" | "pnpm" | "pnpx" | "yarn" => NODE,
+        "uv" | "uvx" => UV,
+        "docker" | "podman" => DOCKER,
+        "dnx" | "dotnet" => DOTNET,
+        "bun" | "bunx" => BUN,
+        b if b == "python" || b.starts_with("python3") || b == "pip" || b == "pip3" => PYTHON,
+        _ => return None,
+    })
+}
 
 /// Answers "is this program here" and "is Docker running".
 pub trait RuntimeCheck: Send + Sync {

@@ -723,3 +723,41 @@ fn a_command_line_is_shown_so_that_it_can_be_pasted_back() {
         std::iter::once("node").chain(args).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn every_real_catalog_entry_and_option_has_an_install_form_and_a_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = Api::with_store(
+        dir.path(),
+        Arc::new(MemoryStore::new()),
+        Catalog::load(None).unwrap(),
+    );
+    let catalog = Catalog::load(None).unwrap();
+    for entry in catalog.entries() {
+        for option in &entry.options {
+            let form = api
+                .install_form(&entry.id, Some(&option.id))
+                .unwrap_or_else(|e| panic!("{}/{}: {e}", entry.id, option.id));
+            assert_eq!(form.spec.option_id, option.id);
+            if let Some(url) = &form.spec.url {
+                assert!(!url.contains('{'), "{}/{}: url {url}", entry.id, option.id);
+            }
+        }
+        api.install_form(&entry.id, None).unwrap();
+    }
+    let page = api
+        .marketplace(
+            &MarketQuery {
+                text: String::new(),
+                source: None,
+                transport: None,
+                runtime: None,
+                installed: CatalogFilter::All,
+                category: None,
+            },
+            0,
+            500,
+        )
+        .unwrap();
+    assert_eq!(page.total as usize, catalog.entries().len());
+}

@@ -19,7 +19,7 @@ fn entries_needing(catalog: &Catalog, runtime: &str) -> usize {
         .filter(|e| {
             e.options.iter().any(|o| match &o.transport {
                 CatalogTransport::Stdio { command, .. } => {
-                    command::runtime_of(command).is_some_and(|r| r.label == runtime)
+                    crate::runtimes::runtime_of(command).is_some_and(|r| r.label == runtime)
                 }
                 _ => false,
             })
@@ -31,7 +31,7 @@ fn entries_needing(catalog: &Catalog, runtime: &str) -> usize {
 pub async fn check(servers: &Servers, catalog: &Catalog) -> Vec<Finding> {
     let mut out = vec![];
     for program in PROGRAMS {
-        let Some(runtime) = command::runtime_of(program) else {
+        let Some(runtime) = crate::runtimes::runtime_of(program) else {
             continue;
         };
         let needed = entries_needing(catalog, runtime.label);

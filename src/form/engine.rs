@@ -115,14 +115,15 @@ pub fn form(
         })?,
     };
     let curated = matches!(blueprint.source, FormSource::Curated { .. });
+    let url_shown = |url: &Template| shown_url(url, &option.fields);
     let (command, url) = match &option.launch {
         Launch::Stdio { command, args, .. } => (Some(command_line(command, args, curated)), None),
-        Launch::Remote { url, .. } => (None, Some(url.to_string())),
+        Launch::Remote { url, .. } => (None, Some(url_shown(url))),
         Launch::LocalHttp {
             command, args, url, ..
         } => (
             Some(command_line(command, args, curated)),
-            Some(url.to_string()),
+            Some(url_shown(url)),
         ),
     };
     Ok(FormSpec {
@@ -140,6 +141,29 @@ pub fn form(
         pin: option.pin.clone(),
         notes: option.notes.clone(),
     })
+}
+
+/// The URL as shown: placeholders filled with their fields' defaults, the others as written.
+fn shown_url(url: &Template, fields: &[FormField]) -> String {
+    let mut out = String::new();
+    for part in url.parts() {
+        match part {
+            Part::Text(t) => out.push_str(t),
+            Part::Var(v) => match fields
+                .iter()
+                .find(|f| &f.key == v)
+                .and_then(|f| f.default.as_deref())
+            {
+                Some(default) => out.push_str(default),
+                None => {
+                    out.push('{');
+                    out.push_str(v);
+                    out.push('}');
+                }
+            },
+        }
+    }
+    out
 }
 
 /// The command line as shown: fixed arguments as written; for registry options also the

@@ -120,15 +120,7 @@ impl FormField {
     }
 }
 
-/// Why an option cannot be used here, and what fixes it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Unavailable {
-    /// Stable: `runtime.missing`, `runtime.docker_daemon`, `unsupported`.
-    pub code: String,
-    pub reason: String,
-    /// What to do (the doctor's fix); empty when nothing can be done here.
-    pub fix: String,
-}
+pub use crate::runtimes::Unavailable;
 
 /// One connection option of the entry, for the option chooser.
 #[derive(Clone, Debug, PartialEq, Serialize)]

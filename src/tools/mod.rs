@@ -10,7 +10,6 @@
 //! `plugboard run` enforces the state for every client ([`crate::run::tool_filter`]).
 
 pub mod hints;
-pub mod remembered;
 
 use std::collections::BTreeSet;
 use std::path::Path;

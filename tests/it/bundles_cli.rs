@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use crate::support::bundles::{FileServer, edit_json, mcpb_row, notes_bundle, pack, raw_zip};
 use crate::support::registry::RegistryFixture;
-use crate::support::{Home, assert_code, contains_bytes, require_keyring, stderr, stdout};
+use crate::support::{
+    Home, assert_code, contains_bytes, output_with_stdin, require_keyring, stderr, stdout,
+};
 
 pub fn json_of(out: &std::process::Output) -> Value {
     serde_json::from_str(&stdout(out))
@@ -268,20 +270,7 @@ fn registry_bundles_are_downloaded_over_https_only_and_checked_against_their_dig
         let mut cmd = home.cmd(args);
         cmd.env("PLUGBOARD_REGISTRY_URL", registry.url())
             .env("SSL_CERT_FILE", files.ca.as_ref().unwrap());
-        let mut child = cmd
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        output_with_stdin(cmd, stdin)
     };
     assert_code(&run(&["registry", "sync"], ""), 0);
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::bundles_cli::{bundle_dirs, json_of, server_entry};
 use crate::support::bundles::{FileServer, mcpb_row, notes_bundle};
 use crate::support::registry::RegistryFixture;
-use crate::support::{Home, assert_code, require_keyring, stderr, stdout};
+use crate::support::{Home, assert_code, output_with_stdin, require_keyring, stderr, stdout};
 
 struct Company {
     registry: RegistryFixture,
@@ -22,19 +22,8 @@ impl Company {
     fn run(&self, args: &[&str], stdin: &str) -> std::process::Output {
         let mut cmd = self.home.cmd(args);
         cmd.env("PLUGBOARD_POLICY", self.policy.path())
-            .env("SSL_CERT_FILE", self.files.ca.as_ref().unwrap())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+            .env("SSL_CERT_FILE", self.files.ca.as_ref().unwrap());
+        output_with_stdin(cmd, stdin)
     }
 
     fn write_policy(&self, text: &str) {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::bundles_cli::{bundle_dirs, json_of, keyring_secret, server_entry};
 use crate::support::bundles::{FileServer, mcpb_row, notes_bundle};
 use crate::support::registry::RegistryFixture;
-use crate::support::{Home, assert_code, require_keyring, stderr, stdout};
+use crate::support::{Home, assert_code, output_with_stdin, require_keyring, stderr, stdout};
 
 const NAME: &str = "io.github.plugboard-test/notes";
 
@@ -22,19 +22,8 @@ fn update_shows_the_tool_diff_carries_values_and_secrets_and_changes_nothing_whe
     let run = |args: &[&str], stdin: &str| {
         let mut cmd = home.cmd(args);
         cmd.env("PLUGBOARD_REGISTRY_URL", registry.url())
-            .env("SSL_CERT_FILE", files.ca.as_ref().unwrap())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+            .env("SSL_CERT_FILE", files.ca.as_ref().unwrap());
+        output_with_stdin(cmd, stdin)
     };
     let publish = |version: &str, tools: &[&str], fail: bool| {
         let b = notes_bundle(version, tools, fail);

@@ -177,6 +177,19 @@ const bundleHost = createHttpsServer({ key: readFileSync(join(certs, "leaf.key")
 });
 await new Promise((r) => bundleHost.listen(0, "127.0.0.1", r));
 const bundleBase = `https://127.0.0.1:${bundleHost.address().port}`;
+/** Run the CLI without blocking this process (which serves the bundles); its exit status and output. */
+function runCli(args, { env, input = "" }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CLI, args, { env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
 const NOTES = "io.github.plugboard-e2e/notes";
 /** Publish `bundle` as `version` of the registry fixture's notes server. */
 async function publishNotes(version, bundle) {
@@ -345,11 +358,11 @@ try {
     const fieldsShown = () =>
       s.execute("return [...document.querySelectorAll('[data-testid=\"install-modal\"] [data-field]')].map((e) => e.dataset.field)");
     let forms = 0;
+    // The marketplace is a virtual grid (only the cards in view exist): each entry is found by
+    // searching its id among the curated entries.
+    await select('[data-testid="market-source"]', "curated");
     for (const entry of files) {
-      // The grid is virtual (only the cards in view exist): search for the entry first.
-      await fill('[data-testid="market-search"]', entry.name);
-      await s.waitUntil(async () => (await text('[data-testid="market-count"]')).includes(`“${entry.name}”`), { what: `the results for ${entry.name}` });
-      await sleep(150);
+      await fill('[data-testid="market-search"]', entry.id);
       await (await s.waitFor(`[data-testid="catalog-card"][data-entry="${entry.id}"]`, { what: `the card of ${entry.id}` })).click();
       const body = await s.waitFor('[data-testid="install-body"]:not([data-state="loading"])', { timeout: 10000, what: `the form of ${entry.id} to load` });
       if ((await body.attr("data-state")) !== "ready") throw new Error(`${entry.id}: ${await body.text()}`);
@@ -371,6 +384,8 @@ try {
     }
     await fill('[data-testid="market-search"]', "");
     timings.forms = `${files.length} entries, ${forms} forms`;
+    await fill('[data-testid="market-search"]', "");
+    await select('[data-testid="market-source"]', "");
   });
 
   await step("search and category filter", async () => {
@@ -550,21 +565,12 @@ try {
     await publishNotes("1.0.0", notesV1);
     await (await s.find('[data-testid="nav-marketplace"]')).click();
     await (await s.waitFor('[data-testid="registry-sync"]')).click();
-    const r = spawnSync(CLI, ["install", NOTES, "--secret-stdin", "api_key"], {
-      input: BUNDLE_KEY,
-      encoding: "utf8",
-      env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, SSL_CERT_FILE: trust, HOME: userHome },
-    });
-    if (r.status !== 0) {
-      // The listing may not have been synced by the CLI's own cache yet: sync, then install.
-      spawnSync(CLI, ["registry", "sync"], { env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, HOME: userHome } });
-      const again = spawnSync(CLI, ["install", NOTES, "--secret-stdin", "api_key"], {
-        input: BUNDLE_KEY,
-        encoding: "utf8",
-        env: { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, SSL_CERT_FILE: trust, HOME: userHome },
-      });
-      if (again.status !== 0) throw new Error(`CLI install: ${again.stdout}${again.stderr}`);
-    }
+    // Not spawnSync: the bundle's HTTPS host runs in this process and must answer meanwhile.
+    const env = { ...process.env, PLUGBOARD_HOME: home, PLUGBOARD_REGISTRY_URL: registryUrl, SSL_CERT_FILE: trust, HOME: userHome };
+    const sync = await runCli(["registry", "sync"], { env });
+    if (sync.status !== 0) throw new Error(`CLI registry sync: ${sync.stdout}${sync.stderr}`);
+    const r = await runCli(["install", NOTES, "--secret-stdin", "api_key"], { env, input: BUNDLE_KEY });
+    if (r.status !== 0) throw new Error(`CLI install: ${r.stdout}${r.stderr}`);
     await publishNotes("1.1.0", notesV2);
     await (await s.find('[data-testid="registry-sync"]')).click();
     await (await s.find('[data-testid="nav-installed"]')).click();
@@ -590,6 +596,7 @@ try {
     const kr = keyring();
     if (kr !== null && !kr.includes("NOTES_API_KEY")) throw new Error("the key left the keyring");
     await (await s.find('[data-testid="nav-marketplace"]')).click();
+    await s.waitFor('[data-entry="e2e-silent"]', { what: "the marketplace back at its start" });
   });
 
   await step("a running test can be cancelled", async () => {

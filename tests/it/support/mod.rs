@@ -63,20 +63,7 @@ impl Home {
 
     /// Run `plugboard args...` with `stdin` piped in.
     pub fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = self
-            .cmd(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn plugboard");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().expect("wait plugboard")
+        output_with_stdin(self.cmd(args), stdin)
     }
 
     /// Run `plugboard args...`.
@@ -100,6 +87,22 @@ impl Home {
         }
         out
     }
+}
+
+/// Run `cmd` (a [`Home::cmd`] with more set) with `stdin` piped in; its output.
+pub fn output_with_stdin(mut cmd: Command, stdin: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn plugboard");
+    // A command that refuses before it reads its input closes the pipe: not an error here.
+    match child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => panic!("write stdin: {e}"),
+        _ => {}
+    }
+    child.wait_with_output().expect("wait plugboard")
 }
 
 pub fn stdout(out: &Output) -> String {

@@ -8,6 +8,11 @@ import { invoke as __TAURI_INVOKE, Channel } from "@tauri-apps/api/core";
 export const commands = {
 	appInfo: () => __TAURI_INVOKE<AppInfo>("app_info"),
 	catalogCards: (query: string, category: string | null, filter: CatalogFilter) => typedError<CatalogCard[], ApiError>(__TAURI_INVOKE("catalog_cards", { query, category, filter })),
+	/**  One window of the marketplace (curated entries and registry servers) for `query`. */
+	marketplace: (query: MarketQuery, offset: number, limit: number) => typedError<MarketPage, ApiError>(__TAURI_INVOKE("marketplace", { query, offset, limit })),
+	registryStatus: () => __TAURI_INVOKE<RegistryStatus>("registry_status"),
+	/**  Start a background sync of the registries; poll `registry_status` for its progress. */
+	registrySync: (full: boolean) => __TAURI_INVOKE<RegistryStatus>("registry_sync", { full }),
 	categories: () => typedError<CategoryCount[], ApiError>(__TAURI_INVOKE("categories")),
 	installForm: (entryId: string, optionId: string | null) => typedError<InstallForm, ApiError>(__TAURI_INVOKE("install_form", { entryId, optionId })),
 	installServer: (request: InstallRequest) => typedError<ServerView, ApiError>(__TAURI_INVOKE("install_server", { request })),
@@ -72,6 +77,26 @@ export const commands = {
 	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
 	 */
 	uiReady: (mark: string, count: number) => __TAURI_INVOKE<StartupStep | null>("ui_ready", { mark, count }),
+	/**  The organisation policy in force. */
+	policyStatus: () => __TAURI_INVOKE<PolicyView>("policy_status"),
+	/**  Open an MCPB bundle file for install: its form's entry id (`bundle:TOKEN`). */
+	openBundle: (path: string) => typedError<string, ApiError>(__TAURI_INVOKE("open_bundle", { path })),
+	/**  Close a bundle's install form without installing (its unpacked files are removed). */
+	discardBundle: (entryId: string) => __TAURI_INVOKE<boolean>("discard_bundle", { entryId }),
+	/**  Installed registry servers and whether a newer version is listed. */
+	outdated: () => typedError<OutdatedView[], ApiError>(__TAURI_INVOKE("outdated")),
+	/**  Prepare and test an update (nothing is saved). */
+	prepareUpdate: (name: string, to: string | null, onProgress: Channel<StageProgress>) => typedError<UpdatePreview, ApiError>(__TAURI_INVOKE("prepare_update", { name, to, onProgress })),
+	applyUpdate: (token: string) => typedError<ServerView, ApiError>(__TAURI_INVOKE("apply_update", { token })),
+	discardUpdate: (token: string) => __TAURI_INVOKE<boolean>("discard_update", { token }),
+	/**
+	 *  A native picker: `file`, `directory` or `bundle` (an `.mcpb` file). `None` when cancelled.
+	 *  It is asked for from a thread of its own: the dialog itself is run by the window's GTK loop.
+	 */
+	pickPath: (kind: string) => __TAURI_INVOKE<string | null>("pick_path", { kind }),
+	/**  Receive the paths of `.mcpb` files dropped on the window. */
+	watchDrops: (onDrop: Channel<string>) => __TAURI_INVOKE<void>("watch_drops", { onDrop }),
+	/**  A server's tools from its last test: state, hints, cost. */
 	serverTools: (name: string) => typedError<ServerToolsView, ApiError>(__TAURI_INVOKE("server_tools", { name })),
 	setTools: (name: string, change: ToolsChangeInput) => typedError<ToolsChangeResult, ApiError>(__TAURI_INVOKE("set_tools", { name, change })),
 	budget: () => typedError<BudgetView, ApiError>(__TAURI_INVOKE("budget")),
@@ -127,6 +152,33 @@ export type BudgetView = {
 	estimate_note: string,
 };
 
+/**  An MCPB bundle unpacked for an install form. */
+export type BundleView = {
+	token: string,
+	/**  The manifest's `name`, its display name, version and description. */
+	name: string,
+	title: string,
+	version: string,
+	description: string,
+	author: string | null,
+	sha256: string,
+	files: number,
+	/**  Unpacked bytes. */
+	bytes: number | null,
+	/**  The tools its manifest declares. */
+	tools: string[],
+};
+
+/**  The caching hints of one result a modern server gave (`ttlMs`, `cacheScope`). */
+export type CacheHintView = {
+	/**  The method whose result carried them (`tools/list`, `server/discover`, ...). */
+	method: string,
+	/**  How long the result may be treated as fresh, in milliseconds. */
+	ttl_ms: number | null,
+	/**  `public` or `private`. */
+	cache_scope: string | null,
+};
+
 /**  One marketplace tile. */
 export type CatalogCard = {
 	id: string,
@@ -151,6 +203,31 @@ export type CatalogCard = {
 	/**  The names of the installed servers that came from this entry. */
 	installed_as: string[],
 	docs_url: string,
+	/**  `curated` or `registry`. */
+	source: string,
+	/**  A registry server's version. */
+	version: string | null,
+	/**  A registry server's namespace owner (`io.github.owner/…` → `owner`). */
+	owner: string | null,
+	/**  The owner is a GitHub account (an `io.github.` name). */
+	github: boolean,
+	/**  The source repository (https). */
+	repository: string | null,
+	/**  A curated entry: the registry names it stands for; a registry server: its name. */
+	registry_names: string[],
+	/**  Every transport its options offer. */
+	transports: Transport[],
+	/**  What runs it: "Node.js", "Python", "Docker", ".NET", "Remote", … */
+	runtimes: string[],
+	deprecated: boolean,
+	/**  Why it is deprecated, as the registry says. */
+	status_message: string | null,
+	/**  Whether some option can run on this machine. */
+	runs_here: boolean,
+	/**  Why none can, when none can. */
+	why_not: string | null,
+	/**  The registry it comes from. */
+	registry: string | null,
 };
 
 /**
@@ -331,7 +408,9 @@ export type FieldError = {
 };
 
 /**  What a form field fills in. */
-export type FieldTarget = "env" | "arg" | "header" | "credential" | "url" | "oauth_client_id" | "oauth_client_secret";
+export type FieldTarget = "env" | "arg" | "header" | "credential" | "url" | "oauth_client_id" | "oauth_client_secret" | 
+/**  A value used inside others (a placeholder of a header, an argument or the URL). */
+"value";
 
 /**  How bad a finding is. */
 export type FindingSeverity = "error" | "warning" | "info";
@@ -362,6 +441,13 @@ export type FormField = {
 	/**  Markdown; the UI renders https links only. */
 	help: string | null,
 	default: string | null,
+	/**  The values a `select` field offers. */
+	choices: string[],
+	/**  For a path field: `file` or `directory` (which picker the app offers). */
+	picker: string | null,
+	/**  Bounds of a number field. */
+	min: number | null,
+	max: number | null,
 };
 
 /**  The install form of one option of one entry. */
@@ -378,6 +464,14 @@ export type FormSpec = {
 	default_name: string,
 	fields: FormField[],
 	options: OptionSummary[],
+	/**  `curated` or `registry`. */
+	source: string,
+	/**  A registry server's version. */
+	version: string | null,
+	/**  The dependency pin of this option's launch. */
+	pin: PinView | null,
+	/**  What the user should know about this launch. */
+	notes: string[],
 };
 
 /**  The last test of an installed server, in short, for its card. */
@@ -440,7 +534,13 @@ export type ImportResultView = {
 };
 
 /**  How a field is shown. */
-export type InputKind = "text" | "password" | "url";
+export type InputKind = "text" | "password" | "url" | "number" | 
+/**  A switch: `true` or `false`. */
+"boolean" | 
+/**  One of `choices`. */
+"select" | "file_path" | 
+/**  Several values, one per line. */
+"list";
 
 /**  Everything the install modal shows. */
 export type InstallForm = {
@@ -450,6 +550,8 @@ export type InstallForm = {
 	spec: FormSpec,
 	/**  `default_name`, or `default_name-2`, … when that name is taken. */
 	suggested_name: string,
+	/**  The MCPB bundle this form installs (its requests use the entry id `bundle:TOKEN`). */
+	bundle: BundleView | null,
 };
 
 /**  A filled install form, from the UI. Values may be secrets: this type is never serialized. */
@@ -465,6 +567,11 @@ export type InstallRequest = {
 	 *  health.
 	 */
 	test_id?: string | null,
+	/**
+	 *  A registry server: take its dependencies' newest versions instead of pinning them to
+	 *  the version's publication date.
+	 */
+	no_pin?: boolean,
 };
 
 /**  Where a job is. */
@@ -499,6 +606,26 @@ export type KeyValue = {
 	set?: boolean | null,
 };
 
+/**  One window of the marketplace's list. */
+export type MarketPage = {
+	/**  Matches in all. */
+	total: number,
+	offset: number,
+	cards: CatalogCard[],
+};
+
+/**  What the marketplace shows: a search and its filters. */
+export type MarketQuery = {
+	text: string,
+	/**  `curated` or `registry`; everything when absent. */
+	source?: string | null,
+	transport?: Transport | null,
+	/**  `node`, `python`, `docker`, `dotnet`, `bun`, `mcpb`, `remote`. */
+	runtime?: string | null,
+	installed?: CatalogFilter,
+	category?: string | null,
+};
+
 /**  How an entry's preferred option signs in, when it does so with OAuth. */
 export type OAuthKind = 
 /**  The server registers Plugboard itself (MCP discovery + dynamic registration). */
@@ -512,6 +639,27 @@ export type OptionSummary = {
 	label: string,
 	transport: Transport,
 	transport_label: string,
+	/**  What runs it ("Node.js", "uv", "Docker"), for a local option. */
+	runtime: string | null,
+	/**  Whether Plugboard can install it at all. */
+	installable: boolean,
+	/**  Why it cannot be installed, or cannot run here, and the fix. */
+	unavailable: Unavailable | null,
+	/**  An MCPB bundle: it is downloaded (and its form read from its manifest) first. */
+	bundle: boolean,
+};
+
+/**  Where an installed registry server stands. */
+export type OutdatedView = {
+	name: string,
+	registry_name: string,
+	installed: string,
+	latest: string | null,
+	/**  `current`, `update_available` or `not_listed`. */
+	state: string,
+	/**  The registry's deprecation message. */
+	deprecated: string | null,
+	bundle: boolean,
 };
 
 /**  One changed path of a JSON value (an input schema, annotations). Values as compact JSON. */
@@ -535,10 +683,64 @@ export type PinStateView =
 /**  Nothing approved yet: the first sight had flagged tools. */
 "unapproved";
 
+/**  A launch's dependencies resolved as of a date. */
+export type PinView = {
+	/**  `uv` or `npm`. */
+	tool: string,
+	flag: string,
+	date: string,
+	published_at: string,
+};
+
+/**  The organisation policy in force. */
+export type PolicyView = {
+	in_force: boolean,
+	/**  The policy file cannot be used: every install is refused. */
+	broken: boolean,
+	/**  One sentence: what is in force and why installs are refused. */
+	summary: string,
+	path: string | null,
+	registries: string[],
+	only_registry_servers: boolean,
+	allowed_names: string[],
+};
+
 export type PromptView = {
 	name: string,
 	description: string | null,
 	arguments: Value[],
+};
+
+/**  The registries, their caches and the sync. */
+export type RegistryStatus = {
+	registries: RegistryView[],
+	syncing: boolean,
+	progress: SyncProgressView | null,
+	/**  The last sync could not reach a registry: the list is the cache. */
+	offline: boolean,
+	/**  A sync is due (never synced, or the oldest cache is older than a day). */
+	stale: boolean,
+	/**  Registry servers listed in all. */
+	servers: number,
+	pin_dependencies: boolean,
+};
+
+/**  A registry and its cache, as the app shows it. */
+export type RegistryView = {
+	url: string,
+	/**  `default`, `environment`, `settings`. */
+	origin: string,
+	cached: boolean,
+	servers: number,
+	/**  "3 hours" (ago), when it was synced. */
+	age: string | null,
+	/**  Why its cache cannot be used. */
+	problem: string | null,
+	/**  How its last sync in this session failed, and what to do. */
+	error: string | null,
+	hint: string | null,
+	/**  Rows of its last sync that could not be read. */
+	skipped: number,
 };
 
 /**  What removing a server did. */
@@ -591,6 +793,9 @@ export type ServerDiagnosis = {
 	failed_stage: string | null,
 	/**  Tools the server listed, when the test ran. */
 	tools: number | null,
+	/**  `modern` or `legacy`, and the protocol version, when the test got that far. */
+	era: string | null,
+	protocol_version: string | null,
 };
 
 /**  `serverInfo` from the handshake. */
@@ -653,6 +858,10 @@ export type ServerView = {
 export type SourceView = {
 	catalog: string,
 	option: string,
+	/**  The registry server it was installed from, its version and dependency pin date. */
+	registry_name: string | null,
+	version: string | null,
+	pinned: string | null,
 	/**  From the catalog, when the entry is still in it. */
 	entry_name: string | null,
 	logo: string | null,
@@ -676,6 +885,15 @@ export type StartupStep = {
 	after_ms: number,
 };
 
+/**  A sync in progress. */
+export type SyncProgressView = {
+	registry: string,
+	full: boolean,
+	rows: number,
+	/**  The servers it had last time (for a progress bar), if known. */
+	expected: number | null,
+};
+
 /**  The result of a test connection (DESIGN.md §5's keys), already redacted by the probe. */
 export type TestReport = {
 	ok: boolean,
@@ -683,6 +901,15 @@ export type TestReport = {
 	verification: string,
 	server: ServerIdentity | null,
 	protocol_version: string | null,
+	/**
+	 *  `modern` (2026-07-28) or `legacy` (`initialize`); absent when the test did not get that
+	 *  far.
+	 */
+	era: string | null,
+	/**  The protocol versions the server listed. */
+	supported_versions: string[],
+	/**  The caching hints of the server's results (shown; a test always lists afresh). */
+	cache_hints: CacheHintView[],
 	/**  The transport actually used: `stdio`, `sse` or `shttp`. */
 	transport: string,
 	tools: ToolView[],
@@ -791,6 +1018,33 @@ export type ToolsChangeResult = {
 
 /**  How a server is reached. */
 export type Transport = "stdio" | "sse" | "shttp" | "auto";
+
+/**  Why an option cannot be used here. */
+export type Unavailable = {
+	/**  `runtime.missing`, `runtime.docker_daemon`, `unsupported`. */
+	code: string,
+	reason: string,
+	/**  The doctor's fix; empty when nothing can be done here. */
+	fix: string,
+};
+
+/**  A prepared update: the new version tested, its tools compared with the approved ones. */
+export type UpdatePreview = {
+	/**
+	 *  Applies it (`apply_update`) or drops it (`discard_update`); only a passing update has one
+	 *  that works.
+	 */
+	token: string,
+	name: string,
+	from: string,
+	to: string,
+	/**  The new version's test passed. */
+	passed: boolean,
+	test: TestReport,
+	tools: ToolDiff,
+	/**  Fields the new version no longer asks for. */
+	dropped_fields: string[],
+};
 
 /**  The "Use in…" section of a server's detail view. */
 export type UseIn = {
