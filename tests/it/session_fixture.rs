@@ -443,3 +443,34 @@ fn a_remembered_era_that_changed_is_probed_again_over_stdio_and_streamable_http(
         live.session.close().await;
     });
 }
+
+/// `auto` against a server that only speaks legacy SSE: the streamable HTTP probe is refused
+/// (405) and the session falls back to SSE; the trace has both transports' messages.
+#[test]
+fn auto_falls_back_to_sse_and_the_trace_has_both_attempts() {
+    let fixture = HttpFixture::start("http", &["--misbehave", "sse-only", "--schema-tools"]);
+    runtime().block_on(async {
+        let server = ServerConfig::remote(TransportKind::Auto, fixture.url("/mcp"));
+        let live = open("fx", server, Script::new(vec![])).await.unwrap();
+        let info = live.session.info();
+        assert_eq!(
+            (info.era.as_str(), info.transport.as_str()),
+            ("legacy", "sse")
+        );
+        forms_and_round_trips(&live.session).await;
+        let methods: Vec<String> = live
+            .session
+            .trace()
+            .iter()
+            .filter(|e| e.direction == "out" && e.kind == "request")
+            .filter_map(|e| e.method.clone())
+            .collect();
+        let discover = methods.iter().position(|m| m == "server/discover");
+        let initialize = methods.iter().position(|m| m == "initialize");
+        assert!(
+            matches!((discover, initialize), (Some(d), Some(i)) if d < i),
+            "{methods:?}"
+        );
+        live.session.close().await;
+    });
+}
