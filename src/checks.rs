@@ -31,7 +31,7 @@ pub fn catalog_probe(catalog: &Catalog, server: &ServerConfig) -> Option<Credent
 
 /// The secret store a test of `server` needs: none at all when it refers to no secret (so a
 /// machine without a keyring can still test such servers).
-fn store_for(
+pub(crate) fn store_for(
     servers: &Servers,
     name: &str,
     server: &ServerConfig,
@@ -64,7 +64,7 @@ fn failed_before_resolving(server: &ServerConfig, failure: Failure) -> TestResul
     )
 }
 
-fn oauth_failure(name: &str, err: OAuthError) -> Failure {
+pub(crate) fn oauth_failure(name: &str, err: OAuthError) -> Failure {
     match err {
         OAuthError::LoginRequired(message) => Failure::new(
             ErrorKind::Unauthorized,

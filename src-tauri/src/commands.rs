@@ -5,13 +5,20 @@
 //! of their own (see `plugboard::api::Api::test_server_task`).
 
 use plugboard::api::{
-    Api, ApiError, AppInfo, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
+    Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
     CustomServer, DoctorReport, ExportPreview, ExportResult, ExportSelection, ImportPreview,
     ImportResultView, InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery,
-    OutdatedView, PolicyView, RegistryStatus, RemoveResult, ServerDetail, ServerView,
-    StageProgress, StartupStep, TestReport, ToolDiff, UpdatePreview, UseIn,
+    OutdatedView, PolicyView, RegistryStatus, RemoveResult, ServerDetail, ServerView, SessionView,
+    StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
 };
 use plugboard::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
+use plugboard::schema::FieldIssue;
+use plugboard::session::{
+    Answer, CallOutcome, Completion, CompletionTarget, Offer, PromptOutcome, ReadOutcome, RootView,
+    SessionEvent, TraceEntry,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tauri::State;
@@ -444,4 +451,154 @@ pub struct Drops(pub std::sync::Mutex<Option<Channel<String>>>);
 #[specta::specta]
 pub fn watch_drops(drops: State<'_, Drops>, on_drop: Channel<String>) {
     *drops.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(on_drop);
+}
+
+/// Open a Try-it session with server `name`. Everything that happens in it until it is closed
+/// (progress, log messages, the server's questions, trace entries) is sent on `on_event`.
+#[tauri::command]
+#[specta::specta]
+pub async fn open_session(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    on_event: Channel<SessionEvent>,
+) -> Res<SessionView> {
+    api.open_session_task(name, move |e| drop(on_event.send(e)))
+        .await
+}
+
+/// What the session's server offers now (after a `list_changed` event).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn session_offer(api: State<'_, Arc<Api>>, session: String) -> Res<Offer> {
+    api.session_offer(&session)
+}
+
+/// The form generated from `tool`'s input schema.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn session_tool_form(api: State<'_, Arc<Api>>, session: String, tool: String) -> Res<ToolForm> {
+    api.session_tool_form(&session, &tool)
+}
+
+/// The core's validation of `args` for `tool`, field by field.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn session_validate(
+    api: State<'_, Arc<Api>>,
+    session: String,
+    tool: String,
+    args: Value,
+) -> Res<Vec<FieldIssue>> {
+    api.session_validate(&session, &tool, &args)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn session_call(
+    api: State<'_, Arc<Api>>,
+    session: String,
+    input: CallInput,
+) -> Res<CallOutcome> {
+    api.session_call_task(session, input).await
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn session_cancel(api: State<'_, Arc<Api>>, session: String, call_id: String) -> bool {
+    api.session_cancel(&session, &call_id)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn session_read(
+    api: State<'_, Arc<Api>>,
+    session: String,
+    uri: String,
+    call_id: String,
+) -> Res<ReadOutcome> {
+    api.session_read_task(session, uri, call_id).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn session_prompt(
+    api: State<'_, Arc<Api>>,
+    session: String,
+    prompt: String,
+    args: BTreeMap<String, String>,
+    call_id: String,
+) -> Res<PromptOutcome> {
+    api.session_prompt_task(session, prompt, args, call_id)
+        .await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn session_complete(
+    api: State<'_, Arc<Api>>,
+    session: String,
+    target: CompletionTarget,
+    argument: String,
+    value: String,
+    context: BTreeMap<String, String>,
+) -> Res<Completion> {
+    api.session_complete_task(session, target, argument, value, context)
+        .await
+}
+
+/// The user's answer to the server's question; an accepted form is checked first.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn session_answer(
+    api: State<'_, Arc<Api>>,
+    session: String,
+    question: String,
+    answer: Answer,
+) -> Res<()> {
+    api.session_answer(&session, &question, answer)
+}
+
+/// Share these folders with the session's server as its roots.
+#[tauri::command]
+#[specta::specta]
+pub async fn session_set_roots(
+    api: State<'_, Arc<Api>>,
+    session: String,
+    folders: Vec<String>,
+) -> Res<Vec<RootView>> {
+    api.session_set_roots_task(session, folders).await
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn session_trace(api: State<'_, Arc<Api>>, session: String) -> Res<Vec<TraceEntry>> {
+    api.session_trace(&session)
+}
+
+/// The URI a resource template makes with these values.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn expand_template(
+    api: State<'_, Arc<Api>>,
+    template: String,
+    values: BTreeMap<String, String>,
+) -> String {
+    api.expand_template(&template, &values)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn close_session(api: State<'_, Arc<Api>>, session: String) -> Res<()> {
+    api.close_session_task(session).await
+}
+
+/// A redacted diagnostics bundle of server `name` (of the open `session`, when given).
+#[tauri::command]
+#[specta::specta]
+pub async fn diagnostics(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    session: Option<String>,
+) -> Res<String> {
+    api.diagnostics_task(name, session).await
 }

@@ -63,6 +63,21 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::import_from_client,
             commands::doctor,
             commands::ui_ready,
+            commands::open_session,
+            commands::session_offer,
+            commands::session_tool_form,
+            commands::session_validate,
+            commands::session_call,
+            commands::session_cancel,
+            commands::session_read,
+            commands::session_prompt,
+            commands::session_complete,
+            commands::session_answer,
+            commands::session_set_roots,
+            commands::session_trace,
+            commands::expand_template,
+            commands::close_session,
+            commands::diagnostics,
             commands::policy_status,
             commands::open_bundle,
             commands::discard_bundle,
@@ -114,8 +129,10 @@ pub fn run() {
         }
     };
     let builder = specta_builder();
+    let api = std::sync::Arc::new(api);
+    let sessions = api.clone();
     tauri::Builder::default()
-        .manage(std::sync::Arc::new(api))
+        .manage(api)
         .manage(commands::Drops::default())
         .on_window_event(|window, event| {
             use tauri::Manager;
@@ -134,8 +151,14 @@ pub fn run() {
             }
         })
         .invoke_handler(builder.invoke_handler())
-        .run(tauri::generate_context!())
-        .expect("the Plugboard window could not be started");
+        .build(tauri::generate_context!())
+        .expect("the Plugboard window could not be started")
+        .run(move |_, event| {
+            // Try-it sessions end with the app: their stdio servers are stopped.
+            if let tauri::RunEvent::Exit = event {
+                sessions.close_all_sessions();
+            }
+        });
 }
 
 #[cfg(test)]

@@ -70,7 +70,9 @@ fn the_csp_is_strict() {
     assert_eq!(csp["script-src"], "'self'");
     assert_eq!(csp["default-src"], "'self'");
     assert_eq!(csp["object-src"], "'none'");
-    assert_eq!(csp["img-src"], "'self'");
+    // Images and audio of tool results are shown from blob: URLs the UI makes itself.
+    assert_eq!(csp["img-src"], "'self' blob:");
+    assert_eq!(csp["media-src"], "blob:");
     assert_eq!(csp["connect-src"], "ipc: http://ipc.localhost");
     assert_eq!(conf["app"]["withGlobalTauri"], false);
 }
@@ -241,6 +243,14 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("doctor", json!({"name": "fx2"})),
         ("doctor", json!({"name": null})),
         ("ui_ready", json!({"mark": "marketplace-ready", "count": 3})),
+        // Try it: the diagnostics bundle of a server that cannot start here (its config shape,
+        // the failed session), a closed session, a template.
+        ("diagnostics", json!({"name": "fx2", "session": null})),
+        ("session_offer", json!({"session": "s-404"})),
+        (
+            "expand_template",
+            json!({"template": "demo://x/{id}", "values": {"id": "7"}}),
+        ),
     ];
     let mut errors = 0;
     for (cmd, args) in calls {
@@ -253,7 +263,13 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 5, "the five bad calls fail: {answers:#?}");
+    assert_eq!(errors, 6, "the six bad calls fail: {answers:#?}");
+    assert!(
+        answers
+            .iter()
+            .any(|a| a.contains(r#"\"error_kind\": \"spawn\""#)),
+        "the bundle tells why the server did not start: {answers:#?}"
+    );
     assert!(
         answers
             .iter()

@@ -18,6 +18,7 @@ mod pins;
 pub mod startup;
 mod testing;
 mod tools;
+mod tryit;
 mod updates;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,6 +45,7 @@ pub use tools::{
     BudgetView, ClientBudgetView, HintsView, ServerBudgetView, ServerToolsView, ToolStateView,
     ToolsChangeInput, ToolsChangeResult,
 };
+pub use tryit::{CallInput, SessionView, ToolForm};
 
 use crate::catalog::{Catalog, CatalogTransport, ConnectionOption, Entry};
 use crate::config::ConfigStore;
@@ -58,6 +60,7 @@ pub struct Api {
     catalog: Result<Catalog, String>,
     tests: testing::Tests,
     oauth: oauth::OAuth,
+    sessions: tryit::Sessions,
     /// The `plugboard` CLI that exported launchers name, when set explicitly.
     cli: Option<std::path::PathBuf>,
     /// The marketplace over the catalog and the registries, and the registry sync.
@@ -80,6 +83,7 @@ impl Api {
             catalog,
             tests: Default::default(),
             oauth: Default::default(),
+            sessions: Default::default(),
             cli: None,
             market: Default::default(),
             bundles: Default::default(),
@@ -93,6 +97,7 @@ impl Api {
             catalog: Ok(catalog),
             tests: Default::default(),
             oauth: Default::default(),
+            sessions: Default::default(),
             cli: None,
             market: Default::default(),
             bundles: Default::default(),
@@ -564,7 +569,7 @@ pub fn open_external(url: &str) -> Result<(), ApiError> {
 }
 
 /// Hand `url` to the desktop's URL opener (already validated by the caller).
-fn open_in_browser(url: &str) -> Result<(), ApiError> {
+pub(crate) fn open_in_browser(url: &str) -> Result<(), ApiError> {
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else if cfg!(target_os = "windows") {

@@ -190,6 +190,82 @@ pub enum Command {
     Tools(ToolsArgs),
     /// What the enabled servers' tool definitions cost a model, and each client's tool cap
     Budget(BudgetArgs),
+    /// Call a tool of a server (arguments checked against its input schema first)
+    Call(CallArgs),
+    /// Read a resource of a server
+    Read(ReadArgs),
+    /// Render a prompt of a server
+    Prompt(PromptArgs),
+    /// Write a redacted diagnostics bundle of a server for a bug report
+    Diagnose(DiagnoseArgs),
+}
+
+/// What `call`, `read` and `prompt` share.
+#[derive(Debug, Args)]
+pub struct SessionFlags {
+    /// Print every JSON-RPC message of the session to stderr as it goes (redacted)
+    #[arg(long)]
+    pub trace: bool,
+    /// Seconds to allow the request (default 300)
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The installed server
+    pub name: String,
+    /// The tool to call
+    pub tool: String,
+    /// The arguments as one JSON object
+    #[arg(long, value_name = "JSON")]
+    pub args: Option<String>,
+    /// One argument, read as the type its schema gives it (repeatable; `a.b=V` reaches into
+    /// objects)
+    #[arg(long = "arg", value_name = "K=V")]
+    pub arg: Vec<String>,
+    /// Call a tool that is not marked read-only without asking
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub session: SessionFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The installed server
+    pub name: String,
+    /// The resource's URI
+    pub uri: String,
+    #[command(flatten)]
+    pub session: SessionFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct PromptArgs {
+    /// The installed server
+    pub name: String,
+    /// The prompt
+    pub prompt: String,
+    /// One argument (repeatable)
+    #[arg(long = "arg", value_name = "K=V")]
+    pub arg: Vec<String>,
+    #[command(flatten)]
+    pub session: SessionFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct DiagnoseArgs {
+    /// The installed server
+    pub name: String,
+    /// The file to write the bundle to (JSON)
+    #[arg(long, value_name = "FILE")]
+    pub bundle: std::path::PathBuf,
+    /// Seconds to allow connecting to the server
+    #[arg(long)]
+    pub timeout: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -2,9 +2,12 @@
 //! the core modules; nothing here decides anything the app would need too.
 
 mod args;
+mod ask;
 mod auth_cmd;
+mod call_cmd;
 mod catalog_cmd;
 mod clients_cmd;
+mod diagnose_cmd;
 mod doctor_cmd;
 mod input;
 mod install_cmd;
@@ -167,6 +170,10 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Update(args) => update_cmd::update(&servers, args),
                 Command::Tools(args) => tools_cmd::tools(&servers, args),
                 Command::Budget(args) => tools_cmd::budget(&servers, args),
+                Command::Call(args) => call_cmd::call(&servers, args),
+                Command::Read(args) => call_cmd::read(&servers, args),
+                Command::Prompt(args) => call_cmd::prompt(&servers, args),
+                Command::Diagnose(args) => diagnose_cmd::diagnose(&servers, args),
                 Command::Catalog(_)
                 | Command::Tour
                 | Command::Run(_)

@@ -4,7 +4,8 @@
 //! and the handshake of the era found: [`handshake`], [`era`]) → [`Connection::peer`], rmcp's
 //! peer, whose every request carries the era's metadata (`_meta` and, over HTTP, the
 //! `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers, added by rmcp), and
-//! [`Connection::negotiated`] (era, version, what the server listed).
+//! [`Connection::negotiated`] (era, version, what the server listed). A [`MessageTap`] set
+//! with [`Connection::set_tap`] sees every message both ways, the handshake's included.
 //!
 //! - stdio: our own child process (own process group, small environment, stderr captured,
 //!   bounded messages, non-JSON stdout noticed) speaking through rmcp ([`stdio`], [`process`]);
@@ -25,6 +26,7 @@ pub mod http;
 pub mod process;
 pub mod sse;
 pub mod stdio;
+pub mod tap;
 pub mod target;
 
 use std::sync::{Arc, Mutex};
@@ -42,6 +44,7 @@ use crate::config::TransportKind;
 pub use era::Era;
 pub use handshake::{Found, HandshakeError, Negotiated, Step};
 pub use process::ChildProcess;
+pub use tap::{MessageTap, Tapped};
 pub use target::{RemoteTarget, StdioTarget, Target};
 
 /// The largest message accepted from a server, on every transport.
@@ -359,6 +362,8 @@ pub struct Connection {
     client: Option<reqwest::Client>,
     url: Option<url::Url>,
     monitor: Arc<Monitor>,
+    /// Sees every message of every transport tried, from the first of the handshake.
+    tap: Option<Arc<dyn MessageTap>>,
 }
 
 /// Why a handshake on one transport did not work: the handler comes back with the reason, for
@@ -399,7 +404,7 @@ where
 
 /// The legacy handshake on the SSE transport (it has no modern form).
 async fn legacy_on_sse(
-    mut transport: sse::SseTransport,
+    mut transport: Tapped<sse::SseTransport>,
     handler: Handler,
     steps: &mut (dyn FnMut(Step) + Send),
 ) -> Result<(Negotiated, Service), HandshakeError> {
@@ -439,6 +444,7 @@ impl Connection {
             client: None,
             url: None,
             monitor: monitor.clone(),
+            tap: None,
         };
         match target {
             Target::Stdio(target) => {
@@ -488,6 +494,18 @@ impl Connection {
         Ok(conn)
     }
 
+    /// Let `tap` see every message of this connection. Set before the handshake, so that it
+    /// sees the era probe, `initialize` and everything after, on every transport tried
+    /// (`auto`'s SSE fallback and a fresh transport for a re-probe included).
+    pub fn set_tap(&mut self, tap: Arc<dyn MessageTap>) {
+        self.tap = Some(tap);
+    }
+
+    /// `transport` behind this connection's tap.
+    fn tapped<T: Transport<RoleClient>>(&self, transport: T) -> Tapped<T> {
+        Tapped::new(transport, self.tap.clone())
+    }
+
     /// The handshake of either era with Plugboard's own identity and no client capabilities
     /// (what a test uses). See [`Connection::handshake_with`].
     pub async fn handshake(
@@ -533,7 +551,7 @@ impl Connection {
                 };
                 let wire = handshake::Wire::Stdio(&watch);
                 // A stdio server is probed again on the same process: no `Reprobe` here.
-                handshake_on(transport, handler, known, wire, steps)
+                handshake_on(self.tapped(transport), handler, known, wire, steps)
                     .await
                     .map_err(|(e, _)| {
                         ConnectError::Handshake(e.err().unwrap_or(HandshakeError::Closed {
@@ -541,7 +559,7 @@ impl Connection {
                         }))
                     })?
             }
-            Pending::Sse(transport) => legacy_on_sse(transport, handler, steps)
+            Pending::Sse(transport) => legacy_on_sse(self.tapped(transport), handler, steps)
                 .await
                 .map_err(ConnectError::Handshake)?,
             Pending::Shttp(shttp) => self
@@ -569,7 +587,7 @@ impl Connection {
                                 status,
                                 sse: Box::new(sse),
                             })?;
-                        legacy_on_sse(sse, handler, steps)
+                        legacy_on_sse(self.tapped(sse), handler, steps)
                             .await
                             .map_err(ConnectError::Handshake)?
                     }
@@ -592,7 +610,7 @@ impl Connection {
     ) -> Result<(Negotiated, Service), (ConnectError, Handler)> {
         let again = shttp.clone();
         let failed = match handshake_on(
-            shttp.into_transport(),
+            self.tapped(shttp.into_transport()),
             handler,
             known,
             handshake::Wire::Http,
@@ -609,7 +627,7 @@ impl Connection {
         };
         self.monitor.clear_http();
         match handshake_on(
-            again.into_transport(),
+            self.tapped(again.into_transport()),
             handler,
             None,
             handshake::Wire::Http,

@@ -361,6 +361,11 @@ fn auth_flow(server_args: &[&str], era: &str) {
             path.display()
         );
     }
+    // A Try-it call resolves the stored token the same way, and never shows it.
+    let out = home.run(&["call", "secured", "whoami", "--yes", "--trace"]);
+    assert_code(&out, 0);
+    assert!(stdout(&out).contains("scopes: "), "{}", stdout(&out));
+    assert!(!format!("{}{}", stdout(&out), stderr(&out)).contains(&access));
     assert_code(&home.run(&["remove", "secured"]), 0);
     assert_eq!(
         secret_tool_lookup(&format!("{namespace}/oauth_tokens")),

@@ -3,9 +3,11 @@
 
 mod support;
 
+mod api_tryit;
 mod architecture;
 mod bundles_cli;
 mod catalog_files;
+mod cli_call;
 mod cli_input;
 mod cli_servers;
 mod cli_test;
@@ -29,5 +31,8 @@ mod registry_forms;
 mod run_eras;
 mod run_remote;
 mod run_stdio;
+mod session_everything;
+mod session_fixture;
+mod session_python;
 mod tools;
 mod updates_cli;

@@ -153,12 +153,12 @@ fn python(mode: &str) -> Background {
     Background::start(cmd, port)
 }
 
-const PYTHON_TOOLS: &[&str] = &["add", "shout"];
+const PYTHON_TOOLS: &[&str] = &["add", "shout", "book_table"];
 
 #[track_caller]
 fn assert_python(result: &TestResult) {
     assert_full(result, PYTHON_TOOLS);
-    assert_eq!(result.tools.len(), 2);
+    assert_eq!(result.tools.len(), 3);
     assert_eq!(result.resources.len(), 1, "{:?}", result.resources);
     assert_eq!(result.prompts.len(), 1, "{:?}", result.prompts);
     assert_eq!(result.server.as_ref().unwrap().name, "python-sdk-peer");

@@ -187,7 +187,7 @@ fn a_modern_client_loses_disabled_tools(home: &Home) {
     );
     let seen = finish(client);
     assert_eq!(seen["version"], "2026-07-28", "{seen:#}");
-    assert_eq!(names(&seen["tools"]), ["add"], "{seen:#}");
+    assert_eq!(names(&seen["tools"]), ["add", "book_table"], "{seen:#}");
     let refused = &seen["calls"][0];
     assert_eq!(refused["error"]["code"], -32602, "{seen:#}");
     assert!(
@@ -199,7 +199,11 @@ fn a_modern_client_loses_disabled_tools(home: &Home) {
     );
     assert_eq!(seen["calls"][1]["text"], "5", "{seen:#}");
     assert_eq!(seen["changed"], true, "told on its listen stream: {seen:#}");
-    assert_eq!(names(&seen["tools_after"]), ["add", "shout"], "{seen:#}");
+    assert_eq!(
+        names(&seen["tools_after"]),
+        ["add", "shout", "book_table"],
+        "{seen:#}"
+    );
 }
 
 #[test]

@@ -4,8 +4,12 @@ Usage: python_server.py stdio | streamable-http PORT | sse PORT
 """
 
 import sys
+from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel, Field
+
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 
 server = MCPServer("python-sdk-peer")
 
@@ -20,6 +24,23 @@ def add(a: int, b: int) -> int:
 def shout(text: str) -> str:
     """Return the text in upper case."""
     return text.upper()
+
+
+class Booking(BaseModel):
+    guests: int = Field(ge=1, le=12, description="How many people")
+    name: str = Field(description="Whose name the table is under")
+
+
+def ask_booking(day: str) -> Elicit[Booking]:
+    return Elicit(f"Book a table on {day}: how many guests, and in whose name?", Booking)
+
+
+@server.tool()
+def book_table(day: str, booking: Annotated[ElicitationResult[Booking], Resolve(ask_booking)]) -> str:
+    """Book a table; asks the user for the details (elicitation, in either protocol era)."""
+    if isinstance(booking, AcceptedElicitation):
+        return f"Booked a table for {booking.data.guests} on {day} under {booking.data.name}."
+    return f"No booking: the user chose {booking.action}."
 
 
 @server.resource("peer://about")

@@ -7,6 +7,7 @@ pub mod bundles;
 pub mod fixture;
 pub mod peers;
 pub mod registry;
+pub mod sessions;
 pub mod snapshot;
 
 use std::io::Write;

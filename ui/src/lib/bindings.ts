@@ -77,6 +77,32 @@ export const commands = {
 	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
 	 */
 	uiReady: (mark: string, count: number) => __TAURI_INVOKE<StartupStep | null>("ui_ready", { mark, count }),
+	/**
+	 *  Open a Try-it session with server `name`. Everything that happens in it until it is closed
+	 *  (progress, log messages, the server's questions, trace entries) is sent on `on_event`.
+	 */
+	openSession: (name: string, onEvent: Channel<SessionEvent>) => typedError<SessionView, ApiError>(__TAURI_INVOKE("open_session", { name, onEvent })),
+	/**  What the session's server offers now (after a `list_changed` event). */
+	sessionOffer: (session: string) => typedError<Offer, ApiError>(__TAURI_INVOKE("session_offer", { session })),
+	/**  The form generated from `tool`'s input schema. */
+	sessionToolForm: (session: string, tool: string) => typedError<ToolForm, ApiError>(__TAURI_INVOKE("session_tool_form", { session, tool })),
+	/**  The core's validation of `args` for `tool`, field by field. */
+	sessionValidate: (session: string, tool: string, args: Value) => typedError<FieldIssue[], ApiError>(__TAURI_INVOKE("session_validate", { session, tool, args })),
+	sessionCall: (session: string, input: CallInput) => typedError<CallOutcome, ApiError>(__TAURI_INVOKE("session_call", { session, input })),
+	sessionCancel: (session: string, callId: string) => __TAURI_INVOKE<boolean>("session_cancel", { session, callId }),
+	sessionRead: (session: string, uri: string, callId: string) => typedError<ReadOutcome, ApiError>(__TAURI_INVOKE("session_read", { session, uri, callId })),
+	sessionPrompt: (session: string, prompt: string, args: { [key in string]: string }, callId: string) => typedError<PromptOutcome, ApiError>(__TAURI_INVOKE("session_prompt", { session, prompt, args, callId })),
+	sessionComplete: (session: string, target: CompletionTarget, argument: string, value: string, context: { [key in string]: string }) => typedError<Completion, ApiError>(__TAURI_INVOKE("session_complete", { session, target, argument, value, context })),
+	/**  The user's answer to the server's question; an accepted form is checked first. */
+	sessionAnswer: (session: string, question: string, answer: Answer) => typedError<null, ApiError>(__TAURI_INVOKE("session_answer", { session, question, answer })),
+	/**  Share these folders with the session's server as its roots. */
+	sessionSetRoots: (session: string, folders: string[]) => typedError<RootView[], ApiError>(__TAURI_INVOKE("session_set_roots", { session, folders })),
+	sessionTrace: (session: string) => typedError<TraceEntry[], ApiError>(__TAURI_INVOKE("session_trace", { session })),
+	/**  The URI a resource template makes with these values. */
+	expandTemplate: (template: string, values: { [key in string]: string }) => __TAURI_INVOKE<string>("expand_template", { template, values }),
+	closeSession: (session: string) => typedError<null, ApiError>(__TAURI_INVOKE("close_session", { session })),
+	/**  A redacted diagnostics bundle of server `name` (of the open `session`, when given). */
+	diagnostics: (name: string, session: string | null) => typedError<string, ApiError>(__TAURI_INVOKE("diagnostics", { name, session })),
 	/**  The organisation policy in force. */
 	policyStatus: () => __TAURI_INVOKE<PolicyView>("policy_status"),
 	/**  Open an MCPB bundle file for install: its form's entry id (`bundle:TOKEN`). */
@@ -103,6 +129,11 @@ export const commands = {
 };
 
 /* Types */
+/**  The user's answer. */
+export type Answer = 
+/**  Form: the filled-in values. URL: agreed to open it (no content). */
+{ action: "accept"; content: Value | null } | { action: "decline" } | { action: "cancel" };
+
 /**
  *  A failed API call. `code` is stable and machine-readable (`not_found`, `duplicate`, `invalid`,
  *  `keyring`, `config`, `catalog`, `io`, `unsupported`, `internal`); `message` is for people and
@@ -177,6 +208,30 @@ export type CacheHintView = {
 	ttl_ms: number | null,
 	/**  `public` or `private`. */
 	cache_scope: string | null,
+};
+
+/**  A tool call as the app asks for it. */
+export type CallInput = {
+	tool: string,
+	arguments: Value,
+	confirmation: Confirmation,
+	/**  The app's id for the call, to cancel it with. */
+	call_id: string,
+	timeout_secs: number | null,
+};
+
+/**  The result of a tool call. */
+export type CallOutcome = {
+	call_id: string,
+	tool: string,
+	/**  The tool reported an error (`isError`): its content says what. */
+	is_error: boolean,
+	content: ContentItem[],
+	structured: Structured | null,
+	ms: number | null,
+	/**  Requests it took (more than one when the server asked for input first). */
+	rounds: number,
+	notes: string[],
 };
 
 /**  One marketplace tile. */
@@ -279,6 +334,32 @@ export type ClientsOverview = {
 	cli_missing: string | null,
 };
 
+/**  Suggested values for an argument. */
+export type Completion = {
+	values: string[],
+	total: number | null,
+	has_more: boolean,
+};
+
+/**  What `completion/complete` is about. */
+export type CompletionTarget = { kind: "prompt"; name: string } | { kind: "resource"; uri_template: string };
+
+/**  What the user agreed to before a call. */
+export type Confirmation = 
+/**  Nothing asked. */
+"none" | 
+/**  "Run it" (a tool that may change things). */
+"confirmed" | 
+/**  The strong confirmation of a destructive tool (its name typed, or a second click). */
+"destructive";
+
+/**  One piece of content of a result or prompt message. */
+export type ContentItem = { type: "text"; text: string } | { type: "image"; media: Media } | { type: "audio"; media: Media } | { type: "resource_link"; uri: string; name: string | null; title: string | null; description: string | null; mime_type: string | null; size: number | null } | 
+/**  An embedded resource. */
+{ type: "resource"; resource: ResourceContent } | 
+/**  Content of a type Plugboard does not know, as the server sent it. */
+{ type: "other"; json: Value };
+
 /**  A credential of an installed server that "update credentials" can replace. */
 export type CredentialSlot = {
 	/**  The key to pass to `update_credentials`. */
@@ -350,6 +431,12 @@ export type DriftView = {
 	state: string,
 };
 
+/**  A value of an [`NodeKind::Enum`], with the label to show. */
+export type EnumOption = {
+	value: Value,
+	label: string,
+};
+
 /**  What exporting did to one entry of the client's file. */
 export type ExportChangeView = {
 	entry: string,
@@ -407,6 +494,15 @@ export type FieldError = {
 	message: string,
 };
 
+/**  A problem with one field of a value. */
+export type FieldIssue = {
+	/**  The field as people read it: `items[2].name`; empty for the value itself. */
+	path: string,
+	/**  The same as a JSON pointer: `/items/2/name`. */
+	pointer: string,
+	message: string,
+};
+
 /**  What a form field fills in. */
 export type FieldTarget = "env" | "arg" | "header" | "credential" | "url" | "oauth_client_id" | "oauth_client_secret" | 
 /**  A value used inside others (a placeholder of a header, an argument or the URL). */
@@ -425,6 +521,20 @@ export type FindingView = {
 	fix: string,
 	/**  The test stage the finding comes from (`initialize`, …), if any. */
 	stage: string | null,
+};
+
+/**
+ *  A compiled schema: the root node, and the nodes of recursive definitions that
+ *  [`NodeKind::Ref`] points at (expanded by the form only when the user adds one).
+ */
+export type Form = {
+	root: FormNode,
+	defs: { [key in string]: FormNode },
+	/**
+	 *  What the form could not show as fields (remote `$ref`s, limits reached); the raw JSON
+	 *  editor still edits everything.
+	 */
+	notes: string[],
 };
 
 /**  One field of an install form (the core's `form::FormField`). */
@@ -448,6 +558,19 @@ export type FormField = {
 	/**  Bounds of a number field. */
 	min: number | null,
 	max: number | null,
+};
+
+/**  One field of a form, with what every kind of field can carry. */
+export type FormNode = {
+	title: string | null,
+	description: string | null,
+	default: Value | null,
+	examples: Value[],
+	/**  `null` is allowed too (`type: [T, "null"]`, or a union with `{"type": "null"}`). */
+	nullable: boolean,
+	read_only: boolean,
+	deprecated: boolean,
+	kind: NodeKind,
 };
 
 /**  The install form of one option of one entry. */
@@ -626,12 +749,57 @@ export type MarketQuery = {
 	category?: string | null,
 };
 
+/**  An image or audio clip. */
+export type Media = {
+	/**  The type the server declared. */
+	mime_type: string,
+	/**  The type its bytes show (`image/png`, …), when they show one. */
+	detected: string | null,
+	/**  Decoded size in bytes. */
+	bytes: number | null,
+	/**  Base64 data, when it is valid and at most [`MEDIA_CAP`] bytes. */
+	data: string | null,
+	/**  Why there is no data, or what is wrong with it. */
+	note: string | null,
+};
+
+/**  What a field edits. */
+export type NodeKind = { type: "string"; 
+/**  `uri`, `email`, `date`, `date-time`, … as the schema says. */
+format: string | null; min_length: number | null; max_length: number | null; pattern: string | null } | { type: "number"; integer: boolean; minimum: number | null; maximum: number | null; exclusive_minimum: number | null; exclusive_maximum: number | null; multiple_of: number | null } | { type: "boolean" } | { type: "null" } | 
+/**  One of fixed values (`enum`, or a `oneOf` of titled `const`s). */
+{ type: "enum"; options: EnumOption[] } | 
+/**  Exactly this value. */
+{ type: "const"; value: Value } | { type: "object"; properties: Property[]; 
+/**  Keys beyond `properties` are allowed, with values of this form (a key/value editor). */
+additional: FormNode | null; min_properties: number | null; max_properties: number | null } | { type: "array"; items: FormNode; 
+/**  Positional items before `items` (`prefixItems`, or draft 7's `items: [...]`). */
+prefix: FormNode[]; min_items: number | null; max_items: number | null; unique_items: boolean } | 
+/**  `oneOf` / `anyOf` (or several types): the user picks a variant. */
+{ type: "choice"; variants: Variant[]; 
+/**  The property whose `const` tells the object variants apart, when there is one. */
+discriminator: string | null; 
+/**  `oneOf`: exactly one variant must match; `anyOf`: at least one. */
+exclusive: boolean } | 
+/**  A recursive definition, by its key in [`Form::defs`]. */
+{ type: "ref"; target: string } | 
+/**  Anything (or a part the form cannot show as fields): edited as JSON. */
+{ type: "json" };
+
 /**  How an entry's preferred option signs in, when it does so with OAuth. */
 export type OAuthKind = 
 /**  The server registers Plugboard itself (MCP discovery + dynamic registration). */
 "dynamic" | 
 /**  The user must bring an OAuth app registered with the provider. */
 "pre_registered";
+
+/**  What the server offers, redacted. */
+export type Offer = {
+	tools: ToolEntry[],
+	resources: ResourceEntry[],
+	templates: TemplateEntry[],
+	prompts: PromptEntry[],
+};
 
 /**  One connection option, for the chooser. */
 export type OptionSummary = {
@@ -705,10 +873,70 @@ export type PolicyView = {
 	allowed_names: string[],
 };
 
+export type PromptArgument = {
+	name: string,
+	description: string | null,
+	required: boolean,
+};
+
+export type PromptEntry = {
+	name: string,
+	title: string | null,
+	description: string | null,
+	arguments: PromptArgument[],
+};
+
+export type PromptMessage = {
+	role: string,
+	content: ContentItem,
+};
+
+/**  A prompt rendered by the server. */
+export type PromptOutcome = {
+	call_id: string,
+	name: string,
+	description: string | null,
+	messages: PromptMessage[],
+	ms: number | null,
+	rounds: number,
+};
+
 export type PromptView = {
 	name: string,
 	description: string | null,
 	arguments: Value[],
+};
+
+/**  A property of an object. */
+export type Property = {
+	key: string,
+	required: boolean,
+	node: FormNode,
+};
+
+/**  A question of the server for the user. */
+export type Question = {
+	id: string,
+	/**  The call it came with, when that is known. */
+	call_id: string | null,
+	message: string,
+	mode: QuestionMode,
+};
+
+/**  What the server wants. */
+export type QuestionMode = 
+/**  Fill in a form (the requested schema, and its form). */
+{ mode: "form"; schema: Value; form: Form } | 
+/**  Open a URL (shown with its host) to do something outside Plugboard. */
+{ mode: "url"; url: string; host: string };
+
+/**  The contents of a resource. */
+export type ReadOutcome = {
+	call_id: string,
+	uri: string,
+	contents: ResourceContent[],
+	ms: number | null,
+	rounds: number,
 };
 
 /**  The registries, their caches and the sync. */
@@ -751,11 +979,35 @@ export type RemoveResult = {
 	warnings: string[],
 };
 
+/**  One resource's contents (read, or embedded in a result). */
+export type ResourceContent = {
+	uri: string,
+	mime_type: string | null,
+	text: string | null,
+	/**  A binary resource. */
+	blob: Media | null,
+};
+
+export type ResourceEntry = {
+	uri: string,
+	name: string,
+	title: string | null,
+	description: string | null,
+	mime_type: string | null,
+};
+
 export type ResourceView = {
 	uri: string,
 	name: string,
 	description: string | null,
 	mime_type: string | null,
+};
+
+/**  A folder (or other root) the user shares with the server. */
+export type RootView = {
+	/**  A `file://` URI. */
+	uri: string,
+	name: string | null,
 };
 
 /**  One server's share of the budget; `None`s when it was never tested. */
@@ -854,6 +1106,48 @@ export type ServerView = {
 	error: string | null,
 };
 
+/**  One thing that happened in a session. */
+export type SessionEvent = 
+/**  `notifications/progress` for a running call. */
+{ event: "progress"; call_id: string; progress: number | null; total: number | null; message: string | null } | 
+/**  `notifications/message`: a log message of the server. */
+{ event: "log"; level: string; logger: string | null; text: string } | 
+/**  The server asks the user something; the session's asker answers it. */
+{ event: "question"; question: Question } | 
+/**  A question was answered, withdrawn or timed out. */
+{ event: "question_settled"; id: string; outcome: string } | 
+/**  Something the user should know about a call or the session. */
+{ event: "notice"; call_id: string | null; text: string } | 
+/**  The server's `tools`, `resources` or `prompts` changed (the session fetched them again). */
+{ event: "list_changed"; list: string } | 
+/**  A JSON-RPC message went out or came in. */
+{ event: "trace"; entry: TraceEntry } | 
+/**  The connection ended. */
+{ event: "closed"; reason: string };
+
+/**  Who the server is and how the session speaks with it. */
+export type SessionInfo = {
+	name: string,
+	/**  The server's `serverInfo`. */
+	server_name: string | null,
+	server_version: string | null,
+	protocol_version: string,
+	/**  `modern` (2026-07-28 and later) or `legacy`. */
+	era: string,
+	/**  `stdio`, `shttp` or `sse`. */
+	transport: string,
+	instructions: string | null,
+	capabilities: Value,
+};
+
+/**  An open session as the app first sees it. */
+export type SessionView = {
+	id: string,
+	info: SessionInfo,
+	offer: Offer,
+	roots: RootView[],
+};
+
 /**  Where an installed server came from. */
 export type SourceView = {
 	catalog: string,
@@ -885,6 +1179,18 @@ export type StartupStep = {
 	after_ms: number,
 };
 
+/**  `structuredContent` and how it compares with the tool's `outputSchema`. */
+export type Structured = {
+	value: Value | null,
+	/**
+	 *  `valid`, `invalid` (see `issues`), `missing` (a schema but no structured content),
+	 *  or `unchecked` (no schema, an error result, or an unusable schema: see `note`).
+	 */
+	check: string,
+	issues: FieldIssue[],
+	note: string | null,
+};
+
 /**  A sync in progress. */
 export type SyncProgressView = {
 	registry: string,
@@ -892,6 +1198,15 @@ export type SyncProgressView = {
 	rows: number,
 	/**  The servers it had last time (for a progress bar), if known. */
 	expected: number | null,
+};
+
+export type TemplateEntry = {
+	uri_template: string,
+	name: string,
+	title: string | null,
+	description: string | null,
+	mime_type: string | null,
+	variables: string[],
 };
 
 /**  The result of a test connection (DESIGN.md §5's keys), already redacted by the probe. */
@@ -960,6 +1275,20 @@ export type ToolDiff = {
 	flags: ToolFlagView[],
 };
 
+/**  A tool as a session shows it. */
+export type ToolEntry = {
+	name: string,
+	title: string | null,
+	description: string | null,
+	input_schema: Value,
+	output_schema: Value | null,
+	/**  The server's hints (unverified). */
+	annotations: Value | null,
+	risk: ToolRisk,
+	disabled: boolean,
+	adapted_name: string,
+};
+
 /**  Something in a tool a person should look at before trusting it. */
 export type ToolFlagView = {
 	/**  The tool's name, or `(server instructions)`. */
@@ -968,6 +1297,25 @@ export type ToolFlagView = {
 	code: string,
 	detail: string,
 };
+
+/**  A tool's input form. */
+export type ToolForm = {
+	tool: string,
+	form: Form,
+	risk: ToolRisk,
+	disabled: boolean,
+	/**  Why values cannot be checked before they are sent, when they cannot. */
+	schema_problem: string | null,
+};
+
+/**  How much a tool may change, by its annotations. */
+export type ToolRisk = 
+/**  `readOnlyHint: true`. */
+"read_only" | 
+/**  Not marked read-only: it may change things. */
+"writes" | 
+/**  `destructiveHint: true` (and not read-only). */
+"destructive";
 
 /**  One tool with its switch. */
 export type ToolStateView = {
@@ -1014,6 +1362,27 @@ export type ToolsChangeResult = {
 	 *  or only at their next start).
 	 */
 	notice: string,
+};
+
+/**  One message of the trace. */
+export type TraceEntry = {
+	seq: number,
+	/**  Milliseconds since the session started. */
+	at_ms: number | null,
+	/**  `out` (Plugboard → server) or `in`. */
+	direction: string,
+	/**  `request`, `response`, `error` or `notification`. */
+	kind: string,
+	/**  The method (for a response: its request's). */
+	method: string | null,
+	id: string | null,
+	/**  Size of the JSON-RPC message in bytes. */
+	bytes: number,
+	/**  For a response or error: milliseconds since its request. */
+	latency_ms: number | null,
+	/**  The message, redacted (cut at [`MAX_TEXT`] bytes). */
+	json: string,
+	truncated: boolean,
 };
 
 /**  How a server is reached. */
@@ -1088,6 +1457,14 @@ export type ValueKind =
 "masked" | 
 /**  A reference to a secret in the keyring. */
 "secret";
+
+/**  A variant of a [`NodeKind::Choice`]. */
+export type Variant = {
+	label: string,
+	/**  The discriminator's value in this variant. */
+	tag: Value | null,
+	node: FormNode,
+};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

@@ -37,10 +37,54 @@ import type {
   TestReport,
   ToolDiff,
   UseIn,
+  Answer,
+  CallInput,
+  CallOutcome,
+  Completion,
+  CompletionTarget,
+  FieldIssue,
+  Offer,
+  PromptOutcome,
+  ReadOutcome,
+  RootView,
+  SessionEvent,
+  SessionView,
+  ToolForm,
+  TraceEntry,
+  Value,
 } from "./bindings";
 import type { BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult } from "./bindings";
 
 export type {
+  Answer,
+  CallInput,
+  CallOutcome,
+  Completion,
+  CompletionTarget,
+  Confirmation,
+  ContentItem,
+  FieldIssue,
+  Form,
+  FormNode,
+  Media,
+  Offer,
+  PromptEntry,
+  PromptOutcome,
+  Question,
+  ReadOutcome,
+  ResourceContent,
+  ResourceEntry,
+  RootView,
+  SessionEvent,
+  SessionInfo,
+  SessionView,
+  Structured,
+  TemplateEntry,
+  ToolEntry,
+  ToolForm,
+  ToolRisk,
+  TraceEntry,
+  Value,
   BundleView,
   OutdatedView,
   PolicyView,
@@ -322,6 +366,52 @@ export function testForm(request: InstallRequest, onProgress: (p: StageProgress)
   const channel = new Channel<StageProgress>();
   channel.onmessage = onProgress;
   return running(id, unwrap(() => commands.testForm(id, request, channel)));
+}
+
+/** Open a Try-it session with installed server `name`; `onEvent` hears everything that happens
+ * in it (progress, log messages, the server's questions, trace entries) until it is closed. */
+export function openSession(name: string, onEvent: (e: SessionEvent) => void): Promise<SessionView> {
+  const channel = new Channel<SessionEvent>();
+  channel.onmessage = onEvent;
+  return unwrap(() => commands.openSession(name, channel));
+}
+
+/** The calls of an open Try-it session. */
+export const tryit = {
+  offer: (session: string): Promise<Offer> => unwrap(() => commands.sessionOffer(session)),
+  toolForm: (session: string, tool: string): Promise<ToolForm> => unwrap(() => commands.sessionToolForm(session, tool)),
+  validate: (session: string, tool: string, args: Value): Promise<FieldIssue[]> =>
+    unwrap(() => commands.sessionValidate(session, tool, args)),
+  call: (session: string, input: CallInput): Promise<CallOutcome> => unwrap(() => commands.sessionCall(session, input)),
+  cancel: async (session: string, callId: string): Promise<boolean> => {
+    try {
+      return await commands.sessionCancel(session, callId);
+    } catch {
+      return false;
+    }
+  },
+  read: (session: string, uri: string, callId: string): Promise<ReadOutcome> => unwrap(() => commands.sessionRead(session, uri, callId)),
+  prompt: (session: string, prompt: string, args: Record<string, string>, callId: string): Promise<PromptOutcome> =>
+    unwrap(() => commands.sessionPrompt(session, prompt, args, callId)),
+  complete: (session: string, target: CompletionTarget, argument: string, value: string, context: Record<string, string>): Promise<Completion> =>
+    unwrap(() => commands.sessionComplete(session, target, argument, value, context)),
+  answer: (session: string, question: string, answer: Answer): Promise<null> => unwrap(() => commands.sessionAnswer(session, question, answer)),
+  setRoots: (session: string, folders: string[]): Promise<RootView[]> => unwrap(() => commands.sessionSetRoots(session, folders)),
+  trace: (session: string): Promise<TraceEntry[]> => unwrap(() => commands.sessionTrace(session)),
+  expandTemplate: async (template: string, values: Record<string, string>): Promise<string> => {
+    try {
+      return await commands.expandTemplate(template, values);
+    } catch (e) {
+      throw toFailure(e);
+    }
+  },
+  close: (session: string): Promise<null> => unwrap(() => commands.closeSession(session)),
+  diagnostics: (name: string, session: string | null): Promise<string> => unwrap(() => commands.diagnostics(name, session)),
+};
+
+/** A new id for a call, to cancel it with. */
+export function newCallId(): string {
+  return `ui-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
 /** Prepare and test `name`'s update (to `to`, or the latest); nothing is saved. */
