@@ -115,8 +115,19 @@ export class Element {
   cmd(method, path, body) {
     return this.s.cmd(method, `/element/${this.id}${path}`, body);
   }
-  click() {
-    return this.cmd("POST", "/click", {});
+  /** Click it as a user would: scrolled to the middle of the view first, and, while something
+   * lies over it (a notice in the corner fades after a few seconds), again until it is free. */
+  async click() {
+    await this.s.execute("arguments[0].scrollIntoView({ block: 'center', inline: 'nearest' })", [{ [ELEMENT]: this.id }]);
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        return await this.cmd("POST", "/click", {});
+      } catch (e) {
+        if (!String(e.message).includes("element click intercepted") || Date.now() > deadline) throw e;
+        await sleep(250);
+      }
+    }
   }
   text() {
     return this.cmd("GET", "/text");
