@@ -676,7 +676,12 @@ fn post(url: &str, path: &str, body: &str) -> Result<(), String> {
 }
 
 /// `plugboard registry sync` (with `args`) in `home` against `url`: wall time and peak RSS.
-fn timed_sync(paths: &Paths, home: &Path, url: &str, args: &[&str]) -> Result<(Duration, f64), String> {
+fn timed_sync(
+    paths: &Paths,
+    home: &Path,
+    url: &str,
+    args: &[&str],
+) -> Result<(Duration, f64), String> {
     let mut all = vec!["registry", "sync", "--json"];
     all.extend(args);
     let started = Instant::now();
@@ -694,7 +699,10 @@ fn timed_sync(paths: &Paths, home: &Path, url: &str, args: &[&str]) -> Result<(D
     let (code, _, rss) = reap_with_rss(&child).map_err(|e| e.to_string())?;
     let wall = started.elapsed();
     if code != 0 || !out.contains("\"ok\": true") {
-        return Err(format!("registry sync failed ({code}): {}", tail(&out, 600)));
+        return Err(format!(
+            "registry sync failed ({code}): {}",
+            tail(&out, 600)
+        ));
     }
     Ok((wall, rss as f64 / 1024.0))
 }
@@ -718,7 +726,11 @@ fn registry_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Re
     };
     for (label, url, runs) in [
         ("snapshot, 1,108 servers", &snapshot_url, options.runs),
-        ("generated, 50,000 servers", &generated_url, options.runs.clamp(1, 5)),
+        (
+            "generated, 50,000 servers",
+            &generated_url,
+            options.runs.clamp(1, 5),
+        ),
     ] {
         eprintln!("[bench] registry: {runs} full syncs of the {label}");
         let (mut times, mut peaks) = (vec![], vec![]);
@@ -744,7 +756,10 @@ fn registry_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Re
             "ru_maxrss of the plugboard process".into(),
         ));
     }
-    eprintln!("[bench] registry: {} incremental syncs of 100 changed rows (50,000 servers)", options.runs);
+    eprintln!(
+        "[bench] registry: {} incremental syncs of 100 changed rows (50,000 servers)",
+        options.runs
+    );
     let home = paths.home("registry-incremental");
     timed_sync(paths, &home, &generated_url, &["--full"])?;
     let (mut times, mut peaks) = (vec![], vec![]);
@@ -780,7 +795,10 @@ fn registry_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Re
         .lines()
         .rev()
         .find_map(|l| serde_json::from_str(l).ok())
-        .ok_or(format!("no JSON from the market bench:\n{text}\n{}", String::from_utf8_lossy(&out.stderr)))?;
+        .ok_or(format!(
+            "no JSON from the market bench:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ))?;
     let ms = |key: &str| Duration::from_secs_f64(v[key].as_f64().unwrap_or(0.0) / 1e3);
     let us = |key: &str| Duration::from_secs_f64(v[key].as_f64().unwrap_or(0.0) / 1e6);
     let items = v["items"].as_u64().unwrap_or(0);
@@ -800,7 +818,10 @@ fn registry_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Re
         format!("keystroke search over {items} entries: p50"),
         vec![us("p50_us")],
         vec![],
-        format!("{} keystroke queries × 10 (every prefix of 40 words, word pairs)", v["queries"]),
+        format!(
+            "{} keystroke queries × 10 (every prefix of 40 words, word pairs)",
+            v["queries"]
+        ),
     ));
     rows.push(row(
         format!("keystroke search over {items} entries: p99"),
@@ -1215,7 +1236,12 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
         );
     }
     let (bin, build) = match &options.app {
-        Some(app) if app.exists() => (app.clone(), app.to_string_lossy().into_owned()),
+        // An installed app (say /usr/bin/plugboard-app) is a release build; the floor app of
+        // that build is looked for under src-tauri/target/<build>.
+        Some(app) if app.exists() => {
+            let debug = app.components().any(|c| c.as_os_str() == "debug");
+            (app.clone(), if debug { "debug" } else { "release" }.to_owned())
+        }
         Some(app) => return Err(format!("no app binary at {}", app.display())),
         None => ["release", "debug"]
             .iter()
@@ -1343,7 +1369,7 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
     rows.last_mut().expect("pushed").note = format!(
         "shared pages counted once per process; per process at marketplace-ready: {per_process}; web process by mapping: {web}"
     );
-    floor_and_market(paths, options, &bin, build, rows)
+    floor_and_market(paths, options, &bin, &build, rows)
 }
 
 fn probe_json(paths: &Paths, bin: &Path, env: &[(&str, String)]) -> Result<Value, String> {
@@ -1355,8 +1381,13 @@ fn probe_json(paths: &Paths, bin: &Path, env: &[(&str, String)]) -> Result<Value
         .output()
         .map_err(|e| format!("bench/app-probe: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().rev().find(|l| l.starts_with('{')).unwrap_or("");
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("bench/app-probe printed {text:?}: {e}"))?;
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
+    let v: Value =
+        serde_json::from_str(line).map_err(|e| format!("bench/app-probe printed {text:?}: {e}"))?;
     if v["ok"] != true {
         return Err(format!("bench/app-probe: {}", v["error"]));
     }
@@ -1385,15 +1416,16 @@ fn floor_and_market(
     let runs = options.runs;
     let mib = |v: &Value, key: &str| v[key].as_f64().unwrap_or(0.0) / 1024.0;
     let ms = |v: &Value, key: &str| Duration::from_secs_f64(v[key].as_f64().unwrap_or(0.0) / 1e3);
-    let row = |subject: String, client: &str, samples: Vec<Duration>, mib: Vec<f64>, note: String| Row {
-        section: "app",
-        subject,
-        client: client.into(),
-        samples,
-        cpu: vec![],
-        mib,
-        note,
-    };
+    let row =
+        |subject: String, client: &str, samples: Vec<Duration>, mib: Vec<f64>, note: String| Row {
+            section: "app",
+            subject,
+            client: client.into(),
+            samples,
+            cpu: vec![],
+            mib,
+            note,
+        };
     eprintln!("[bench] app: {runs} starts of the floor app ({build})");
     let (mut pss, mut rss, mut per, mut web) = (vec![], vec![], String::new(), String::new());
     for i in 0..runs + 1 {
@@ -1412,7 +1444,9 @@ fn floor_and_market(
         "floor-app",
         vec![],
         pss,
-        format!("3 s after its window is mapped; per process: {per}; web process by mapping: {web}"),
+        format!(
+            "3 s after its window is mapped; per process: {per}; web process by mapping: {web}"
+        ),
     ));
     rows.push(row(
         format!("memory of a hello-world Tauri app, RSS sum ({build})"),
@@ -1600,10 +1634,9 @@ fn ratios(rows: &[Row]) -> Vec<Ratio> {
         .find(|r| r.client == "floor-app" && r.subject.contains("PSS"))
         .and_then(median_mib)
     {
-        for row in rows
-            .iter()
-            .filter(|r| r.section == "app" && r.client == "plugboard-app" && r.subject.contains("PSS"))
-        {
+        for row in rows.iter().filter(|r| {
+            r.section == "app" && r.client == "plugboard-app" && r.subject.contains("PSS")
+        }) {
             if let Some(mine) = median_mib(row) {
                 out.push(Ratio {
                     section: "app",
