@@ -119,9 +119,8 @@ fn build_client_with(
     let mut builder = crate::tls::http_client_builder()
         .default_headers(map)
         .redirect(policy)
-        // Idle pooled connections caused ~40 ms delayed-ACK stalls, and reusing one measured
-        // no faster (BENCHMARKS.md): every request of a test opens its own connection.
-        .pool_max_idle_per_host(0)
+        // Connections are kept alive and reused (reqwest's pool): a test's requests then need
+        // two or three TCP connections instead of one each (BENCHMARKS.md, 2026-12-01).
         .user_agent(concat!("plugboard/", env!("CARGO_PKG_VERSION")));
     if no_tls {
         builder = builder.tls_certs_only(std::iter::empty());
@@ -465,6 +464,9 @@ pub fn transport_config(url: &Url) -> StreamableHttpClientTransportConfig {
 pub struct ObservedClient {
     inner: reqwest::Client,
     monitor: Arc<Monitor>,
+    /// Whether the standalone GET stream (no `Last-Event-ID`: not the resumption of a
+    /// response) is opened; when not, rmcp hears that the server has none and goes on.
+    standalone_stream: bool,
 }
 
 impl ObservedClient {
@@ -534,6 +536,9 @@ impl HttpRequests for ObservedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<SseStream, StreamableHttpError<reqwest::Error>> {
+        if !self.standalone_stream && last_event_id.is_none() {
+            return Err(StreamableHttpError::ServerDoesNotSupportSse);
+        }
         self.inner
             .get_stream_with_max_sse_event_size(
                 uri,
@@ -562,9 +567,15 @@ impl Shttp {
             client: ObservedClient {
                 inner: client,
                 monitor,
+                standalone_stream: true,
             },
             config,
         }
+    }
+
+    /// See [`super::Connection::without_standalone_stream`].
+    pub fn without_standalone_stream(&mut self) {
+        self.client.standalone_stream = false;
     }
 
     pub fn into_transport(self) -> StreamableHttpClientTransport<Limited<ObservedClient>> {

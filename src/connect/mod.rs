@@ -494,6 +494,17 @@ impl Connection {
         Ok(conn)
     }
 
+    /// Do without the standalone event stream a legacy streamable HTTP session opens for
+    /// messages the server sends on its own (notifications, requests of no request of ours).
+    /// A test or health check asks, gets its answers on each request's own response, and
+    /// closes: the stream would be one more request for the server to serve while nothing
+    /// listens to it. Call before the handshake; no effect on other transports.
+    pub fn without_standalone_stream(&mut self) {
+        if let Some(Pending::Shttp(shttp) | Pending::Auto(shttp)) = self.pending.as_mut() {
+            shttp.without_standalone_stream();
+        }
+    }
+
     /// Let `tap` see every message of this connection. Set before the handshake, so that it
     /// sees the era probe, `initialize` and everything after, on every transport tried
     /// (`auto`'s SSE fallback and a fresh transport for a re-probe included).

@@ -232,6 +232,7 @@ pub async fn test_server(
         }
     };
 
+    conn.without_standalone_stream();
     let outcome = stages(&mut run, &mut conn).await;
     if let Err(failure) = outcome {
         run.result.set_failure(failure);

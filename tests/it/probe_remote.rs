@@ -25,6 +25,29 @@ async fn shttp_happy_path_lists_every_page() {
     assert_eq!(probed.result.tools[0].adapted_name, "mcp__remote__echo");
 }
 
+/// A test asks and closes: no standalone event stream (GET) is opened for messages nobody
+/// would read; the legacy session is ended with DELETE. The floor of bench/run makes the same
+/// requests, less the era probe.
+#[tokio::test]
+async fn shttp_test_makes_only_the_requests_it_needs() {
+    let fx = HttpFixture::start("http", &[]);
+    let server = remote_config(TransportKind::Shttp, &fx.url("/mcp"), 10);
+    let probed = probe("remote", &server, &store_with("remote", &[]), None).await;
+    probed.assert_ok();
+    let requests = fx.requests();
+    assert!(
+        !requests.iter().any(|r| r.starts_with("GET")),
+        "{requests:?}"
+    );
+    // discover (refused: no session), initialize, initialized, three lists, DELETE.
+    assert_eq!(
+        requests.iter().filter(|r| r.starts_with("POST")).count(),
+        6,
+        "{requests:?}"
+    );
+    assert_eq!(requests.last().map(String::as_str), Some("DELETE /mcp"));
+}
+
 #[tokio::test]
 async fn sse_happy_path_lists_every_page() {
     let fx = HttpFixture::start("sse", &["--tools", "250", "--page-size", "50"]);

@@ -124,6 +124,9 @@ pub struct HttpFixture {
     child: Child,
     pub port: u16,
     pub marker: String,
+    /// Where the fixture's stderr goes (it logs one `mcp-fixture: METHOD URI` line per
+    /// request), kept for [`HttpFixture::requests`].
+    log: tempfile::NamedTempFile,
 }
 
 impl HttpFixture {
@@ -134,13 +137,14 @@ impl HttpFixture {
 
     pub fn start_with_env(transport: &str, args: &[&str], env: &[(&str, &str)]) -> HttpFixture {
         let marker = marker(transport);
+        let log = tempfile::NamedTempFile::new().expect("fixture log");
         let mut child = Command::new(fixture_bin())
             .args(["--transport", transport, "--port", "0", "--name", &marker])
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log.reopen().expect("fixture log"))
             .spawn()
             .expect("spawn mcp-fixture");
         let stdout = child.stdout.take().expect("stdout");
@@ -168,7 +172,19 @@ impl HttpFixture {
             child,
             port,
             marker,
+            log,
         }
+    }
+
+    /// The requests served so far, as `METHOD URI` (from the fixture's log).
+    pub fn requests(&self) -> Vec<String> {
+        std::fs::read_to_string(self.log.path())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("mcp-fixture: "))
+            .filter(|l| l.split(' ').count() == 2 && !l.starts_with("serving"))
+            .map(str::to_owned)
+            .collect()
     }
 
     pub fn pid(&self) -> u32 {
