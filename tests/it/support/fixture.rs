@@ -182,7 +182,8 @@ impl HttpFixture {
             .unwrap_or_default()
             .lines()
             .filter_map(|l| l.trim_start().strip_prefix("mcp-fixture: "))
-            .filter(|l| l.split(' ').count() == 2 && !l.starts_with("serving"))
+            // `METHOD URI`: the start-up line ("serving http on …") has more words.
+            .filter(|l| l.split(' ').count() == 2)
             .map(str::to_owned)
             .collect()
     }
