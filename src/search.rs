@@ -13,10 +13,8 @@
 //!
 //! The index is built once (the first search, not the load) and holds each distinct word once,
 //! all in one text, with the documents that have it and in which field. A term is looked for
-//! once in that text; a one-letter term (the first keystroke) is answered from per-document
-//! masks of the letters each field has, and of the letters its words start with.
-
-use aho_corasick::AhoCorasick;
+//! once in that text; a one-letter term (the first keystroke) is answered from a byte per
+//! document saying in which fields that letter occurs, and starts a word.
 
 /// One document's text, by field.
 pub struct Document<'a> {
@@ -35,12 +33,19 @@ const DESCRIPTION: u32 = 0;
 const SCORES: [[u16; 3]; 3] = [[2, 2, 1], [5, 4, 3], [12, 10, 6]];
 /// Added when the whole query is a document's name.
 const WHOLE_NAME: u16 = 1000;
+/// The most a document's terms add up to, below [`WHOLE_NAME`]'s room.
+const MOST: u16 = u16::MAX - WHOLE_NAME;
 
 /// The search index of a list of documents.
 #[derive(Clone, Debug, Default)]
 pub struct Index {
-    /// Per document: letter masks of each field (`contains`), then of its words' first letters.
-    masks: Vec<[u64; 6]>,
+    /// The number of documents.
+    docs: usize,
+    /// Per letter or digit (36 rows, in [`letter_bit`]'s order), per document: bit `field` when
+    /// a word of that field contains the letter, bit `3 + field` when one starts with it, and
+    /// bits [`WHOLE_LETTER`] (a name) and `WHOLE_LETTER + 1` (a tag) when it is a word of its
+    /// own. A one-letter query reads its letter's row alone.
+    letters: Vec<u8>,
     /// Every distinct word, each followed by a newline.
     words: String,
     /// Where each word starts in `words`, and the end of the last one.
@@ -112,6 +117,9 @@ fn for_each_word<'t>(text: &'t str, mut f: impl FnMut(usize, &'t str)) {
     }
 }
 
+/// The lower-case ASCII letters and the digits.
+const LETTERS: usize = 36;
+
 /// A bit for each lower-case ASCII letter and digit.
 fn letter_bit(b: u8) -> u64 {
     match b {
@@ -131,7 +139,7 @@ impl Index {
         let mut text = String::new();
         for (doc, d) in docs.into_iter().enumerate() {
             let doc = doc as u32;
-            let mut mask = [0u64; 6];
+            let mut mask = [0u64; 8];
             let fields = d
                 .names
                 .iter()
@@ -146,6 +154,9 @@ impl Index {
                     let info = &mut table.info[w as usize];
                     mask[field as usize] |= info.mask;
                     mask[3 + field as usize] |= letter_bit(word.as_bytes()[0]);
+                    if word.len() == 1 && field != DESCRIPTION {
+                        mask[WHOLE_LETTER + (NAME - field) as usize] |= info.mask;
+                    }
                     let posting = doc << 2 | field;
                     if info.last_doc == doc {
                         let slot = &mut occurrences[info.last_occurrence as usize].1;
@@ -164,6 +175,16 @@ impl Index {
                 }
             }
             masks.push(mask);
+        }
+        let docs = masks.len();
+        let mut letters = vec![0u8; LETTERS * docs];
+        for (doc, mask) in masks.into_iter().enumerate() {
+            for (i, mut bits) in mask.into_iter().enumerate() {
+                while bits != 0 {
+                    letters[bits.trailing_zeros() as usize * docs + doc] |= 1 << i;
+                    bits &= bits - 1;
+                }
+            }
         }
         whole.sort_unstable();
         whole.dedup();
@@ -189,7 +210,8 @@ impl Index {
         let mut words = table.text;
         words.shrink_to_fit();
         Index {
-            masks,
+            docs,
+            letters,
             words,
             word_starts,
             posting_starts,
@@ -200,11 +222,11 @@ impl Index {
 
     /// The number of documents.
     pub fn len(&self) -> usize {
-        self.masks.len()
+        self.docs
     }
 
     pub fn is_empty(&self) -> bool {
-        self.masks.is_empty()
+        self.docs == 0
     }
 
     /// The documents matching every term of `query` for which `keep` holds, best first, ties
@@ -214,17 +236,17 @@ impl Index {
         if terms.is_empty() {
             return (0..self.len() as u32).filter(|&d| keep(d)).collect();
         }
-        const MISSING: u16 = u16::MAX;
+        // Each document's total so far; 0 once a term does not match it.
         let mut totals = vec![0u16; self.len()];
-        let mut scores = vec![0u16; self.len()];
-        for term in &terms {
-            self.term_scores(term, &mut scores);
-            for (total, &score) in totals.iter_mut().zip(&scores) {
-                *total = if score == 0 || *total == MISSING {
-                    MISSING
-                } else {
-                    total.saturating_add(score).min(MISSING - 1 - WHOLE_NAME)
-                };
+        self.term_scores(&terms[0], &mut totals);
+        if terms.len() > 1 {
+            let mut scores = vec![0u16; self.len()];
+            for term in &terms[1..] {
+                self.term_scores(term, &mut scores);
+                for (total, &score) in totals.iter_mut().zip(&scores) {
+                    let sum = total.saturating_add(score).min(MOST);
+                    *total = if *total == 0 || score == 0 { 0 } else { sum };
+                }
             }
         }
         let hash = word_hash(terms.join(" ").as_bytes());
@@ -233,70 +255,48 @@ impl Index {
             if h != hash {
                 break;
             }
-            if totals[d as usize] != MISSING {
+            if totals[d as usize] != 0 {
                 totals[d as usize] += WHOLE_NAME;
             }
         }
-        // The hits in build order, then a counting sort by score, highest first.
-        let mut hits: Vec<u32> = Vec::new();
-        let mut top = 0u16;
-        for (d, &total) in totals.iter().enumerate() {
-            if total != MISSING && keep(d as u32) {
-                hits.push(d as u32);
-                top = top.max(total);
+        for (d, total) in totals.iter_mut().enumerate() {
+            if *total != 0 && !keep(d as u32) {
+                *total = 0;
             }
         }
-        let mut counts = vec![0usize; top as usize + 2];
-        for &d in &hits {
-            counts[totals[d as usize] as usize] += 1;
+        let (mut top, mut hits) = (0, 0);
+        // Counted in blocks, in 16 bits: eight totals to an instruction.
+        for block in totals.chunks(u16::MAX as usize) {
+            let mut found = 0u16;
+            for &total in block {
+                top = top.max(total);
+                found += u16::from(total != 0);
+            }
+            hits += usize::from(found);
         }
-        let mut next = 0;
-        for count in counts.iter_mut().rev() {
-            let n = *count;
-            *count = next;
-            next += n;
+        if hits < totals.len() / 8 {
+            rank_few(&totals, top, hits)
+        } else {
+            // Padded with totals of 0 (no hits) to whole lanes.
+            totals.resize(totals.len().next_multiple_of(LANES), 0);
+            rank_many(&totals, top, hits)
         }
-        let mut sorted = vec![0u32; hits.len()];
-        for d in hits {
-            let slot = &mut counts[totals[d as usize] as usize];
-            sorted[*slot] = d;
-            *slot += 1;
-        }
-        sorted
     }
 
     /// Each document's score for one lower-cased term, 0 when it does not match.
     fn term_scores(&self, term: &str, scores: &mut [u16]) {
-        scores.fill(0);
         if let &[b @ (b'a'..=b'z' | b'0'..=b'9')] = term.as_bytes() {
-            let bit = letter_bit(b);
-            for (score, m) in scores.iter_mut().zip(&self.masks) {
-                *score = if m[3 + NAME as usize] & bit != 0 {
-                    SCORES[2][1]
-                } else if m[NAME as usize] & bit != 0 {
-                    SCORES[2][2]
-                } else if m[3 + TAG as usize] & bit != 0 {
-                    SCORES[1][1]
-                } else if m[TAG as usize] & bit != 0 {
-                    SCORES[1][2]
-                } else if m[3 + DESCRIPTION as usize] & bit != 0 {
-                    SCORES[0][1]
-                } else if m[DESCRIPTION as usize] & bit != 0 {
-                    SCORES[0][2]
-                } else {
-                    0
-                };
+            let row = letter_bit(b).trailing_zeros() as usize;
+            let found = &self.letters[row * self.docs..][..self.docs];
+            for (score, &found) in scores.iter_mut().zip(found) {
+                *score = LETTER_SCORES[found as usize];
             }
             return;
         }
-        let searcher = AhoCorasick::new([term]).ok();
-        let matches: Box<dyn Iterator<Item = usize>> = match &searcher {
-            Some(searcher) => Box::new(searcher.find_iter(&self.words).map(|m| m.start())),
-            None => Box::new(self.words.match_indices(term).map(|(at, _)| at)),
-        };
+        scores.fill(0);
         let mut word = 0;
         let mut seen = usize::MAX;
-        for at in matches {
+        for at in memchr::memmem::find_iter(self.words.as_bytes(), term.as_bytes()) {
             let at = at as u32;
             word += self.word_starts[word..].partition_point(|&s| s <= at) - 1;
             if word == seen {
@@ -322,6 +322,111 @@ impl Index {
             }
         }
     }
+}
+
+/// The bit of [`Index::letters`] for a one-letter word in a name; the next one is for a tag.
+const WHOLE_LETTER: usize = 6;
+
+/// The score of a one-letter term by where a document has the letter (a byte of
+/// [`Index::letters`]): the best place counts.
+const LETTER_SCORES: [u16; 256] = {
+    // The bits from the best place to the worst, with the score of each.
+    const ORDER: [(usize, u16); 8] = [
+        (WHOLE_LETTER, SCORES[NAME as usize][0]),
+        (3 + NAME as usize, SCORES[NAME as usize][1]),
+        (NAME as usize, SCORES[NAME as usize][2]),
+        (WHOLE_LETTER + 1, SCORES[TAG as usize][0]),
+        (3 + TAG as usize, SCORES[TAG as usize][1]),
+        (TAG as usize, SCORES[TAG as usize][2]),
+        (3 + DESCRIPTION as usize, SCORES[DESCRIPTION as usize][1]),
+        (DESCRIPTION as usize, SCORES[DESCRIPTION as usize][2]),
+    ];
+    let mut table = [0u16; 256];
+    let mut found = 1;
+    while found < 256 {
+        let mut i = 0;
+        while found & (1 << ORDER[i].0) == 0 {
+            i += 1;
+        }
+        table[found] = ORDER[i].1;
+        found += 1;
+    }
+    table
+};
+
+/// The documents with a nonzero total, highest first, ties ascending, when they are few
+/// (`hits` of them): a counting sort over the hits alone.
+fn rank_few(totals: &[u16], top: u16, hits: usize) -> Vec<u32> {
+    let mut found = Vec::with_capacity(hits);
+    // Most of the documents are no hit: skip them a block at a time.
+    const BLOCK: usize = 32;
+    for (b, block) in totals.chunks(BLOCK).enumerate() {
+        if block.iter().fold(0, |any, &t| any | t) == 0 {
+            continue;
+        }
+        for (i, &total) in block.iter().enumerate() {
+            if total != 0 {
+                found.push((b * BLOCK + i) as u32);
+            }
+        }
+    }
+    let mut next = vec![0u32; top as usize + 1];
+    for &d in &found {
+        next[totals[d as usize] as usize] += 1;
+    }
+    let mut at = 0;
+    for slot in next.iter_mut().rev() {
+        let count = *slot;
+        *slot = at;
+        at += count;
+    }
+    let mut ranked = vec![0u32; hits];
+    for d in found {
+        let slot = &mut next[totals[d as usize] as usize];
+        ranked[*slot as usize] = d;
+        *slot += 1;
+    }
+    ranked
+}
+
+/// Lanes of [`rank_many`]: the documents in this many runs, sorted side by side.
+const LANES: usize = 4;
+
+/// The same as [`rank_few`] for many hits (a one-letter query matches most documents): a
+/// counting sort without branches over every document, in [`LANES`] runs side by side so that
+/// no count waits on the one before (`totals` is as long as whole runs). A document that is not
+/// a hit goes to one spare slot past the hits.
+fn rank_many(totals: &[u16], top: u16, hits: usize) -> Vec<u32> {
+    assert_eq!(totals.len() % LANES, 0, "totals padded to whole lanes");
+    let run = totals.len() / LANES;
+    let runs: [&[u16]; LANES] = std::array::from_fn(|lane| &totals[lane * run..][..run]);
+    let mut next = vec![[0u32; LANES]; top as usize + 1];
+    for i in 0..run {
+        for (lane, run_totals) in runs.iter().enumerate() {
+            next[run_totals[i] as usize][lane] += 1;
+        }
+    }
+    // Highest total first; within a total, lane by lane (the runs are in document order).
+    let mut at = 0;
+    for bucket in next[1..].iter_mut().rev() {
+        for slot in bucket.iter_mut() {
+            let count = *slot;
+            *slot = at;
+            at += count;
+        }
+    }
+    next[0] = [hits as u32; LANES];
+    let mut ranked = vec![0u32; hits + 1];
+    for i in 0..run {
+        for (lane, run_totals) in runs.iter().enumerate() {
+            let total = run_totals[i];
+            let slot = &mut next[total as usize][lane];
+            ranked[*slot as usize] = (lane * run + i) as u32;
+            *slot += u32::from(total != 0);
+        }
+    }
+    ranked.truncate(hits);
+    ranked
 }
 
 /// The distinct words, numbered in the order first seen: an open-addressing hash table over
@@ -531,6 +636,72 @@ pub(crate) mod tests {
         assert!(index.search("zzz", |_| true).is_empty());
         assert_eq!(index.search("", |d| d != 1), [0, 2, 3]);
         assert_eq!(index.search("d", |_| true), reference(&docs, "d"));
+    }
+
+    /// Many documents, so that both rankings run (a query that hits few of them, and one
+    /// that hits most), with a count that does not divide into the lanes.
+    #[test]
+    fn many_documents_rank_as_the_reference_does() {
+        const WORDS: [&str; 14] = [
+            "server", "git", "data", "base", "slack", "post", "time", "a", "api", "x", "xray",
+            "mcp", "search", "é",
+        ];
+        let mut seed = 7u32;
+        let mut pick = |n: usize| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (seed >> 16) as usize % n
+        };
+        let mut phrase = |len: usize| -> String {
+            (0..len)
+                .map(|_| WORDS[pick(WORDS.len())])
+                .collect::<Vec<_>>()
+                .join(["-", " ", "_"][pick(3)])
+        };
+        let docs: Vec<Doc> = (0..1_003)
+            .map(|i| Doc {
+                names: vec![phrase(1 + i % 3), format!("id{i}")],
+                tags: (0..i % 3).map(|_| phrase(1)).collect(),
+                description: phrase(i % 7),
+            })
+            .collect();
+        let index = index_of(&docs);
+        let queries = [
+            "a",
+            "s",
+            "g",
+            "x",
+            "1",
+            "e",
+            "er",
+            "se",
+            "server",
+            "git data",
+            "a a",
+            "ser ver",
+            "data base",
+            "id1",
+            "id10",
+            "time",
+            "mcp search",
+            "zzz",
+            "é",
+            "server git",
+        ];
+        for q in queries {
+            assert_eq!(
+                index.search(q, |_| true),
+                reference(&docs, q),
+                "query {q:?}"
+            );
+            assert_eq!(
+                index.search(q, |d| d % 3 != 0),
+                reference(&docs, q)
+                    .into_iter()
+                    .filter(|d| d % 3 != 0)
+                    .collect::<Vec<_>>(),
+                "query {q:?}, a third kept out"
+            );
+        }
     }
 
     #[test]
