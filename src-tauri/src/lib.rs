@@ -103,20 +103,41 @@ pub fn export_bindings(path: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
-/// WebKitGTK composites the page with OpenGL, done in software where there is no GPU (Xvfb,
-/// VMs, remote desktops): its layers' buffers and the renderer then cost the web process about
-/// 70 MiB even for a hello-world page. `PLUGBOARD_WEBKIT_COMPOSITING=0` turns compositing off
-/// (the plain renderer draws these pages as smoothly). It stays on by default: with it off,
-/// WebKitWebDriver's screenshots hang now and then (seen in the E2E), so it is what the E2E and
-/// the package test cannot vouch for. Call first thing in `main`, before any thread exists.
+/// How WebKitGTK draws the page, chosen before it starts. Call first thing in `main`, before
+/// any thread exists.
+///
+/// - **Painting.** WebKitGTK paints its layers with Skia on the GPU. Where there is no GPU
+///   (no `/dev/dri/renderD*`: Xvfb, VMs, remote desktops), that "GPU" is Mesa's software
+///   rasteriser, and its textures and caches cost the web process about 75 MiB more than
+///   Skia's own CPU painting (BENCHMARKS.md). So without a render node the app asks for CPU
+///   painting (`WEBKIT_SKIA_ENABLE_CPU_RENDERING=1`), unless the variable is already set.
+/// - **Compositing** stays on. `PLUGBOARD_WEBKIT_COMPOSITING=0` turns it off, which saves more
+///   memory, but with it off WebKitWebDriver's screenshots hang now and then (seen in the E2E),
+///   so it is what the E2E and the package test cannot vouch for.
 pub fn choose_rendering() {
     #[cfg(target_os = "linux")]
-    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none()
-        && std::env::var_os("PLUGBOARD_WEBKIT_COMPOSITING").is_some_and(|v| v == "0")
     {
-        // SAFETY: called at the start of `main`, while this is the only thread.
-        unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
+        if std::env::var_os("WEBKIT_SKIA_ENABLE_CPU_RENDERING").is_none() && !has_render_node() {
+            // SAFETY: called at the start of `main`, while this is the only thread.
+            unsafe { std::env::set_var("WEBKIT_SKIA_ENABLE_CPU_RENDERING", "1") };
+        }
+        if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none()
+            && std::env::var_os("PLUGBOARD_WEBKIT_COMPOSITING").is_some_and(|v| v == "0")
+        {
+            // SAFETY: as above.
+            unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
+        }
     }
+}
+
+/// Whether a GPU render node exists (`/dev/dri/renderD128`, …).
+#[cfg(target_os = "linux")]
+fn has_render_node() -> bool {
+    std::fs::read_dir("/dev/dri").is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("renderD"))
+    })
 }
 
 /// Start the app.
