@@ -49,7 +49,10 @@ pub fn progress_printer(enabled: bool) -> impl FnMut(StageEvent) {
             StageEvent::Finished { stage, ok, ms } => {
                 let clear = if tty { "\r\x1b[2K" } else { "" };
                 let mark = if ok { "✓" } else { "✗" };
-                eprintln!("{clear}  {mark} {:<17} {ms:>6} ms", stage.as_str());
+                // Formatted first: standard error is unbuffered, and each padding space
+                // would be a write of its own.
+                let line = format!("{clear}  {mark} {:<17} {ms:>6} ms\n", stage.as_str());
+                eprint!("{line}");
             }
         }
     }
