@@ -324,6 +324,10 @@ impl Market {
 
     /// The items matching `query` and `filters`, best first.
     pub fn search(&self, query: &str, filters: &Filters, installed: &Installed) -> Vec<u32> {
+        if *filters == Filters::default() {
+            // No filter: a search with nothing to call per document.
+            return self.index().search(query, |_| true);
+        }
         let keep = |at: u32| {
             let item = self.items[at as usize];
             let facets = self.facets[at as usize];
@@ -351,10 +355,6 @@ impl Market {
                     .installed
                     .is_none_or(|want| !self.installed_as(at, installed).is_empty() == want)
         };
-        if *filters == Filters::default() {
-            // No filter: a search with nothing to call per document.
-            return self.index().search(query, |_| true);
-        }
         self.index().search(query, keep)
     }
 

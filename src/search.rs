@@ -11,7 +11,7 @@
 //! entry's score is the sum over the terms; ties keep the order the documents were given in
 //! (the caller puts curated entries first, then by popularity, then by name).
 //!
-//! The index is built once (the first search, not the load) and holds each distinct word once,
+//! The index is built once, when its owner first needs it, and holds each distinct word once,
 //! all in one text, with the documents that have it and in which field. A term is looked for
 //! once in that text; a one-letter term (the first keystroke) is answered from a byte per
 //! document saying in which fields that letter occurs, and starts a word.
@@ -265,7 +265,7 @@ impl Index {
             }
         }
         let (mut top, mut hits) = (0, 0);
-        // Counted in blocks, in 16 bits: eight totals to an instruction.
+        // Counted in blocks, in 16 bits, so that the count vectorises.
         for block in totals.chunks(u16::MAX as usize) {
             let mut found = 0u16;
             for &total in block {
