@@ -19,6 +19,7 @@ pub mod doctor;
 pub mod failure;
 pub mod form;
 pub mod health;
+pub mod heap;
 pub mod local_http;
 pub mod manage;
 pub mod market;

@@ -119,16 +119,6 @@ struct SyncState {
 /// A day: caches older than this are synced when the app starts.
 const STALE_AFTER_SECS: i64 = 86_400;
 
-/// Returns the heap's free memory to the system. glibc keeps what small allocations freed
-/// for the process, and the app runs for hours after loading the marketplace once.
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only rearranges the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 impl Api {
     fn config_dir(&self) -> PathBuf {
         self.servers().config().dir().to_path_buf()
@@ -155,7 +145,7 @@ impl Api {
         // The search index is built now, so that what loading and indexing freed (many small
         // allocations, tens of MiB with 50,000 entries) can be given back at once.
         market.prepare();
-        give_back_freed_memory();
+        crate::heap::give_back_freed_memory();
         *self
             .market
             .market
@@ -324,6 +314,9 @@ impl Api {
             sync.running = false;
             sync.progress = None;
             sync.reports = reports;
+            drop(sync);
+            // A sync reads the old cache and thousands of rows: give back what it freed.
+            crate::heap::give_back_freed_memory();
         });
         self.registry_status()
     }
