@@ -114,20 +114,11 @@ pub fn export_bindings(path: &str) -> Result<(), String> {
 /// - **Compositing** stays on. `PLUGBOARD_WEBKIT_COMPOSITING=0` turns it off, which saves more
 ///   memory, but with it off WebKitWebDriver's screenshots hang now and then (seen in the E2E),
 ///   so it is what the E2E and the package test cannot vouch for.
-/// - **No JavaScript JIT** (`JSC_useJIT=0`, unless set). The page's scripts are an event-driven
-///   form UI with no hot loops: run by JavaScriptCore's interpreter, the marketplace with
-///   50,000 entries loads and scrolls in the same time, and the web process holds 11 MiB less
-///   (no JIT code or compiler memory, less of the library touched). It also takes away the JIT
-///   as an attack surface, as Edge's enhanced security mode does.
 pub fn choose_rendering() {
     #[cfg(target_os = "linux")]
     {
-        if std::env::var_os("JSC_useJIT").is_none() {
-            // SAFETY: called at the start of `main`, while this is the only thread.
-            unsafe { std::env::set_var("JSC_useJIT", "0") };
-        }
         if std::env::var_os("WEBKIT_SKIA_ENABLE_CPU_RENDERING").is_none() && !has_render_node() {
-            // SAFETY: as above.
+            // SAFETY: called at the start of `main`, while this is the only thread.
             unsafe { std::env::set_var("WEBKIT_SKIA_ENABLE_CPU_RENDERING", "1") };
         }
         if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none()
