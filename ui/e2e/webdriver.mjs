@@ -57,11 +57,7 @@ export class Session {
   }
 
   async waitGone(css, timeout = 10000) {
-    const end = Date.now() + timeout;
-    while ((await this.findAll(css)).length) {
-      if (Date.now() > end) throw new WebDriverError(`timed out waiting for ${css} to go away`);
-      await sleep(100);
-    }
+    await this.waitUntil(async () => (await this.findAll(css)).length === 0, { timeout, what: `${css} to go away` });
   }
 
   async waitUntil(fn, { timeout = 10000, what = "condition" } = {}) {
