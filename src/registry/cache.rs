@@ -284,7 +284,7 @@ impl Arena {
     }
 
     fn push(&mut self, text: &str) -> Span {
-        let start = u32::try_from(self.text.len()).expect("a cache's text under 4 GiB");
+        let start = self.end();
         self.text.push_str(text);
         Span {
             start,

@@ -64,7 +64,8 @@ fn writers_killed_at_random_moments_never_corrupt_the_file() {
         0,
     );
     // The kill window follows how long a whole write takes on this machine (a loaded CI machine
-    // is several times slower than a quiet one), so some writers finish and some are killed: twice the quickest of three.
+    // is several times slower than a quiet one), so that some writers finish and some are
+    // killed: twice the quickest of three writes.
     let window_us = (0..3)
         .map(|i| {
             let started = std::time::Instant::now();
