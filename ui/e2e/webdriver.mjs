@@ -111,10 +111,13 @@ export class Element {
   cmd(method, path, body) {
     return this.s.cmd(method, `/element/${this.id}${path}`, body);
   }
-  /** Click it as a user would: scrolled to the middle of the view first, and, while something
-   * lies over it (a notice in the corner fades after a few seconds), again until it is free. */
+  /** Click it as a user would: scrolled to the middle of the view first, once it has stopped
+   * moving (a list that re-renders or a panel that fills in above it moves it: a click aimed
+   * at where it was lands on something else), and, while something lies over it (a notice in
+   * the corner fades after a few seconds), again until it is free. */
   async click() {
     await this.s.execute("arguments[0].scrollIntoView({ block: 'center', inline: 'nearest' })", [{ [ELEMENT]: this.id }]);
+    await this.settled();
     const deadline = Date.now() + 10_000;
     for (;;) {
       try {
@@ -124,6 +127,24 @@ export class Element {
         await sleep(250);
       }
     }
+  }
+  /** Wait (up to 3 s) until its box is the same over three animation frames. */
+  async settled() {
+    await this.s.executeAsync(
+      `const [el, done] = arguments;
+       const box = () => { const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height].join(); };
+       const end = performance.now() + 3000;
+       let last = box(), same = 0;
+       const frame = () => {
+         const now = box();
+         same = now === last ? same + 1 : 0;
+         last = now;
+         if (same >= 3 || performance.now() > end || !el.isConnected) done(true);
+         else requestAnimationFrame(frame);
+       };
+       requestAnimationFrame(frame);`,
+      [{ [ELEMENT]: this.id }],
+    );
   }
   text() {
     return this.cmd("GET", "/text");

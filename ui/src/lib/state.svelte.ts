@@ -29,9 +29,19 @@ class AppState {
   /** Bumped whenever installs change, so the marketplace refreshes its badges. */
   revision = $state(0);
 
+  /** Counts local changes to `servers` (upsert, drop): a list requested before one of them
+   * arrives stale and is fetched again instead of undoing the change on screen. */
+  #changes = 0;
+
   async refresh() {
     try {
-      this.servers = await api.listServers();
+      let servers: ServerView[];
+      let changes: number;
+      do {
+        changes = this.#changes;
+        servers = await api.listServers();
+      } while (changes !== this.#changes);
+      this.servers = servers;
       this.loadError = null;
     } catch (e) {
       this.loadError = toFailure(e).message;
@@ -67,6 +77,7 @@ class AppState {
     const at = this.servers.findIndex((s) => s.name === (previousName ?? view.name));
     if (at >= 0) this.servers[at] = view;
     else this.servers.push(view);
+    this.#changes++;
     if (previousName && previousName !== view.name && this.health[previousName]) {
       this.health[view.name] = this.health[previousName];
       delete this.health[previousName];
@@ -81,6 +92,7 @@ class AppState {
 
   drop(name: string) {
     this.servers = this.servers.filter((s) => s.name !== name);
+    this.#changes++;
     delete this.health[name];
     this.revision++;
   }
