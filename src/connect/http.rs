@@ -88,6 +88,7 @@ fn build_client_with(
         value.set_sensitive(true);
         map.append(name, value);
     }
+    let monitor_for_connects = monitor.clone();
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         let Some(original) = attempt.previous().first().cloned() else {
             return attempt.stop();
@@ -118,9 +119,10 @@ fn build_client_with(
     });
     let mut builder = crate::tls::http_client_builder()
         .default_headers(map)
+        .connector_layer(ObserveConnects(monitor_for_connects))
         .redirect(policy)
-        // Connections are kept alive and reused (reqwest's pool): a test's requests then need
-        // two or three TCP connections instead of one each (BENCHMARKS.md, 2026-12-01).
+        // Connections are kept alive and reused (reqwest's pool): a test's requests, made one
+        // after the other, then need one TCP connection instead of one each (BENCHMARKS.md).
         .user_agent(concat!("plugboard/", env!("CARGO_PKG_VERSION")));
     if no_tls {
         builder = builder.tls_certs_only(std::iter::empty());
@@ -130,6 +132,57 @@ fn build_client_with(
             detail: format!("cannot build the HTTP client: {e}"),
         })
     })
+}
+
+/// Tells the [`Monitor`] when a connection to the host is made (TCP, and TLS where it is
+/// used). No connection is opened before the first request, so this is how a request that
+/// gets no answer is told apart from a host that never accepted the connection.
+#[derive(Clone)]
+struct ObserveConnects(Arc<Monitor>);
+
+impl<S> tower_layer::Layer<S> for ObserveConnects {
+    type Service = ObservedConnector<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ObservedConnector {
+            inner,
+            monitor: self.0.clone(),
+        }
+    }
+}
+
+/// reqwest's connector, reporting each connection it makes.
+#[derive(Clone)]
+struct ObservedConnector<S> {
+    inner: S,
+    monitor: Arc<Monitor>,
+}
+
+impl<S, R> tower_service::Service<R> for ObservedConnector<S>
+where
+    S: tower_service::Service<R>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = std::pin::Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let monitor = self.monitor.clone();
+        let connecting = self.inner.call(request);
+        Box::pin(async move {
+            let connection = connecting.await?;
+            monitor.record_connected();
+            Ok(connection)
+        })
+    }
 }
 
 /// `host:port` of a URL, for messages.
@@ -164,7 +217,7 @@ pub fn network_fault(err: &reqwest::Error) -> HttpFault {
         }
         source = current.source();
     }
-    let detail = chain.join(": ");
+    let mut detail = chain.join(": ");
     let lower = detail.to_lowercase();
     let target = err.url().map(target_of).unwrap_or_default();
     let kind = if refused || lower.contains("connection refused") {
@@ -175,6 +228,10 @@ pub fn network_fault(err: &reqwest::Error) -> HttpFault {
         || lower.contains("failed to lookup address")
         || lower.contains("name or service not known")
     {
+        // The resolver's own words ("Name or service not known"), not the layers around them.
+        if let Some(cause) = chain.last() {
+            detail = cause.clone();
+        }
         NetKind::Dns
     } else if lower.contains("certificate")
         || lower.contains("tls")
@@ -581,65 +638,6 @@ impl Shttp {
     pub fn into_transport(self) -> StreamableHttpClientTransport<Limited<ObservedClient>> {
         StreamableHttpClientTransport::with_client(Limited(self.client), self.config)
     }
-}
-
-/// Whether the proxy environment means a direct connection is not how requests travel.
-fn proxied(url: &Url) -> bool {
-    let loopback = match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        None => false,
-    };
-    !loopback
-        && ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"]
-            .iter()
-            .any(|v| std::env::var_os(v).is_some() || std::env::var_os(v.to_lowercase()).is_some())
-}
-
-/// The `connect` stage of streamable HTTP: resolve the host and open (and drop) one TCP
-/// connection, so "nothing listens there" and "DNS fails" are told apart from HTTP problems.
-/// Skipped when a proxy is configured (the direct route may be blocked while the proxy works).
-pub async fn reachable(url: &Url) -> Result<(), ConnectError> {
-    if proxied(url) {
-        return Ok(());
-    }
-    let target = target_of(url);
-    let port = url.port_or_known_default().unwrap_or(80);
-    let addrs: Vec<std::net::SocketAddr> = match url.host() {
-        Some(url::Host::Ipv4(ip)) => vec![(ip, port).into()],
-        Some(url::Host::Ipv6(ip)) => vec![(ip, port).into()],
-        Some(url::Host::Domain(domain)) => match tokio::net::lookup_host((domain, port)).await {
-            Ok(addrs) => addrs.collect(),
-            Err(e) => {
-                return Err(ConnectError::Http(HttpFault::Network {
-                    kind: NetKind::Dns,
-                    target,
-                    detail: e.to_string(),
-                }));
-            }
-        },
-        None => vec![],
-    };
-    let mut last = None;
-    for addr in addrs {
-        match tokio::net::TcpStream::connect(addr).await {
-            Ok(_) => return Ok(()),
-            Err(e) => last = Some(e),
-        }
-    }
-    let (kind, detail) = match last {
-        Some(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            (NetKind::Refused, e.to_string())
-        }
-        Some(e) => (NetKind::Other, e.to_string()),
-        None => (NetKind::Dns, "the host has no address".to_owned()),
-    };
-    Err(ConnectError::Http(HttpFault::Network {
-        kind,
-        target,
-        detail,
-    }))
 }
 
 #[cfg(test)]

@@ -169,6 +169,9 @@ pub struct Observations {
     pub http: Option<HttpFault>,
     /// An event stream was opened (legacy SSE), so the host is reachable.
     pub stream_opened: bool,
+    /// When the first connection to the host was made (HTTP transports): the host is
+    /// reachable.
+    pub connected_at: Option<Instant>,
 }
 
 /// Collects [`Observations`] from transports and wakes the probe when something fatal happens.
@@ -176,6 +179,7 @@ pub struct Monitor {
     state: Mutex<Observations>,
     fatal: watch::Sender<bool>,
     noise_since: watch::Sender<Option<Instant>>,
+    connected: watch::Sender<Option<Instant>>,
 }
 
 impl Monitor {
@@ -184,6 +188,7 @@ impl Monitor {
             state: Mutex::new(Observations::default()),
             fatal: watch::channel(false).0,
             noise_since: watch::channel(None).0,
+            connected: watch::channel(None).0,
         })
     }
 
@@ -212,6 +217,22 @@ impl Monitor {
     }
     pub fn record_stream_opened(&self) {
         self.lock().stream_opened = true;
+    }
+
+    pub fn record_connected(&self) {
+        let now = Instant::now();
+        self.lock().connected_at.get_or_insert(now);
+        self.connected.send_if_modified(|at| at.is_none() && at.replace(now).is_none());
+    }
+
+    /// Resolves once a connection to the host was made, with the moment it was first made.
+    pub async fn connected(&self) -> Instant {
+        let mut rx = self.connected.subscribe();
+        match rx.wait_for(Option::is_some).await {
+            Ok(at) => at.expect("waited for"),
+            // The sender lives as long as the monitor.
+            Err(_) => std::future::pending().await,
+        }
     }
 
     pub fn record_message(&self) {
@@ -427,8 +448,9 @@ async fn legacy_on_sse(
 }
 
 impl Connection {
-    /// Spawn the process (stdio), open the event stream (SSE) or check that the host answers
-    /// (streamable HTTP). Nothing MCP has been said yet.
+    /// Spawn the process (stdio), open the event stream (SSE) or get the client ready
+    /// (streamable HTTP: its first request opens the connection, which every later request
+    /// reuses). Nothing MCP has been said yet.
     pub async fn open(
         target: &Target,
         kind: TransportKind,
@@ -479,7 +501,8 @@ impl Connection {
                         conn.transport = TransportKind::Sse;
                     }
                     kind => {
-                        http::reachable(&target.url).await?;
+                        // No connection yet: the first request opens it (one TCP connection for
+                        // the whole exchange), and the monitor is told when it is made.
                         let shttp = http::Shttp::new(client, &target.url, monitor);
                         conn.pending = Some(if kind == TransportKind::Auto {
                             Pending::Auto(shttp)

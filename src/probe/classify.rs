@@ -768,7 +768,8 @@ pub fn timeout(ctx: &Context<'_>, obs: &Observations) -> Failure {
              shttp`"
                 .to_owned(),
         ),
-        (false, Stage::Connect) => (
+        // Streamable HTTP opens its connection with the first request of the handshake.
+        (false, _) if stage == Stage::Connect || stage <= Stage::Initialize && obs.connected_at.is_none() => (
             format!(
                 "could not connect to {} within {secs}",
                 ctx.target.clone().unwrap_or_default()
@@ -938,6 +939,25 @@ mod tests {
         let c = ctx(TransportKind::Shttp, Stage::ToolsList);
         let f = timeout(&c, &Observations::default());
         assert!(f.error.contains("during tools/list"), "{}", f.error);
+    }
+
+    /// Streamable HTTP connects with the handshake's first request: a handshake that timed out
+    /// before any connection was made is a host that never answered, not a silent server.
+    #[test]
+    fn http_handshake_timeouts_tell_whether_the_host_accepted() {
+        let c = ctx(TransportKind::Shttp, Stage::Discover);
+        let f = timeout(&c, &Observations::default());
+        assert!(f.error.starts_with("could not connect to"), "{}", f.error);
+        assert!(f.hint.contains("firewall"), "{}", f.hint);
+        let connected = Observations {
+            connected_at: Some(tokio::time::Instant::now()),
+            ..Observations::default()
+        };
+        let f = timeout(&c, &connected);
+        assert!(f.hint.contains("accepted the connection"), "{}", f.hint);
+        let c = ctx(TransportKind::Shttp, Stage::Initialize);
+        let f = timeout(&c, &connected);
+        assert!(f.error.contains("initialize"), "{}", f.error);
     }
 
     #[test]

@@ -93,21 +93,7 @@ impl<P: FnMut(StageEvent)> Run<'_, P> {
     /// Run `fut` until it finishes, the deadline passes, or the transport reports something
     /// fatal (then the future gets a short grace: its answer may already be on the way).
     async fn race<F: Future>(&self, stage: Stage, fut: F) -> Raced<F::Output> {
-        tokio::pin!(fut);
-        let handshake = stage <= Stage::Initialize;
-        tokio::select! {
-            biased;
-            out = &mut fut => return Raced::Done(out),
-            _ = tokio::time::sleep_until(self.deadline) => return Raced::TimedOut,
-            _ = self.monitor.fatal() => {}
-            _ = self.monitor.noise_grace(NOISE_GRACE), if handshake => {}
-        }
-        let grace = tokio::time::sleep(Duration::from_millis(200));
-        tokio::select! {
-            biased;
-            out = &mut fut => Raced::Done(out),
-            _ = grace => Raced::Fatal,
-        }
+        race_until(self.deadline, &self.monitor, stage, fut).await
     }
 
     /// The era and versions a failed handshake still told.
@@ -172,6 +158,30 @@ impl<P: FnMut(StageEvent)> Run<'_, P> {
     }
 }
 
+/// [`Run::race`], for a future raced while the run reports progress.
+async fn race_until<F: Future>(
+    deadline: Instant,
+    monitor: &Monitor,
+    stage: Stage,
+    fut: F,
+) -> Raced<F::Output> {
+    tokio::pin!(fut);
+    let handshake = stage <= Stage::Initialize;
+    tokio::select! {
+        biased;
+        out = &mut fut => return Raced::Done(out),
+        _ = tokio::time::sleep_until(deadline) => return Raced::TimedOut,
+        _ = monitor.fatal() => {}
+        _ = monitor.noise_grace(NOISE_GRACE), if handshake => {}
+    }
+    let grace = tokio::time::sleep(Duration::from_millis(200));
+    tokio::select! {
+        biased;
+        out = &mut fut => Raced::Done(out),
+        _ = grace => Raced::Fatal,
+    }
+}
+
 /// Test a resolved server. `progress` hears every stage start and end.
 pub async fn test_server(
     resolved: &ResolvedServer,
@@ -212,9 +222,16 @@ pub async fn test_server(
             Connection::open(resolved.target(), resolved.transport(), run.monitor.clone()),
         )
         .await;
+    // Streamable HTTP connects with the handshake's first request: its `connect` stage ends
+    // when that connection is made (in `stages`).
+    let mut connecting = None;
     let mut conn = match opened {
         Raced::Done(Ok(conn)) => {
-            run.finish(Stage::Connect, started, true);
+            if conn.transport() == TransportKind::Shttp {
+                connecting = Some(started);
+            } else {
+                run.finish(Stage::Connect, started, true);
+            }
             conn
         }
         Raced::Done(Err(err)) => {
@@ -233,7 +250,7 @@ pub async fn test_server(
     };
 
     conn.without_standalone_stream();
-    let outcome = stages(&mut run, &mut conn).await;
+    let outcome = stages(&mut run, &mut conn, connecting).await;
     if let Err(failure) = outcome {
         run.result.set_failure(failure);
     }
@@ -241,9 +258,12 @@ pub async fn test_server(
 }
 
 /// initialize → lists → probe. `Err` is the first failure (its stage already recorded).
+/// `connecting`: when the `connect` stage started, if it ends with the handshake's first
+/// connection (streamable HTTP).
 async fn stages<P: FnMut(StageEvent)>(
     run: &mut Run<'_, P>,
     conn: &mut Connection,
+    connecting: Option<Instant>,
 ) -> Result<(), Failure> {
     // the handshake: `discover` (the era probe, and a modern server's handshake), then
     // `initialize` for a legacy server
@@ -253,15 +273,69 @@ async fn stages<P: FnMut(StageEvent)>(
     } else {
         Stage::Discover
     };
-    let started = run.start(first);
+    let mut started = match connecting {
+        None => Some(run.start(first)),
+        Some(_) => None,
+    };
     let mut steps: Vec<(Step, Instant)> = vec![];
     let raced = {
+        let monitor = run.monitor.clone();
         let mut record = |step| steps.push((step, Instant::now()));
-        run.race(Stage::Discover, conn.handshake(known, &mut record))
-            .await
+        let handshake = race_until(
+            run.deadline,
+            &monitor,
+            Stage::Discover,
+            conn.handshake(known, &mut record),
+        );
+        tokio::pin!(handshake);
+        let mut early = None;
+        if let Some(connect_started) = connecting {
+            tokio::select! {
+                biased;
+                at = monitor.connected() => {
+                    run.finish_at(Stage::Connect, connect_started, at, true);
+                    (run.progress)(StageEvent::Started { stage: first });
+                    started = Some(at);
+                }
+                raced = &mut handshake => early = Some(raced),
+            }
+        }
+        match early {
+            Some(raced) => raced,
+            None => handshake.await,
+        }
     };
     run.transport = conn.transport();
     run.result.transport = conn.transport();
+    let started = match (connecting, started) {
+        (_, Some(started)) => started,
+        (Some(connect_started), None) => {
+            // The handshake ended before the connection was seen: made in its last moments,
+            // or never (refused, no such host, no answer).
+            let connected_at = run.monitor.snapshot().connected_at.or_else(|| {
+                // Answered, so connected (through a connector that does not report).
+                matches!(raced, Raced::Done(Ok(()))).then(Instant::now)
+            });
+            match connected_at {
+                Some(at) => {
+                    run.finish_at(Stage::Connect, connect_started, at, true);
+                    (run.progress)(StageEvent::Started { stage: first });
+                    at
+                }
+                None => {
+                    run.finish(Stage::Connect, connect_started, false);
+                    return Err(match raced {
+                        Raced::Done(Err(err)) => {
+                            let obs = run.observations(Some(conn)).await;
+                            classify::connect_error(&run.context(Stage::Connect), &err, &obs)
+                        }
+                        other => run.fail_raced(Stage::Connect, Some(conn), other).await,
+                    });
+                }
+            }
+        }
+        (None, None) => unreachable!("started at once without a connection to wait for"),
+    };
     let ok = matches!(raced, Raced::Done(Ok(())));
     let failed_stage = report_handshake(run, first, started, &steps, ok, conn.era());
     if let Some(negotiated) = conn.negotiated() {
@@ -322,9 +396,14 @@ async fn stages<P: FnMut(StageEvent)>(
         ));
     }
 
-    // tools/list, resources/list and prompts/list (the last two only when declared) are
-    // requested together: a server answers them in one go instead of waiting for the client
-    // between them. Each stage reports its own outcome and duration, in stage order.
+    // tools/list, resources/list and prompts/list (the last two only when declared). Over a
+    // pipe (stdio, and SSE's event stream) they are requested together: a server answers them
+    // in one go instead of waiting for the client between them. Over streamable HTTP each
+    // request is a request of its own, and asked together they would each need a connection:
+    // one after the other on the connection the handshake opened costs no more round trips
+    // than a new connection (TCP, and TLS where used) would, and a connection less to open
+    // and close for the client and the server. Each stage reports its own outcome and
+    // duration, in stage order.
     let mut lists = vec![List::Tools];
     if capabilities.resources.is_some() {
         lists.push(List::Resources);
@@ -332,7 +411,9 @@ async fn stages<P: FnMut(StageEvent)>(
     if capabilities.prompts.is_some() {
         lists.push(List::Prompts);
     }
-    let started: Vec<Instant> = lists.iter().map(|list| run.start(list.stage())).collect();
+    for list in &lists {
+        run.start(list.stage());
+    }
     let peer = conn.peer().expect("handshaken").clone();
     let fetched = {
         let run = &*run;
@@ -340,10 +421,18 @@ async fn stages<P: FnMut(StageEvent)>(
         let fetches = lists
             .iter()
             .map(|&list| Box::pin(fetch_list(run, &peer, list)));
-        futures::future::join_all(fetches).await
+        if conn.transport() == TransportKind::Shttp {
+            let mut fetched = Vec::with_capacity(lists.len());
+            for fetch in fetches {
+                fetched.push(fetch.await);
+            }
+            fetched
+        } else {
+            futures::future::join_all(fetches).await
+        }
     };
     let mut first_failure = None;
-    for ((list, started), fetched) in lists.into_iter().zip(started).zip(fetched) {
+    for (list, fetched) in lists.into_iter().zip(fetched) {
         run.result.warnings.extend(fetched.warnings);
         run.result.cache_hints.extend(fetched.cache_hint);
         let ok = match settle_list(run, conn, list, fetched.outcome).await {
@@ -365,7 +454,7 @@ async fn stages<P: FnMut(StageEvent)>(
                 false
             }
         };
-        run.finish_at(list.stage(), started, fetched.ended, ok);
+        run.finish_at(list.stage(), fetched.started, fetched.ended, ok);
     }
     if let Some(failure) = first_failure {
         return Err(failure);
@@ -655,6 +744,8 @@ struct Fetched {
     outcome: Result<Vec<Value>, FetchError>,
     warnings: Vec<String>,
     cache_hint: Option<CacheHint>,
+    /// When its first request went out (lists fetched in turn start after the one before).
+    started: Instant,
     ended: Instant,
 }
 
@@ -692,11 +783,13 @@ async fn fetch_list<P: FnMut(StageEvent)>(
 ) -> Fetched {
     let mut warnings = vec![];
     let mut cache_hint = None;
+    let started = Instant::now();
     let outcome = fetch_pages(run, peer, list, &mut warnings, &mut cache_hint).await;
     Fetched {
         outcome,
         warnings,
         cache_hint,
+        started,
         ended: Instant::now(),
     }
 }
