@@ -27,7 +27,7 @@ async fn shttp_happy_path_lists_every_page() {
 
 /// A test asks and closes: no standalone event stream (GET) is opened for messages nobody
 /// would read; the legacy session is ended with DELETE. The floor of bench/run makes the same
-/// requests, less the era probe.
+/// requests, less the era probe, and so does Plugboard: on one connection.
 #[tokio::test]
 async fn shttp_test_makes_only_the_requests_it_needs() {
     let fx = HttpFixture::start("http", &[]);
@@ -46,6 +46,50 @@ async fn shttp_test_makes_only_the_requests_it_needs() {
         "{requests:?}"
     );
     assert_eq!(requests.last().map(String::as_str), Some("DELETE /mcp"));
+    let connections = fx.connections();
+    assert_eq!(connections.len(), 1, "{connections:?}");
+    let stages: Vec<_> = probed.result.stages.iter().map(|s| s.name).collect();
+    assert_eq!(
+        stages,
+        [
+            Stage::Resolve,
+            Stage::Connect,
+            Stage::Discover,
+            Stage::Initialize,
+            Stage::ToolsList,
+            Stage::ResourcesList,
+            Stage::PromptsList,
+            Stage::Close
+        ]
+    );
+}
+
+/// The connection is made by the handshake's first request; when none can be made, the
+/// `connect` stage is the one that failed, and no handshake stage is reported.
+#[tokio::test]
+async fn shttp_refused_connections_fail_the_connect_stage() {
+    let port = closed_port();
+    let server = remote_config(
+        TransportKind::Shttp,
+        &format!("http://127.0.0.1:{port}/mcp"),
+        5,
+    );
+    let probed = probe("down", &server, &store_with("down", &[]), None).await;
+    probed.assert_kind("connection");
+    let stages: Vec<_> = probed
+        .result
+        .stages
+        .iter()
+        .map(|s| (s.name, s.ok))
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            (Stage::Resolve, true),
+            (Stage::Connect, false),
+            (Stage::Close, true)
+        ]
+    );
 }
 
 #[tokio::test]

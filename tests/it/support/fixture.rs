@@ -188,6 +188,16 @@ impl HttpFixture {
             .collect()
     }
 
+    /// The client addresses requests came from: one per connection.
+    pub fn connections(&self) -> std::collections::BTreeSet<String> {
+        std::fs::read_to_string(self.log.path())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("mcp-fixture: peer "))
+            .map(str::to_owned)
+            .collect()
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
