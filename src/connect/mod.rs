@@ -222,7 +222,8 @@ impl Monitor {
     pub fn record_connected(&self) {
         let now = Instant::now();
         self.lock().connected_at.get_or_insert(now);
-        self.connected.send_if_modified(|at| at.is_none() && at.replace(now).is_none());
+        self.connected
+            .send_if_modified(|at| at.is_none() && at.replace(now).is_none());
     }
 
     /// Resolves once a connection to the host was made, with the moment it was first made.

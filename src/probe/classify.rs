@@ -769,13 +769,19 @@ pub fn timeout(ctx: &Context<'_>, obs: &Observations) -> Failure {
                 .to_owned(),
         ),
         // Streamable HTTP opens its connection with the first request of the handshake.
-        (false, _) if stage == Stage::Connect || stage <= Stage::Initialize && obs.connected_at.is_none() => (
-            format!(
-                "could not connect to {} within {secs}",
-                ctx.target.clone().unwrap_or_default()
-            ),
-            "the host did not answer: it may be down, or a firewall drops the packets".to_owned(),
-        ),
+        (false, _)
+            if stage == Stage::Connect
+                || stage <= Stage::Initialize && obs.connected_at.is_none() =>
+        {
+            (
+                format!(
+                    "could not connect to {} within {secs}",
+                    ctx.target.clone().unwrap_or_default()
+                ),
+                "the host did not answer: it may be down, or a firewall drops the packets"
+                    .to_owned(),
+            )
+        }
         (false, _) => (
             format!("no answer {} within {secs}", stage.describe()),
             format!(

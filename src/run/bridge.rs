@@ -55,7 +55,7 @@ use crate::connect::http::{
     HttpRequests, Limited, SseStream, build_client, shttp_fault, transport_config,
 };
 use crate::connect::sse::SseTransport;
-use crate::connect::{ConnectError, HttpFault, MAX_MESSAGE, Monitor};
+use crate::connect::{ConnectError, HttpFault, MAX_MESSAGE, Monitor, NetKind};
 use crate::redact::Redactor;
 use crate::resolve::RemoteTarget;
 use crate::secrets::Sensitive;
@@ -626,7 +626,17 @@ fn describe_failure(monitor: &Monitor, detail: &str) -> String {
         Some(HttpFault::Status { status, body, .. }) => {
             format!("{detail}: HTTP {status} {}", body.trim())
         }
-        Some(HttpFault::Network { detail: net, .. }) => format!("{detail}: {net}"),
+        // No answer at all: where and why, without the request that could not be sent.
+        Some(HttpFault::Network {
+            kind: NetKind::Refused,
+            target,
+            ..
+        }) => format!("connection refused at {target}: is the server running?"),
+        Some(HttpFault::Network {
+            detail: net,
+            target,
+            ..
+        }) => format!("cannot reach {target}: {net}"),
         Some(other) => format!("{detail}: {other:?}"),
         None => detail.to_string(),
     }

@@ -197,3 +197,26 @@ fn oauth_tokens_are_added_and_refreshed_after_a_401() {
         );
     });
 }
+
+/// A remote server that is not running: the client's first request is answered with an error
+/// that says where nothing listens, and `run` exits 1.
+#[test]
+fn a_server_that_is_not_running_is_named_with_its_address() {
+    let home = Home::new();
+    let port = crate::support::fixture::closed_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    assert_code(&home.run(&["add", "down", "--no-test", "--url", &url]), 0);
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let out = home.run_with_stdin(&["run", "down"], &format!("{initialize}\n"));
+    assert_code(&out, 1);
+    let answer: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(answer["id"], 1);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        format!(
+            "plugboard could not reach the server: connection refused at 127.0.0.1:{port}: is \
+             the server running?"
+        )
+    );
+}
