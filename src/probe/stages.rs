@@ -401,9 +401,10 @@ async fn stages<P: FnMut(StageEvent)>(
     // in one go instead of waiting for the client between them. Over streamable HTTP each
     // request is a request of its own, and asked together they would each need a connection:
     // one after the other on the connection the handshake opened costs no more round trips
-    // than a new connection (TCP, and TLS where used) would, and a connection less to open
-    // and close for the client and the server. Each stage reports its own outcome and
-    // duration, in stage order.
+    // than a new TLS connection would (TCP, TLS, request), one more than a new plain-HTTP
+    // connection to a distant host (TCP, request) when all three lists are asked, and a
+    // connection less to open and close for the client and the server. Each stage reports
+    // its own outcome and duration, in stage order.
     let mut lists = vec![List::Tools];
     if capabilities.resources.is_some() {
         lists.push(List::Resources);
