@@ -170,7 +170,7 @@ pub struct Observations {
     /// An event stream was opened (legacy SSE), so the host is reachable.
     pub stream_opened: bool,
     /// When the first connection to the host was made (HTTP transports): the host is
-    /// reachable.
+    /// reachable. Kept by the monitor's `connected` channel, copied in by `snapshot`.
     pub connected_at: Option<Instant>,
 }
 
@@ -198,7 +198,9 @@ impl Monitor {
 
     /// A copy of everything observed so far.
     pub fn snapshot(&self) -> Observations {
-        self.lock().clone()
+        let mut observations = self.lock().clone();
+        observations.connected_at = *self.connected.borrow();
+        observations
     }
 
     pub fn record_exit(&self, info: ExitInfo) {
@@ -219,11 +221,13 @@ impl Monitor {
         self.lock().stream_opened = true;
     }
 
+    /// A connection to the host was made; the first one's moment is kept.
     pub fn record_connected(&self) {
-        let now = Instant::now();
-        self.lock().connected_at.get_or_insert(now);
-        self.connected
-            .send_if_modified(|at| at.is_none() && at.replace(now).is_none());
+        self.connected.send_if_modified(|at| {
+            let first = at.is_none();
+            at.get_or_insert_with(Instant::now);
+            first
+        });
     }
 
     /// Resolves once a connection to the host was made, with the moment it was first made.

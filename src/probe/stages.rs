@@ -96,6 +96,14 @@ impl<P: FnMut(StageEvent)> Run<'_, P> {
         race_until(self.deadline, &self.monitor, stage, fut).await
     }
 
+    /// The connection the `connect` stage (started at `connect_started`) waited for was made
+    /// at `at`: the stage ends, and the handshake's `first` stage starts, then.
+    fn connected(&mut self, connect_started: Instant, at: Instant, first: Stage) -> Instant {
+        self.finish_at(Stage::Connect, connect_started, at, true);
+        (self.progress)(StageEvent::Started { stage: first });
+        at
+    }
+
     /// The era and versions a failed handshake still told.
     fn note_versions(&mut self, err: &crate::connect::HandshakeError) {
         use crate::connect::HandshakeError;
@@ -273,10 +281,8 @@ async fn stages<P: FnMut(StageEvent)>(
     } else {
         Stage::Discover
     };
-    let mut started = match connecting {
-        None => Some(run.start(first)),
-        Some(_) => None,
-    };
+    // When the first handshake stage started: at once, or once the connection is made.
+    let mut started = connecting.is_none().then(|| run.start(first));
     let mut steps: Vec<(Step, Instant)> = vec![];
     let raced = {
         let monitor = run.monitor.clone();
@@ -293,9 +299,7 @@ async fn stages<P: FnMut(StageEvent)>(
             tokio::select! {
                 biased;
                 at = monitor.connected() => {
-                    run.finish_at(Stage::Connect, connect_started, at, true);
-                    (run.progress)(StageEvent::Started { stage: first });
-                    started = Some(at);
+                    started = Some(run.connected(connect_started, at, first));
                 }
                 raced = &mut handshake => early = Some(raced),
             }
@@ -307,9 +311,11 @@ async fn stages<P: FnMut(StageEvent)>(
     };
     run.transport = conn.transport();
     run.result.transport = conn.transport();
-    let started = match (connecting, started) {
-        (_, Some(started)) => started,
-        (Some(connect_started), None) => {
+    let started = match started {
+        Some(started) => started,
+        None => {
+            let connect_started =
+                connecting.expect("the handshake starts at once unless it waits to connect");
             // The handshake ended before the connection was seen: made in its last moments,
             // or never (refused, no such host, no answer).
             let connected_at = run.monitor.snapshot().connected_at.or_else(|| {
@@ -317,11 +323,7 @@ async fn stages<P: FnMut(StageEvent)>(
                 matches!(raced, Raced::Done(Ok(()))).then(Instant::now)
             });
             match connected_at {
-                Some(at) => {
-                    run.finish_at(Stage::Connect, connect_started, at, true);
-                    (run.progress)(StageEvent::Started { stage: first });
-                    at
-                }
+                Some(at) => run.connected(connect_started, at, first),
                 None => {
                     run.finish(Stage::Connect, connect_started, false);
                     return Err(match raced {
@@ -334,7 +336,6 @@ async fn stages<P: FnMut(StageEvent)>(
                 }
             }
         }
-        (None, None) => unreachable!("started at once without a connection to wait for"),
     };
     let ok = matches!(raced, Raced::Done(Ok(())));
     let failed_stage = report_handshake(run, first, started, &steps, ok, conn.era());
