@@ -59,8 +59,15 @@ try {
   await step("the installed app renders the marketplace", async () => {
     s = await Session.create(driver.base, { "tauri:options": { application: APP } });
     await s.waitFor('[data-testid="catalog-card"]', { timeout: 30000, what: "the marketplace" });
-    const cards = await s.findAll('[data-testid="catalog-card"]');
-    if (cards.length < 20) throw new Error(`only ${cards.length} catalog cards`);
+    // The grid fills in over a few frames after its first card (its size is measured, pages
+    // of cards arrive): wait for a full first screen rather than count the first frame's.
+    let cards = 0;
+    await s.waitUntil(async () => (cards = (await s.findAll('[data-testid="catalog-card"]')).length) >= 20, {
+      timeout: 10000,
+      what: "20 catalog cards on the first screen",
+    }).catch((e) => {
+      throw new Error(`only ${cards} catalog cards: ${e.message}`);
+    });
     await shot("installed-01-marketplace");
   });
 

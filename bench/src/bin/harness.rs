@@ -1247,7 +1247,7 @@ fn app_section(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
             .iter()
             .map(|b| (paths.root.join(format!("src-tauri/target/{b}/plugboard-app")), b.to_string()))
             .find(|(p, _)| p.exists())
-            .ok_or("no app binary (src-tauri/target/{release,debug}/plugboard-app): build it with `cd src-tauri && cargo build --release`")?,
+            .ok_or("no app binary (src-tauri/target/{release,debug}/plugboard-app): build it with `scripts/build-app`")?,
     };
     for tool in ["xvfb-run", "xwininfo"] {
         let found = Command::new("sh")
