@@ -6,6 +6,8 @@ import { flushSync, mount, tick, unmount } from "svelte";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 const installForm = vi.fn();
+const install = vi.fn();
+const testForm = vi.fn();
 vi.mock("../lib/ipc", async () => {
   const actual = await vi.importActual<Record<string, unknown>>("../lib/text");
   void actual;
@@ -18,14 +20,21 @@ vi.mock("../lib/ipc", async () => {
   }
   return {
     ApiFailure,
-    api: { installForm: (...a: unknown[]) => installForm(...a), appInfo: vi.fn(), listServers: vi.fn(async () => []) },
-    toFailure: (e: unknown) => Object.assign(new ApiFailure(String(e)), { message: String(e) }),
-    testForm: vi.fn(),
+    api: {
+      installForm: (...a: unknown[]) => installForm(...a),
+      install: (...a: unknown[]) => install(...a),
+      appInfo: vi.fn(),
+      listServers: vi.fn(async () => []),
+    },
+    toFailure: (e: unknown) =>
+      e && typeof e === "object" && "code" in e ? Object.assign(new ApiFailure(String(e)), e) : Object.assign(new ApiFailure(String(e)), { message: String(e) }),
+    testForm: (...a: unknown[]) => testForm(...a),
     testServer: vi.fn(),
   };
 });
 
 const { default: InstallModal } = await import("./InstallModal.svelte");
+const { app } = await import("../lib/state.svelte");
 
 const field = (key: string, over: Record<string, unknown>) => ({
   key,
@@ -126,5 +135,54 @@ describe("the install modal", () => {
     await settle();
     expect(document.querySelector('[data-testid="install-load-error"]')?.textContent).toContain("no entry");
     expect(document.querySelector('[data-testid="install-loading"]')).toBeNull();
+  });
+
+  it("tests before it saves: Cancel while it runs, Save with the passing test's id", async () => {
+    installForm.mockImplementation(async (_entry: string, option: string | null) => form(option ?? "api"));
+    app.info = { can_test: true } as never;
+    let progress: (p: unknown) => void = () => {};
+    let finish!: (r: unknown) => void;
+    let stop!: (e: unknown) => void;
+    const cancel = vi.fn(async () => stop({ code: "cancelled", message: "cancelled", fields: [] }));
+    testForm.mockImplementation((_request: unknown, onProgress: (p: unknown) => void) => {
+      progress = onProgress;
+      return { id: "t-9", result: new Promise((res, rej) => ((finish = res), (stop = rej))), cancel };
+    });
+    install.mockImplementation(async () => ({ name: "demo" }));
+    const oninstalled = vi.fn();
+    mounted = mount(InstallModal, { target: document.body, props: { entryId: "demo", onclose: () => {}, oninstalled } });
+    await settle();
+    const q = (id: string) => document.querySelector<HTMLButtonElement>(`[data-testid="${id}"]`);
+    expect(q("save-server")?.disabled).toBe(true);
+    expect(q("save-untested")).not.toBeNull();
+
+    // A test that is cancelled.
+    q("test-connection")!.click();
+    await settle();
+    expect(testForm).toHaveBeenCalledTimes(1);
+    progress({ event: "started", stage: "connect" });
+    await settle();
+    expect(q("test-connection")).toBeNull();
+    q("cancel-test")!.click();
+    await settle();
+    expect(cancel).toHaveBeenCalledOnce();
+    expect(q("test-cancelled")).not.toBeNull();
+    expect(q("test-connection")).not.toBeNull();
+    expect(q("save-server")?.disabled).toBe(true);
+
+    // A test that passes, verified: Save is the next step, and saves with its id.
+    q("test-connection")!.click();
+    await settle();
+    finish({ ok: true, verification: "verified", uses_credentials: true, stages: [], tools: [], resources: [], prompts: [], warnings: [], supported_versions: [], cache_hints: [] });
+    await settle();
+    const save = q("save-server")!;
+    expect(save.disabled).toBe(false);
+    expect(save.getAttribute("data-proven")).toBe("true");
+    save.click();
+    await settle();
+    expect(install).toHaveBeenCalledOnce();
+    expect(install.mock.calls[0][0]).toMatchObject({ entry_id: "demo", option_id: "api", name: "demo", test_id: "t-9" });
+    expect(oninstalled).toHaveBeenCalledWith({ name: "demo" });
+    app.info = null;
   });
 });

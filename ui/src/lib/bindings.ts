@@ -1209,7 +1209,7 @@ export type TemplateEntry = {
 	variables: string[],
 };
 
-/**  The result of a test connection (DESIGN.md §5's keys), already redacted by the probe. */
+/**  The result of a test connection (the keys docs/cli.md documents), already redacted by the probe. */
 export type TestReport = {
 	ok: boolean,
 	/**  `verified` or `connectivity-only`. */

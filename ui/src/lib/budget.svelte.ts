@@ -1,8 +1,7 @@
 // The context budget of the enabled servers, shared by the Installed page's bar and the cards'
 // costs: loaded from the core, reloaded when servers change.
 
-import { api, toFailure } from "./ipc";
-import type { BudgetView } from "./tools";
+import { api, toFailure, type BudgetView } from "./ipc";
 
 class Budget {
   view = $state<BudgetView | null>(null);

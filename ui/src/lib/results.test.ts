@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { CallOutcome, Media } from "./bindings";
+import type { CallOutcome, Media } from "./ipc";
 import { formatBytes, prettyJson, showable, shownType, summary } from "./results";
 
 const media = (extra: Partial<Media>): Media => ({ mime_type: "image/png", detected: "image/png", bytes: 70, data: "iVBORw0KGgo=", note: null, ...extra });

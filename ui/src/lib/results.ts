@@ -1,7 +1,7 @@
 // Helpers for showing results: sizes, blob: URLs for media the app can show, JSON text made
 // readable, and a call outcome in one line for the history.
 
-import type { CallOutcome, ContentItem, Media } from "./bindings";
+import type { CallOutcome, ContentItem, Media } from "./ipc";
 
 /** Types the app shows as images (by what the bytes are, when the core could tell). */
 const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/svg+xml"];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Form, FormNode, NodeKind } from "./bindings";
+import type { Form, FormNode, NodeKind } from "./ipc";
 import {
   childPointer,
   constraintText,

@@ -4,7 +4,7 @@
 // is the JSON itself (`undefined` = the field is absent), so the raw JSON editor and the form
 // always show the same thing. Validation is the core's (`sessionValidate`, by JSON pointer).
 
-import type { EnumOption, FieldIssue, Form, FormNode, Value } from "./bindings";
+import type { EnumOption, FieldIssue, Form, FormNode, Value } from "./ipc";
 
 /** A value being edited: JSON, or `undefined` for an absent field. */
 export type Editing = Value | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { budgetBar, bulkChange, costOf, filterTools, formatTokens, hintChips, switchChange, toolsLabel } from "./tools";
-import type { BudgetView, HintsView, ToolStateView } from "./tools";
+import type { BudgetView, HintsView, ToolStateView } from "./ipc";
 
 const hints = (over: Partial<HintsView>): HintsView => ({
   annotated: true,

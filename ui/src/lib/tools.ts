@@ -2,9 +2,7 @@
 // page's budget bar: filtering, hint chips, bulk changes, number formats and the bar's scale.
 // Figures come from the core (the same as `plugboard tools` / `plugboard budget`).
 
-import type { BudgetView, HintsView, ToolStateView, ToolsChangeInput } from "./bindings";
-
-export type { BudgetView, ClientBudgetView, HintsView, ServerBudgetView, ServerToolsView, ToolStateView, ToolsChangeInput, ToolsChangeResult } from "./bindings";
+import type { BudgetView, HintsView, ToolStateView, ToolsChangeInput } from "./ipc";
 
 /** Tools whose name or description contains every word of `query` (case-insensitive). */
 export function filterTools(tools: ToolStateView[], query: string): ToolStateView[] {

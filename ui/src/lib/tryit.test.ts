@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Question, SessionEvent, ToolEntry, TraceEntry } from "./bindings";
+import type { Question, SessionEvent, ToolEntry, TraceEntry } from "./ipc";
 import { TRACE_KEPT, applySessionEvent, callEnded, emptySession, filterTrace, fraction, issuesOf, riskLabel, toolMatches } from "./tryit";
 
 const entry = (seq: number, method: string | null = "tools/call"): TraceEntry => ({

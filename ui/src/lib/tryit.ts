@@ -3,7 +3,7 @@
 // calls, the questions waiting for the user. Pure functions over plain data, so the tab's
 // state (`tryit.svelte.ts`) and the tests share them.
 
-import type { FieldError, FieldIssue, Question, SessionEvent, ToolEntry, ToolRisk, TraceEntry } from "./bindings";
+import type { FieldError, FieldIssue, Question, SessionEvent, ToolEntry, ToolRisk, TraceEntry } from "./ipc";
 
 /** Trace entries the tab keeps (the core keeps as many; the panel shows the newest). */
 export const TRACE_KEPT = 2000;

@@ -1,0 +1,172 @@
+// The harness of the app's end-to-end test (app.e2e.mjs and its feature files): tauri-driver and
+// the WebDriver session of the app, the window's recorded errors, the helpers the steps share,
+// and the runner. A step that fails (or leaves an error recorded by the window) ends its
+// feature: the runner records it, restarts the app, and goes on with the next feature, so one
+// failure does not hide the others. `summary()` prints `N passed, N failed`.
+
+import { existsSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startDriver as launchDriver } from "./driver.mjs";
+import { Session } from "./webdriver.mjs";
+
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const APP = process.env.PLUGBOARD_APP_BIN ?? join(root, "target/debug/plugboard-app");
+export const DRIVER = process.env.TAURI_DRIVER ?? join(root, ".tools/bin/tauri-driver");
+export const SHOTS = join(root, "target/e2e-screenshots");
+
+/** Exit (2) unless every `[what, path]` exists: the test needs them built. */
+export function requireFiles(files) {
+  for (const [what, path] of files) {
+    if (!existsSync(path)) {
+      console.error(`e2e: the ${what} is missing at ${path}; run scripts/test-app`);
+      process.exit(2);
+    }
+  }
+}
+
+// tauri-driver, started with the test's environment (`setDriverEnv`) over this process's.
+let driver = null;
+let base = "";
+let driverEnv = {};
+export function setDriverEnv(env) {
+  driverEnv = env;
+}
+export async function startDriver(extraEnv = {}) {
+  driver = await launchDriver(DRIVER, { ...process.env, ...driverEnv, ...extraEnv });
+  base = driver.base;
+}
+export async function stopDriver() {
+  if (!driver) return;
+  const d = driver;
+  driver = null;
+  await d.stop();
+}
+
+/** The WebDriver session of the running app (a live binding: `launch` replaces it). */
+export let s = null;
+
+/** Start the app; the time until its marketplace shows cards. */
+export async function launch() {
+  const t0 = Date.now();
+  s = await Session.create(base, { "tauri:options": { application: APP } });
+  await s.waitFor('[data-testid="catalog-card"]', { timeout: 20000, what: "the marketplace" });
+  return Date.now() - t0;
+}
+
+/** Close the app (its session) if it runs. */
+export async function quitApp() {
+  const session = s;
+  s = null;
+  if (session) await session.quit();
+}
+
+/** Close the app and stop tauri-driver. */
+export async function shutdown() {
+  await quitApp();
+  await stopDriver();
+}
+
+export async function shot(name) {
+  if (!s) return;
+  writeFileSync(join(SHOTS, `${name}.png`), await s.screenshot());
+}
+
+/** Uncaught errors and unhandled rejections the window recorded since the last call (see
+ * ui/src/lib/windowErrors.ts); the list is emptied. */
+export async function windowErrors() {
+  if (!s) return [];
+  return (await s.execute("const e = window.__plugboardErrors || []; window.__plugboardErrors = []; return e;")) ?? [];
+}
+
+/** Figures the steps measure, for the last line. */
+export const timings = {};
+
+const results = [];
+/** Failures outside any step (setup, a feature's own code, restarting the app). */
+let problems = 0;
+
+/** Run one step: it fails on a throw or on an error the window recorded meanwhile (then a
+ * screenshot is taken and the error is thrown on, ending the feature). */
+export async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    const errors = await windowErrors();
+    if (errors.length) throw new Error(`the window reported ${errors.length} error(s): ${errors.map((e) => `${e.kind}: ${e.message}`).join(" | ")}`);
+    results.push({ name, ok: true, ms: Date.now() - t0 });
+    console.log(`  ok    ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    results.push({ name, ok: false, ms: Date.now() - t0 });
+    console.log(`  FAIL  ${name}: ${e.message}`);
+    try {
+      const file = `FAILED-${name.replace(/[^a-z0-9]+/gi, "-")}`;
+      await shot(file);
+      console.log(`        screenshot: target/e2e-screenshots/${file}.png`);
+    } catch (err) {
+      console.log(`        (no screenshot: ${err.message})`);
+    }
+    throw e;
+  }
+}
+
+/** A failure outside the steps (e.g. the setup): reported and counted. */
+export function problem(what, e) {
+  problems++;
+  console.log(`  FAIL  ${what}: ${e.message}`);
+}
+
+/** Start the app afresh (tauri-driver too, if it is down), on its marketplace. */
+export async function relaunch() {
+  await quitApp();
+  if (!driver) await startDriver();
+  await launch();
+}
+
+/** Run `features` (`[name, fn]`, in order). A feature ends at its first failing step; the app is
+ * then restarted (`recover`) and the next feature runs. */
+export async function runFeatures(features, { recover = relaunch } = {}) {
+  for (const [i, [name, run]] of features.entries()) {
+    console.log(`e2e: ${name}`);
+    const before = results.length;
+    try {
+      await run();
+    } catch (e) {
+      if (!results.slice(before).some((r) => !r.ok)) problem(name, e);
+      const rest = features.slice(i + 1);
+      if (!rest.length) return;
+      console.log(`        the rest of "${name}" is skipped; the app restarts for "${rest[0][0]}"`);
+      try {
+        await recover();
+      } catch (err) {
+        problem("restarting the app", err);
+        for (const [other] of rest) console.log(`  SKIP  ${other}`);
+        return;
+      }
+    }
+  }
+}
+
+/** Print `N passed, N failed`; the number failed. */
+export function summary() {
+  const passed = results.filter((r) => r.ok).length;
+  const failed = results.length - passed + problems;
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed;
+}
+
+// Helpers of the steps.
+export const text = async (css) => (await s.find(css)).text();
+export async function fill(css, value) {
+  const el = await s.waitFor(css);
+  await el.clear();
+  // WebDriver's clear fires no `input` event; the UI's bindings need one.
+  await s.execute("arguments[0].dispatchEvent(new Event('input', { bubbles: true }))", [{ "element-6066-11e4-a52e-4f735466cecf": el.id }]);
+  if (value) await el.type(value);
+}
+export async function select(css, value) {
+  await s.execute(
+    "const el = document.querySelector(arguments[0]); el.value = arguments[1]; el.dispatchEvent(new Event('change', { bubbles: true }));",
+    [css, value],
+  );
+}

@@ -1,0 +1,128 @@
+// Try it: a live session on the server detail (generated forms, a hostile schema, a
+// destructive tool, the server's question in a dialog, the trace panel).
+
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { FIXTURE, configFile, config, card } from "./fixtures.mjs";
+import { s, step, shot, fill, launch, root } from "./harness.mjs";
+
+// Try it: a live session on the server detail. Two servers are added to the config (the
+// fixture with its schema tools, server-everything for a question during a call) and the
+// app is started again to read them.
+const EVERYTHING = join(root, "tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+const tryIt = async (name) => {
+  await (await s.find('[data-testid="nav-installed"]')).click();
+  await (await (await s.waitFor(card(name))).find('[data-testid="server-name"]')).click();
+  await (await s.waitFor('[data-testid="tab-tryit"]')).click();
+  await s.waitFor('[data-testid="tryit"][data-state="open"] [data-testid="tool-item"]', { timeout: 30000, what: `the Try-it session of ${name}` });
+};
+const pick = async (tool) => {
+  await fill('[data-testid="tool-search"]', tool);
+  await (await s.waitFor(`[data-testid="tool-item"][data-tool="${tool}"]`)).click();
+  await s.waitFor('[data-testid="tool-form"]');
+};
+const resultText = async () => (await s.waitFor('[data-testid="call-result"]', { timeout: 20000, what: "the call's result" })).text();
+
+/** The Try it tab. */
+export async function tryItTab() {
+  await step("try it: a generated form with a nested list of objects and a oneOf", async () => {
+    const parsed = JSON.parse(config());
+    parsed.servers.schemas = { type: "stdio", command: FIXTURE, args: ["--name", "schemas", "--schema-tools"] };
+    parsed.servers.everything = { type: "stdio", command: "node", args: [EVERYTHING, "stdio"] };
+    writeFileSync(configFile, JSON.stringify(parsed, null, 2));
+    await s.quit();
+    await launch();
+    await tryIt("schemas");
+    await pick("schema_nested");
+    await fill('[data-testid="field-/customer/name"]', "Ada Lovelace");
+    await fill('[data-testid="field-/items/0/sku"]', "A-1");
+    await (await s.find('[data-testid="add-item-/items"]')).click();
+    await fill('[data-testid="field-/items/1/sku"]', "b 2");
+    await (await s.find('[data-testid="variant-/delivery-1"]')).click();
+    await fill('[data-testid="field-/delivery/address"]', "1 Analytical Way");
+    // The core's validation names the field (a SKU has capitals, digits and dashes only).
+    await s.waitFor('[data-pointer="/items/1/sku"] .field-error', { what: "the pattern error at items[1].sku" });
+    await s.execute("document.querySelector('[data-pointer=\"/items\"]').scrollIntoView({ block: 'start' })");
+    await shot("24-tryit-form-nested-list-and-union");
+    await fill('[data-testid="field-/items/1/sku"]', "B-2");
+    await s.waitGone('[data-pointer="/items/1/sku"] .field-error');
+    // The raw JSON editor shows the same value.
+    await (await s.find('[data-testid="tool-form-json"]')).click();
+    const raw = JSON.parse(await (await s.waitFor('[data-testid="tool-form-raw"]')).prop("value"));
+    const expected = { customer: { name: "Ada Lovelace" }, items: [{ sku: "A-1", qty: 1 }, { sku: "B-2", qty: 1 }], delivery: { kind: "ship", address: "1 Analytical Way" } };
+    const canonical = (v) => (Array.isArray(v) ? v.map(canonical) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])])) : v);
+    if (JSON.stringify(canonical(raw)) !== JSON.stringify(canonical(expected))) throw new Error(`the JSON editor shows ${JSON.stringify(raw)}`);
+    await (await s.find('[data-testid="tool-form-form"]')).click();
+    await (await s.find('[data-testid="run-tool"]')).click();
+    const shown = await resultText();
+    if (!shown.includes('"address": "1 Analytical Way"') || !shown.includes('"sku": "B-2"')) throw new Error(`the server did not get the form's value: ${shown}`);
+  });
+
+  await step("try it: a hostile schema (deep nesting, a $ref cycle, 10,000 enum values) stays usable", async () => {
+    await pick("schema_hostile");
+    const choice = await s.waitFor('[data-testid="field-/choice"]');
+    await fill('[data-testid="field-/choice"]', "value-0999");
+    const offered = await s.execute("return document.getElementById(arguments[0].getAttribute('list')).options.length", [{ "element-6066-11e4-a52e-4f735466cecf": choice.id }]);
+    if (offered < 1 || offered > 50) throw new Error(`the 10,000 values are not searched (${offered} offered)`);
+    // The self-referencing part unfolds one level at a time, only when asked.
+    await (await s.find('[data-testid="add-/loop"]')).click();
+    await s.waitFor('[data-testid="add-/loop/again"]');
+    await fill('[data-testid="field-/choice"]', "value-09999");
+    await s.waitGone('[data-pointer="/choice"] .field-error');
+    await shot("25-tryit-hostile-schema");
+    await (await s.find('[data-testid="run-tool"]')).click();
+    if (!(await resultText()).includes('"choice": "value-09999"')) throw new Error("the hostile tool did not get its value");
+  });
+
+  await step("try it: a destructive tool needs its name typed", async () => {
+    await pick("purge_records");
+    await fill('[data-testid="field-/table"]', "users");
+    await (await s.find('[data-testid="run-tool"]')).click();
+    await s.waitFor('[data-testid="confirm-call"]');
+    const run = await s.find('[data-testid="confirm-call-run"]');
+    if ((await run.prop("disabled")) !== true) throw new Error("a destructive tool could run without its name typed");
+    await fill('[data-testid="confirm-call-name"]', "purge_reco");
+    await shot("26-tryit-destructive-confirm");
+    if ((await run.prop("disabled")) !== true) throw new Error("a wrong name enabled Run");
+    await fill('[data-testid="confirm-call-name"]', "purge_records");
+    await s.waitUntil(async () => (await run.prop("disabled")) === false, { what: "Run enabled by the name" });
+    await run.click();
+    await s.waitGone('[data-testid="confirm-call"]');
+    if (!(await resultText()).includes("purged every record of users")) throw new Error("the confirmed call did not run");
+  });
+
+  await step("try it: the server's question answered in a dialog", async () => {
+    await tryIt("everything");
+    await pick("trigger-elicitation-request");
+    await (await s.find('[data-testid="run-tool"]')).click();
+    await (await s.waitFor('[data-testid="confirm-call-run"]')).click();
+    await s.waitFor('[data-testid="question-dialog"]', { timeout: 20000, what: "the elicitation dialog" });
+    await fill('[data-testid="question-dialog"] [data-testid="field-/name"]', "Grace Hopper");
+    await fill('[data-testid="question-dialog"] [data-testid="field-/email"]', "grace@example.com");
+    await shot("27-tryit-elicitation-dialog");
+    await (await s.find('[data-testid="question-accept"]')).click();
+    await s.waitGone('[data-testid="question-dialog"]');
+    const shown = await resultText();
+    if (!shown.includes("Name: Grace Hopper")) throw new Error(`the answer did not reach the server: ${shown}`);
+  });
+
+  await step("try it: the trace panel shows every message with timings and sizes", async () => {
+    await (await s.find('[data-testid="tryit-tab-trace"]')).click();
+    await s.waitFor('[data-testid="trace-row"][data-method="elicitation/create"]', { what: "the server's elicitation request in the trace" });
+    const methods = await Promise.all((await s.findAll('[data-testid="trace-row"]')).map((r) => r.attr("data-method")));
+    for (const m of ["initialize", "notifications/initialized", "tools/list", "tools/call"]) if (!methods.includes(m)) throw new Error(`${m} missing from the trace: ${methods}`);
+    await s.execute("const row = [...document.querySelectorAll('[data-testid=\"trace-row\"][data-method=\"tools/call\"]')].pop(); row.scrollIntoView({ block: 'center' }); row.click();");
+    await s.waitFor('[data-testid="trace-panel"] pre', { what: "the message's JSON" });
+    await shot("28-tryit-trace");
+    // Copy diagnostics: to the clipboard, or shown to copy by hand where there is none.
+    await (await s.find('[data-testid="copy-diagnostics"]')).click();
+    await s.waitUntil(async () => (await s.findAll('[data-testid="toast"], [data-testid="diagnostics-dialog"]')).length > 0, { timeout: 20000, what: "the diagnostics bundle" });
+    const dialog = await s.findAll('[data-testid="diagnostics-dialog"] textarea');
+    if (dialog.length) {
+      const bundle = JSON.parse(await dialog[0].prop("value"));
+      if (!bundle.trace?.length || bundle.server !== "everything") throw new Error(`an empty bundle: ${JSON.stringify(bundle).slice(0, 300)}`);
+      await (await s.find('[data-testid="diagnostics-dialog"] .close')).click();
+    }
+    await (await s.find('[data-testid="tab-overview"]')).click();
+  });
+}
