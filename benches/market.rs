@@ -136,7 +136,7 @@ fn main() {
         }
     }
     times.sort();
-    by_query.sort_by(|a, b| b.0.cmp(&a.0));
+    by_query.sort_by_key(|b| std::cmp::Reverse(b.0));
     let mut bests: Vec<Duration> = by_query.iter().map(|b| b.0).collect();
     bests.sort();
     let slowest: Vec<String> = by_query

@@ -1,46 +1,16 @@
-//! Plugboard's core: everything the CLI and the desktop app do, with no UI and no Tauri.
+//! The `plugboard` command line: argument parsing and output over the core's use cases.
 //!
-//! Data flows one way: cli/app → [`config`] + [`catalog`] + [`secrets`] → connect → probe →
-//! [`redact`] → result. See ARCHITECTURE.md for the map and the invariants.
+//! The core is a workspace of crates along its layers (ARCHITECTURE.md maps them); this crate
+//! re-exports their modules under one name, so the command line and its integration tests
+//! reach every layer as `plugboard::<module>`.
 
-pub mod api;
-pub mod budget;
-pub mod bundles;
-pub mod catalog;
-pub mod checks;
 pub mod cli;
-pub mod clients;
-pub mod clock;
-pub mod config;
-pub mod connect;
-pub mod deps;
-pub mod diagnostics;
-pub mod doctor;
-pub mod failure;
-pub mod form;
-pub mod health;
-pub mod heap;
-pub mod local_http;
-pub mod manage;
-pub mod market;
-pub mod mcpb;
-pub mod oauth;
-pub mod pin_report;
-pub mod pinning;
-pub mod policy;
-pub mod probe;
-pub mod redact;
-pub mod regex_rules;
-pub mod registry;
-pub mod remembered_tools;
-pub mod resolve;
-pub mod run;
-pub mod runtimes;
-pub mod schema;
-pub mod search;
-pub mod secrets;
-pub mod session;
-pub mod tls;
-pub mod tokens;
-pub mod tools;
-pub mod updates;
+
+pub use plugboard_base::{clock, failure, fs, heap, pin_report, regex_rules, tls};
+pub use plugboard_ops::{
+    admission, browser, budget, checks, clients, credentials, deps, diagnostics, doctor, health,
+    local_http, manage, pinning, run, session, tokens, tools, updates,
+};
+pub use plugboard_sources::{bundles, catalog, form, market, mcpb, policy, registry, search};
+pub use plugboard_store::{config, redact, remembered_tools, secrets};
+pub use plugboard_wire::{connect, oauth, probe, resolve, runtimes, schema};

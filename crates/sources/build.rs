@@ -7,7 +7,7 @@ fn main() {
     // Read at run time: `env!` would bake in the directory the build script was compiled in,
     // and a build directory copied from another checkout would embed that checkout's catalog.
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    let dir = Path::new(&manifest_dir).join("catalog");
+    let dir = Path::new(&manifest_dir).join("../../catalog");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("the catalog/ directory exists")

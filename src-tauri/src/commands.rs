@@ -1,22 +1,22 @@
-//! The app's Tauri commands. Each is one call into the core's app API (`plugboard::api`): no
+//! The app's Tauri commands. Each is one call into the core's app API (`plugboard_app_api::api`): no
 //! logic lives here. Errors reach the UI as `ApiError {code, message, fields}`, already scrubbed.
 //!
 //! Commands run on the async runtime (`async`), never on the UI thread; tests run on a thread
-//! of their own (see `plugboard::api::Api::test_server_task`).
+//! of their own (see `plugboard_app_api::api::Api::test_server_task`).
 
-use plugboard::api::{
+use plugboard_app_api::api::{
     Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
     CustomServer, DoctorReport, ExportPreview, ExportResult, ExportSelection, ImportPreview,
     ImportResultView, InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery,
     OutdatedView, PolicyView, RegistryStatus, RemoveResult, ServerDetail, ServerView, SessionView,
     StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
 };
-use plugboard::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
-use plugboard::schema::FieldIssue;
-use plugboard::session::{
+use plugboard_app_api::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
+use plugboard_ops::session::{
     Answer, CallOutcome, Completion, CompletionTarget, Offer, PromptOutcome, ReadOutcome, RootView,
     SessionEvent, TraceEntry,
 };
+use plugboard_wire::schema::FieldIssue;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -183,7 +183,7 @@ pub fn config_stamp(api: State<'_, Arc<Api>>) -> String {
 #[tauri::command(async)]
 #[specta::specta]
 pub fn open_external(url: String) -> Res<()> {
-    plugboard::api::open_external(&url)
+    plugboard_app_api::api::open_external(&url)
 }
 
 /// Test an installed server; every stage start and end is sent on `on_progress`. The result
@@ -341,11 +341,11 @@ pub async fn doctor(api: State<'_, Arc<Api>>, name: Option<String>) -> Res<Docto
 }
 
 /// The UI rendered `mark` (`marketplace-ready`, `installed-ready`) with `count` items: traced
-/// to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
+/// to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard_app_api::api::startup`).
 #[tauri::command(async)]
 #[specta::specta]
 pub fn ui_ready(mark: String, count: u32) -> Option<StartupStep> {
-    plugboard::api::startup::ui_ready(&mark, count)
+    plugboard_app_api::api::startup::ui_ready(&mark, count)
 }
 
 /// The organisation policy in force.

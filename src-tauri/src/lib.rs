@@ -1,4 +1,4 @@
-//! The Plugboard desktop app: a thin Tauri 2 shell over the core (`plugboard::api`). This crate
+//! The Plugboard desktop app: a thin Tauri 2 shell over the core (`plugboard_app_api::api`). This crate
 //! wires commands, state and the window; everything the app does is a core function.
 
 pub mod commands;
@@ -142,7 +142,7 @@ fn has_render_node() -> bool {
 
 /// Start the app.
 pub fn run() {
-    let api = match plugboard::api::Api::open_default() {
+    let api = match plugboard_app_api::api::Api::open_default() {
         Ok(api) => api,
         Err(err) => {
             eprintln!("plugboard: {}", err.message);

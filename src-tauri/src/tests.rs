@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use plugboard::api::Api;
-use plugboard::catalog::Catalog;
-use plugboard::secrets::MemoryStore;
+use plugboard_app_api::api::Api;
+use plugboard_sources::catalog::Catalog;
+use plugboard_store::secrets::MemoryStore;
 use serde_json::{Value, json};
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
@@ -153,8 +153,8 @@ fn no_stored_secret_ever_crosses_ipc() {
     assert!(installed.contains(r#""set":true"#), "{installed}");
     assert_eq!(store.keys().len(), 1, "the secret went to the store");
     // Tools seen by two tests, the second with a changed description: a review is due.
-    let pins = plugboard::pinning::PinStore::in_config_dir(dir.path());
-    let tool = |description: &str| plugboard::probe::ToolInfo {
+    let pins = plugboard_ops::pinning::PinStore::in_config_dir(dir.path());
+    let tool = |description: &str| plugboard_wire::probe::ToolInfo {
         name: "echo".into(),
         description: Some(description.into()),
         input_schema: json!({"type": "object"}),

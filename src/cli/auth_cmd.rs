@@ -98,11 +98,10 @@ pub fn auth(servers: &Servers, args: AuthArgs) -> Result<(), CliError> {
                 }
                 Some(line) = lines.recv(), if args.paste => {
                     let line = line.trim();
-                    if !line.is_empty() {
-                        if let Err(err) = jobs.complete_with_redirect_url(&job, line).await {
+                    if !line.is_empty()
+                        && let Err(err) = jobs.complete_with_redirect_url(&job, line).await {
                             eprintln!("[{name}] {err}; paste the address again");
                         }
-                    }
                 }
                 _ = tokio::time::sleep(Duration::from_millis(250)) => {}
             }

@@ -129,7 +129,7 @@ fn open(
         asker,
         events: event_printer(flags.trace),
         opener: Some(Arc::new(|url: &str| {
-            crate::api::open_in_browser(url).map_err(|e| e.message)
+            plugboard_ops::browser::open_in_browser(url)
         })),
         timeout: None,
     };

@@ -39,7 +39,7 @@ impl SecretInput {
     }
 
     /// The next value from a piped stdin, for a secret named by a flag.
-    fn from_pipe(&mut self, key: &str) -> Result<Option<Sensitive<String>>, CliError> {
+    fn next_piped(&mut self, key: &str) -> Result<Option<Sensitive<String>>, CliError> {
         if self.requested == 0 || self.stdin_key.is_some() || std::io::stdin().is_terminal() {
             return Ok(None);
         }
@@ -68,12 +68,12 @@ impl SecretInput {
             self.stdin_used = true;
             return read_stdin(key).map(Some);
         }
-        if let Ok(value) = std::env::var(secret_env_var(key)) {
-            if !value.trim().is_empty() {
-                return Ok(Some(Sensitive::new(value.trim().to_string())));
-            }
+        if let Ok(value) = std::env::var(secret_env_var(key))
+            && !value.trim().is_empty()
+        {
+            return Ok(Some(Sensitive::new(value.trim().to_string())));
         }
-        if let Some(value) = self.from_pipe(key)? {
+        if let Some(value) = self.next_piped(key)? {
             return Ok(Some(value));
         }
         if std::io::stdin().is_terminal() && self.stdin_key.is_none() {

@@ -1,5 +1,6 @@
 //! `plugboard install` (a catalog entry through its form) and `plugboard add` (a custom server).
 
+use crate::credentials::BEARER_TOKEN;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -222,10 +223,9 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
         } else if field.required
             && !input.values.contains_key(&field.key)
             && field.default.is_none()
+            && let Some(value) = prompt_line(&field.label)?
         {
-            if let Some(value) = prompt_line(&field.label)? {
-                input.set(&field.key, value);
-            }
+            input.set(&field.key, value);
         }
     }
     secrets.finish()?;
@@ -341,12 +341,11 @@ fn test_then_save(
             "From the registry: {} {} ({}).",
             origin.name, origin.version, origin.url
         );
-        match &origin.pinned {
-            Some(pin) => println!(
+        if let Some(pin) = &origin.pinned {
+            println!(
                 "Its dependencies are resolved as of {} ({} {}).",
                 pin.date, pin.tool, pin.flag
-            ),
-            None => {}
+            )
         }
     }
     if !prepared.secrets.is_empty() {
@@ -401,7 +400,7 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     config.timeout = args.timeout;
     config.secret_namespace = Some(new_secret_namespace());
     let stdin_key = if args.bearer_stdin {
-        Some("BEARER_TOKEN".to_string())
+        Some(BEARER_TOKEN.to_string())
     } else {
         None
     };
@@ -445,11 +444,11 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     }
     if args.bearer_stdin {
         let value = input
-            .read("BEARER_TOKEN", "Bearer token")?
-            .ok_or_else(|| missing_secret("BEARER_TOKEN"))?;
-        secrets.insert("BEARER_TOKEN".into(), value);
+            .read(BEARER_TOKEN, "Bearer token")?
+            .ok_or_else(|| missing_secret(BEARER_TOKEN))?;
+        secrets.insert(BEARER_TOKEN.into(), value);
         config.auth = Auth::Bearer {
-            token: SecretRef::new("BEARER_TOKEN"),
+            token: SecretRef::new(BEARER_TOKEN),
         };
     }
     input.finish()?;
@@ -485,10 +484,11 @@ fn warn_if_secret_looking(key: &str, flag: &str) {
 /// anywhere by storing it absolute. Bare names (`npx`) are looked up on PATH at test time.
 fn absolute_if_relative_path(command: &str) -> String {
     let path = std::path::Path::new(command);
-    if command.contains(std::path::MAIN_SEPARATOR) && path.is_relative() {
-        if let Ok(absolute) = std::path::absolute(path) {
-            return absolute.display().to_string();
-        }
+    if command.contains(std::path::MAIN_SEPARATOR)
+        && path.is_relative()
+        && let Ok(absolute) = std::path::absolute(path)
+    {
+        return absolute.display().to_string();
     }
     command.to_string()
 }

@@ -24,7 +24,7 @@ impl From<ToolsError> for CliError {
     }
 }
 
-/// `tools --json`: the contract shape (DESIGN.md §13).
+/// `tools --json`: the contract shape (docs/cli.md).
 #[derive(Serialize)]
 struct ToolsJson<'a> {
     server: &'a str,

@@ -1,4 +1,4 @@
-//! Try it as the app drives it (`plugboard::api`): sessions held by id across commands, the
+//! Try it as the app drives it (`plugboard_app_api::api`): sessions held by id across commands, the
 //! tool's form, validation by field, confirmations, the server's questions answered through
 //! `session_answer` (a bad answer refused, the question kept), cancelling, the trace, the
 //! diagnostics bundle, and closing (the server's processes gone). No secret crosses.
@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::executor::block_on;
-use plugboard::api::{Api, CallInput};
 use plugboard::schema::NodeKind;
 use plugboard::secrets::{MemoryStore, SecretKey, SecretStore, Sensitive};
 use plugboard::session::{Answer, Confirmation, SessionEvent};
+use plugboard_app_api::api::{Api, CallInput};
 use serde_json::{Value, json};
 
 use crate::support::fixture::{assert_no_process_left, fixture_bin, marker};

@@ -1,20 +1,20 @@
 //! Checks of ARCHITECTURE.md's invariants that a test can see: the core never depends on Tauri,
-//! and every source module says what it is for.
+//! its crates depend only on the layers below them, and every source module says what it is
+//! for.
 
 use std::path::Path;
 use std::process::Command;
 
 use crate::support::repo_root;
 
-/// `cargo test` at the root builds no Tauri code: no crate named tauri* is in the core's tree.
+/// A plain `cargo build` or `cargo test` at the root builds no Tauri code: no crate named
+/// tauri* is in the tree of the default members (the core's crates, the CLI, the fixtures).
 #[test]
 fn the_core_does_not_depend_on_tauri() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
             "tree",
-            "-p",
-            "plugboard",
             "--edges",
             "normal,build,dev",
             "--prefix",
@@ -31,10 +31,13 @@ fn the_core_does_not_depend_on_tauri() {
     );
     let tree = String::from_utf8_lossy(&out.stdout);
     assert!(
-        tree.lines().count() > 50,
+        tree.lines().any(|l| l.starts_with("plugboard-ops ")) && tree.lines().count() > 50,
         "cargo tree printed too little:\n{tree}"
     );
-    let tauri: Vec<&str> = tree.lines().filter(|l| l.starts_with("tauri")).collect();
+    let tauri: Vec<&str> = tree
+        .lines()
+        .filter(|l| l.starts_with("tauri") || l.starts_with("plugboard-app "))
+        .collect();
     assert!(tauri.is_empty(), "the core depends on Tauri: {tauri:?}");
 }
 
@@ -53,7 +56,7 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 fn every_module_starts_with_a_doc_comment() {
     let root = repo_root();
     let mut files = vec![];
-    for dir in ["src", "tests", "fixtures"] {
+    for dir in ["src", "crates", "tests", "fixtures"] {
         rust_files(&root.join(dir), &mut files);
     }
     let missing: Vec<_> = files
@@ -70,10 +73,18 @@ fn every_module_starts_with_a_doc_comment() {
     );
 }
 
-/// The desktop shell (`src-tauri/`) is a workspace of its own, excluded from this one, so
-/// `cargo test` here never builds Tauri even though the shell depends on this crate.
-#[test]
-fn the_desktop_shell_is_not_in_this_workspace() {
+/// The workspace's members and their layers, lowest first. The desktop shell is a member (one
+/// lockfile and target directory for everything shipped) but not a default member.
+const LAYERS: [&str; 6] = [
+    "plugboard-base",
+    "plugboard-store",
+    "plugboard-wire",
+    "plugboard-sources",
+    "plugboard-ops",
+    "plugboard-app-api",
+];
+
+fn workspace_metadata() -> serde_json::Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -91,25 +102,77 @@ fn the_desktop_shell_is_not_in_this_workspace() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = meta["packages"]
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_desktop_shell_shares_the_workspace_but_is_not_a_default_member() {
+    let meta = workspace_metadata();
+    let name_of = |id: &serde_json::Value| -> String {
+        meta["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == *id)
+            .and_then(|p| p["name"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let members: Vec<String> = meta["workspace_members"]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|p| p["name"].as_str())
+        .map(name_of)
         .collect();
-    assert!(names.contains(&"plugboard"), "{names:?}");
+    let defaults: Vec<String> = meta["workspace_default_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(name_of)
+        .collect();
+    assert!(members.iter().any(|n| n == "plugboard-app"), "{members:?}");
     assert!(
-        !names
-            .iter()
-            .any(|n| n.starts_with("tauri") || *n == "plugboard-app"),
-        "the workspace builds the desktop shell: {names:?}"
+        !defaults.iter().any(|n| n == "plugboard-app"),
+        "{defaults:?}"
     );
-    let shell = std::fs::read_to_string(repo_root().join("src-tauri/Cargo.toml")).unwrap();
+    for layer in LAYERS.iter().chain(&["plugboard"]) {
+        assert!(
+            defaults.iter().any(|n| n == layer),
+            "{layer} not a default member"
+        );
+    }
     assert!(
-        shell.contains("\n[workspace]"),
-        "src-tauri must be its own workspace"
+        !repo_root().join("src-tauri/Cargo.lock").exists(),
+        "src-tauri must use the workspace's lockfile"
     );
+}
+
+/// Data flows one way: each core crate depends only on the crates of the layers below it, and
+/// the command line (`plugboard`) never on the app's API.
+#[test]
+fn each_crate_depends_only_on_the_layers_below_it() {
+    let meta = workspace_metadata();
+    let mut upward = vec![];
+    for package in meta["packages"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap();
+        let rank = |n: &str| LAYERS.iter().position(|l| *l == n);
+        let own = match name {
+            "plugboard" => Some(LAYERS.len() - 1),
+            other => rank(other),
+        };
+        let Some(own) = own else { continue };
+        for dep in package["dependencies"].as_array().unwrap() {
+            let dep_name = dep["name"].as_str().unwrap();
+            let normal = dep["kind"].is_null();
+            if let Some(theirs) = rank(dep_name)
+                && normal
+                && theirs >= own
+            {
+                upward.push(format!("{name} → {dep_name}"));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "dependencies that climb: {upward:?}");
 }
 
 /// Every HTTP client is built through `plugboard::tls::http_client_builder`, which installs the
@@ -119,7 +182,7 @@ fn the_desktop_shell_is_not_in_this_workspace() {
 fn http_clients_are_built_with_the_tls_provider() {
     let root = repo_root();
     let mut files = vec![];
-    for dir in ["src", "tests", "tools", "src-tauri/src"] {
+    for dir in ["src", "crates", "tests", "tools", "src-tauri/src"] {
         if root.join(dir).is_dir() {
             rust_files(&root.join(dir), &mut files);
         }
@@ -141,13 +204,14 @@ fn http_clients_are_built_with_the_tls_provider() {
     );
 }
 
-/// The core's top-level modules (`src/<name>.rs` or `src/<name>/`) and, for each, the other
-/// top-level modules its code names through `crate::` (comments left out).
-fn core_module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+/// A crate's top-level modules (`<src>/<name>.rs` or `<src>/<name>/`) and, for each, the other
+/// top-level modules of the same crate its code names through `crate::` (comments left out).
+fn module_graph(
+    src: &Path,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
     use std::collections::{BTreeMap, BTreeSet};
-    let src = repo_root().join("src");
     let mut modules: BTreeMap<String, Vec<std::path::PathBuf>> = BTreeMap::new();
-    for entry in std::fs::read_dir(&src).unwrap() {
+    for entry in std::fs::read_dir(src).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         if name == "lib" || name == "main" {
@@ -231,18 +295,30 @@ fn core_module_graph() -> std::collections::BTreeMap<String, std::collections::B
     graph
 }
 
-/// Data flows one way through the core (DESIGN.md §1): no two top-level modules of `src/` may
-/// reach each other, directly or through others. Shared small types live below the modules
-/// that use them.
+/// Data flows one way inside each crate too: no two of its top-level modules may reach each
+/// other, directly or through others. Shared small types live below the modules that use them.
 #[test]
 fn core_modules_have_no_import_circles() {
-    let graph = core_module_graph();
+    let root = repo_root();
+    let wire = module_graph(&root.join("crates/wire/src"));
     assert!(
-        graph
-            .get("probe")
+        wire.get("probe")
             .is_some_and(|uses| uses.contains("connect")),
-        "the module graph was not read: {graph:?}"
+        "the module graph was not read: {wire:?}"
     );
+    let mut crates = vec![root.join("src")];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        crates.push(entry.unwrap().path().join("src"));
+    }
+    for src in crates {
+        assert_no_circles(&src, &module_graph(&src));
+    }
+}
+
+fn assert_no_circles(
+    src: &Path,
+    graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) {
     // Every circle shows up as a module that reaches itself; report each circle once.
     let mut circles: Vec<Vec<String>> = vec![];
     for start in graph.keys() {
@@ -272,7 +348,8 @@ fn core_modules_have_no_import_circles() {
         .collect();
     assert!(
         circles.is_empty(),
-        "import circles between core modules:\n  {}",
+        "import circles between the modules of {}:\n  {}",
+        src.display(),
         shown.join("\n  ")
     );
 }

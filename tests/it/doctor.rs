@@ -414,13 +414,13 @@ fn an_unresolvable_host_is_a_dns_finding() {
     );
 }
 
-/// The app's doctor (`plugboard::api::Api::doctor`) against real servers: a command that does
+/// The app's doctor (`plugboard_app_api::api::Api::doctor`) against real servers: a command that does
 /// not exist, a working fixture, and a fixture that puts its stored token in an error. Findings
 /// come per server with codes, fixes and the failing stage, and never carry the secret.
 #[test]
 fn the_app_doctor_reports_per_server_and_never_shows_a_secret() {
-    use plugboard::api::{Api, FindingSeverity, Transport};
     use plugboard::secrets::{SecretKey, SecretStore, Sensitive};
+    use plugboard_app_api::api::{Api, FindingSeverity, Transport};
 
     const TOKEN: &str = "doctor-Token-5f1e2d-never-shown";
     let dir = tempfile::tempdir().unwrap();

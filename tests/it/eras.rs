@@ -1,4 +1,4 @@
-//! Both protocol eras (DESIGN.md §11) against the fixture in each of its era modes (`legacy`,
+//! Both protocol eras against the fixture in each of its era modes (`legacy`,
 //! `modern`, `dual`) over stdio, streamable HTTP and `auto`: the era probe classifies each
 //! server right, a modern server gets `_meta` and the modern headers on every request, a
 //! legacy server that ignores the probe is still found within a short deadline, a slow modern

@@ -21,6 +21,7 @@ mod oauth_fixture;
 mod oauth_flow;
 mod oauth_keyring;
 mod oauth_refusals;
+mod one_door;
 mod peers;
 mod pinning;
 mod policy_cli;

@@ -227,3 +227,106 @@ fn a_company_registry_only_policy_refuses_curated_and_custom_installs_and_allows
         assert_code(&company.run(&["remove", name], ""), 0);
     }
 }
+
+/// After install, the policy still holds: an edit that points an allowed registry server
+/// somewhere else is refused (the config byte for byte as before), an edit that leaves its
+/// launch alone goes through, and a server the policy forbids is refused at every launch
+/// (`run`, `test`, `health`) with the reason, nothing started.
+#[test]
+fn an_edit_cannot_leave_the_policy_and_a_forbidden_server_never_launches() {
+    let home = Home::new();
+    let policy = tempfile::NamedTempFile::new().unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = home.cmd(args);
+        cmd.env("PLUGBOARD_POLICY", policy.path());
+        output_with_stdin(cmd, "")
+    };
+    // Installed before the policy: a registry server of the company and a custom one.
+    for (name, url) in [
+        ("acme", "http://127.0.0.1:9/mcp"),
+        ("mine", "http://127.0.0.1:9/other"),
+    ] {
+        let out = home.run(&[
+            "add",
+            name,
+            "--url",
+            url,
+            "--transport",
+            "shttp",
+            "--no-test",
+        ]);
+        assert_code(&out, 0);
+    }
+    let path = home.config_path();
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["servers"]["acme"]["source"] = json!({
+        "option": "remote",
+        "registry": {"url": "https://registry.acme.example", "name": "io.github.acme/tickets",
+                     "version": "1.0.0"}
+    });
+    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    std::fs::write(
+        policy.path(),
+        json!({"registries": ["https://registry.acme.example"], "only_registry_servers": true,
+               "allowed_names": ["io.github.acme/*"]})
+        .to_string(),
+    )
+    .unwrap();
+
+    // Pointing the allowed server elsewhere is refused before anything is written.
+    let before = std::fs::read(&path).unwrap();
+    let out = run(&["edit", "acme", "--url", "https://evil.example/mcp"]);
+    assert_code(&out, 2);
+    let said = stderr(&out);
+    assert!(said.contains("refused") && said.contains("acme"), "{said}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "a refused edit changed the config"
+    );
+    // An edit that keeps its launch is fine.
+    assert_code(&run(&["edit", "acme", "--timeout", "7"]), 0);
+
+    // The custom server, allowed when it was added, may not launch now.
+    let out = run(&["run", "mine"]);
+    assert_code(&out, 2);
+    let said = stderr(&out);
+    assert!(
+        said.contains("refused") && said.contains("`mine` may not run here"),
+        "{said}"
+    );
+    let out = run(&["test", "mine", "--json"]);
+    assert_code(&out, 1);
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["error_kind"], "config", "{result}");
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("may not run here"),
+        "{result}"
+    );
+    let out = run(&["health", "--json"]);
+    let results: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = results.to_string();
+    assert!(text.contains("`mine` may not run here"), "{text}");
+    assert!(!text.contains("`acme` may not run here"), "{text}");
+
+    // Without the policy the URL edit goes through, and the server is the user's own from then
+    // on: with the policy back it may not run either.
+    let mut cmd = home.cmd(&["edit", "acme", "--url", "http://127.0.0.1:9/moved"]);
+    cmd.env_remove("PLUGBOARD_POLICY");
+    assert_code(&output_with_stdin(cmd, ""), 0);
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(
+        config["servers"]["acme"].get("source").is_none(),
+        "{config}"
+    );
+    let out = run(&["run", "acme"]);
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("`acme` may not run here"),
+        "{}",
+        stderr(&out)
+    );
+}

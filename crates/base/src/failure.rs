@@ -1,9 +1,9 @@
-//! How a test can fail: the error kinds of DESIGN.md §5 and a classified [`Failure`] (what
+//! How a test can fail: the error kinds docs/errors.md lists and a classified [`Failure`] (what
 //! happened and what to do). Below `resolve` and `probe`, which both classify failures.
 
 use serde::{Deserialize, Serialize};
 
-/// Why a test failed, in the words of DESIGN.md §5.
+/// Why a test failed, as docs/errors.md lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]

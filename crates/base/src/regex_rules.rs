@@ -15,7 +15,7 @@
 //! binary. So patterns ignore case the ASCII way (`(?i-u)`), use ASCII `\b`, `\d` and `\w`
 //! (`(?-u)`), and say "white space" with [`white_space!`], Unicode's white space, since a
 //! non-ASCII space must not hide a word from a rule. Each rule set has a test that its
-//! patterns need no table (see `tests::assert_needs_no_unicode_tables`): a pattern that did
+//! patterns need no table (see `unicode_check::assert_needs_no_unicode_tables`): a pattern that did
 //! would compile in the tests, whose dependencies switch the tables on, and then fail in the
 //! release binary.
 
@@ -25,12 +25,13 @@ use regex::Regex;
 
 /// The characters of Unicode's `White_Space` property, written to go inside a character
 /// class: `concat!("[", white_space!(), "]")`, or `(?u-i:[...])` inside an ASCII-only group.
+#[macro_export]
 macro_rules! white_space {
     () => {
         r"\t\n\x0B\x0C\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}"
     };
 }
-pub(crate) use white_space;
+pub use crate::white_space;
 
 /// A regex compiled on first use, with the literals one of which every match contains.
 pub struct LazyRegex {
@@ -165,8 +166,9 @@ pub fn has(rules: u64, index: usize) -> bool {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::unicode_check::{assert_needs_no_unicode_tables, unicode_tables_needed};
 
     static RULES: [LazyRegex; 2] = [
         LazyRegex::new(r"(?i-u)secret=\w+", &["secret="]),
@@ -235,112 +237,5 @@ pub(crate) mod tests {
         ] {
             assert_eq!(unicode_tables_needed(pattern), None, "{pattern}");
         }
-    }
-
-    /// Panics if `pattern` needs one of the Unicode tables `regex` is built without.
-    pub(crate) fn assert_needs_no_unicode_tables(pattern: &str) {
-        if let Some(what) = unicode_tables_needed(pattern) {
-            panic!("`{pattern}` needs Unicode tables ({what}): see the regex_rules module doc");
-        }
-    }
-
-    /// What in `pattern` needs Unicode tables: case folding, a Perl class or a word boundary
-    /// in Unicode mode, or any `\p{…}`.
-    fn unicode_tables_needed(pattern: &str) -> Option<&'static str> {
-        use regex_syntax::ast::{self, Ast, ClassSetItem, Flag, FlagsItemKind, GroupKind};
-
-        #[derive(Clone, Copy)]
-        struct Mode {
-            case_insensitive: bool,
-            unicode: bool,
-        }
-        struct Check {
-            modes: Vec<Mode>,
-        }
-        impl Check {
-            fn mode(&mut self) -> &mut Mode {
-                self.modes.last_mut().expect("the outermost mode stays")
-            }
-            fn apply(&mut self, flags: &ast::Flags) {
-                let mut on = true;
-                for item in &flags.items {
-                    match item.kind {
-                        FlagsItemKind::Negation => on = false,
-                        FlagsItemKind::Flag(Flag::CaseInsensitive) => {
-                            self.mode().case_insensitive = on
-                        }
-                        FlagsItemKind::Flag(Flag::Unicode) => self.mode().unicode = on,
-                        FlagsItemKind::Flag(_) => {}
-                    }
-                }
-            }
-        }
-        impl ast::Visitor for Check {
-            type Output = ();
-            type Err = &'static str;
-            fn finish(self) -> Result<(), &'static str> {
-                Ok(())
-            }
-            fn visit_pre(&mut self, node: &Ast) -> Result<(), &'static str> {
-                let mode = *self.mode();
-                match node {
-                    Ast::Group(group) => {
-                        self.modes.push(mode);
-                        if let GroupKind::NonCapturing(flags) = &group.kind {
-                            self.apply(flags);
-                        }
-                    }
-                    Ast::Flags(set) => self.apply(&set.flags),
-                    Ast::ClassUnicode(_) => return Err("a \\p class"),
-                    Ast::ClassPerl(_) if mode.unicode => return Err("a Unicode Perl class"),
-                    Ast::Assertion(assertion)
-                        if mode.unicode
-                            && !matches!(
-                                assertion.kind,
-                                ast::AssertionKind::StartLine
-                                    | ast::AssertionKind::EndLine
-                                    | ast::AssertionKind::StartText
-                                    | ast::AssertionKind::EndText
-                            ) =>
-                    {
-                        return Err("a Unicode word boundary");
-                    }
-                    Ast::Literal(_) | Ast::ClassBracketed(_) | Ast::ClassPerl(_)
-                        if mode.case_insensitive && mode.unicode =>
-                    {
-                        return Err("Unicode case folding");
-                    }
-                    _ => {}
-                }
-                Ok(())
-            }
-            fn visit_post(&mut self, node: &Ast) -> Result<(), &'static str> {
-                if let Ast::Group(_) = node {
-                    self.modes.pop();
-                }
-                Ok(())
-            }
-            fn visit_class_set_item_pre(
-                &mut self,
-                item: &ClassSetItem,
-            ) -> Result<(), &'static str> {
-                match item {
-                    ClassSetItem::Unicode(_) => Err("a \\p class"),
-                    ClassSetItem::Perl(_) if self.mode().unicode => Err("a Unicode Perl class"),
-                    _ => Ok(()),
-                }
-            }
-        }
-
-        let parsed = ast::parse::Parser::new()
-            .parse(pattern)
-            .unwrap_or_else(|e| panic!("`{pattern}` does not parse: {e}"));
-        let check = Check {
-            modes: vec![Mode {
-                case_insensitive: false,
-                unicode: true,
-            }],
-        };
-        ast::visit(&parsed, check).err()
     }
 }

@@ -4,7 +4,7 @@
 //! against that client's tool cap (VS Code 128 per chat, Cursor 40).
 //!
 //! Figures come from each server's last test (nothing is started). A server never tested has
-//! no figures (`null`). The JSON of [`Budget`] is a contract (DESIGN.md §13).
+//! no figures (`null`). The JSON of [`Budget`] is a contract (docs/cli.md).
 
 use serde::Serialize;
 

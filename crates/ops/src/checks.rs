@@ -140,7 +140,16 @@ pub async fn test_installed(
         timeout,
         known_era: known_era(servers, name),
     };
-    let result = match store_for(servers, name, &server) {
+    let admitted =
+        crate::admission::check(servers.config().dir(), name, &server).map_err(|refusal| {
+            Failure::new(
+                ErrorKind::Config,
+                format!("refused: {refusal}"),
+                "the organisation policy does not allow this server: remove it, or ask your \
+                 administrator to allow it",
+            )
+        });
+    let result = match admitted.and_then(|()| store_for(servers, name, &server)) {
         Ok(store) if matches!(server.auth, Auth::Oauth2(_)) => {
             test_with_oauth(servers, name, &server, store, &options, progress).await
         }

@@ -64,10 +64,10 @@ impl HealthStore {
     pub fn record(&self, record: &HealthRecord) -> std::io::Result<Recorded> {
         fs::create_dir_all(&self.dir)?;
         let _lock = self.lock()?;
-        if let Some(existing) = self.get(&record.name) {
-            if existing.started_at_ms > record.started_at_ms {
-                return Ok(Recorded::Superseded);
-            }
+        if let Some(existing) = self.get(&record.name)
+            && existing.started_at_ms > record.started_at_ms
+        {
+            return Ok(Recorded::Superseded);
         }
         let text = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
         let tmp = self

@@ -29,6 +29,8 @@ pub enum ManageError {
     NoConfigDir,
     #[error("server `{name}`: {detail}")]
     Invalid { name: String, detail: String },
+    #[error("refused: {0}")]
+    Policy(#[from] crate::policy::Refusal),
 }
 
 type SecretsOpener = Box<dyn Fn() -> Result<Arc<dyn SecretStore>, SecretError> + Send + Sync>;
@@ -240,6 +242,13 @@ impl Servers {
                 detail: "it has no credential to update (its auth is none or OAuth)".into(),
             });
         }
+        // An edit that changes where the server's code or endpoint comes from must stay inside
+        // the organisation policy, judged before anything is written.
+        if launch_changes(&before, &patch) {
+            let mut after = before.clone();
+            apply_patch(&mut after, &patch);
+            crate::admission::check(self.config.dir(), name, &after)?;
+        }
         if !new_secrets.is_empty() {
             let store = self.secrets()?;
             for (key, value) in &new_secrets {
@@ -340,6 +349,19 @@ pub struct ServerPatch {
     pub timeout: Option<Option<u64>>,
 }
 
+/// Whether `patch` changes what `server` runs or connects to (its URL, command or arguments).
+fn launch_changes(server: &ServerConfig, patch: &ServerPatch) -> bool {
+    patch
+        .url
+        .as_ref()
+        .is_some_and(|u| server.url.as_ref() != Some(u))
+        || patch
+            .command
+            .as_ref()
+            .is_some_and(|c| server.command.as_ref() != Some(c))
+        || patch.args.as_ref().is_some_and(|a| &server.args != a)
+}
+
 fn apply_patch(server: &mut ServerConfig, patch: &ServerPatch) {
     for (map, changes) in [
         (&mut server.env, &patch.env),
@@ -358,6 +380,11 @@ fn apply_patch(server: &mut ServerConfig, patch: &ServerPatch) {
                 }
             }
         }
+    }
+    if launch_changes(server, patch) {
+        // It no longer runs what its catalog entry, registry version or bundle gave: from now
+        // on it is a server the user made (for updates and the organisation policy alike).
+        server.source = None;
     }
     if let Some(url) = &patch.url {
         server.url = Some(url.clone());

@@ -91,13 +91,8 @@ pub fn standing(name: &str, server: &ServerConfig, listing: &Listing) -> Option<
             let brief = listing.brief(at);
             (
                 Some(brief.version.to_string()),
-                (brief.status == Status::Deprecated).then(|| {
-                    brief
-                        .status_message
-                        .as_deref()
-                        .unwrap_or("deprecated")
-                        .to_owned()
-                }),
+                (brief.status == Status::Deprecated)
+                    .then(|| brief.status_message.unwrap_or("deprecated").to_owned()),
             )
         }
         None => (None, None),

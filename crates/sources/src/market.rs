@@ -283,18 +283,25 @@ impl Market {
 
     fn index(&self) -> &Index {
         self.index.get_or_init(|| {
-            let texts: Vec<(Vec<&str>, Vec<&str>, &str, Vec<&str>)> = self
+            /// The words of one item the index is built from (a [`Document`] borrows them).
+            struct Texts<'t> {
+                names: Vec<&'t str>,
+                tags: Vec<&'t str>,
+                description: &'t str,
+                exact: Vec<&'t str>,
+            }
+            let texts: Vec<Texts> = self
                 .items
                 .iter()
                 .map(|item| match *item {
                     Item::Curated(i) => {
                         let e = &self.catalog.entries()[i as usize];
-                        (
-                            vec![e.name.as_str(), e.id.as_str()],
-                            e.keywords.iter().map(String::as_str).collect(),
-                            e.description.as_str(),
-                            e.registry_names.iter().map(String::as_str).collect(),
-                        )
+                        Texts {
+                            names: vec![e.name.as_str(), e.id.as_str()],
+                            tags: e.keywords.iter().map(String::as_str).collect(),
+                            description: e.description.as_str(),
+                            exact: e.registry_names.iter().map(String::as_str).collect(),
+                        }
                     }
                     Item::Registry(r) => {
                         let b = self.listing.brief(r);
@@ -305,20 +312,21 @@ impl Market {
                         }
                         let mut tags = vec![namespace_owner(b.name)];
                         tags.extend(b.packages().map(|p| p.identifier));
-                        (names, tags, b.description, vec![b.name])
+                        Texts {
+                            names,
+                            tags,
+                            description: b.description,
+                            exact: vec![b.name],
+                        }
                     }
                 })
                 .collect();
-            Index::build(
-                texts
-                    .iter()
-                    .map(|(names, tags, description, exact)| Document {
-                        names,
-                        tags,
-                        description,
-                        exact,
-                    }),
-            )
+            Index::build(texts.iter().map(|t| Document {
+                names: &t.names,
+                tags: &t.tags,
+                description: t.description,
+                exact: &t.exact,
+            }))
         })
     }
 
@@ -331,12 +339,12 @@ impl Market {
         let keep = |at: u32| {
             let item = self.items[at as usize];
             let facets = self.facets[at as usize];
-            let source_ok = match (filters.source, item) {
-                (None, _) => true,
-                (Some(ItemSource::Curated), Item::Curated(_)) => true,
-                (Some(ItemSource::Registry), Item::Registry(_)) => true,
-                _ => false,
-            };
+            let source_ok = matches!(
+                (filters.source, item),
+                (None, _)
+                    | (Some(ItemSource::Curated), Item::Curated(_))
+                    | (Some(ItemSource::Registry), Item::Registry(_))
+            );
             source_ok
                 && filters
                     .transport
@@ -353,7 +361,7 @@ impl Market {
                 })
                 && filters
                     .installed
-                    .is_none_or(|want| !self.installed_as(at, installed).is_empty() == want)
+                    .is_none_or(|want| self.installed_as(at, installed).is_empty() != want)
         };
         self.index().search(query, keep)
     }

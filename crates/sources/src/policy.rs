@@ -1,7 +1,7 @@
 //! An organisation's install policy: a system-wide file (`/etc/plugboard/policy.json`; where
 //! there is none, the path in `PLUGBOARD_POLICY`, which is how the tests give one) that fixes the
 //! registry list, can allow only servers published in those registries, and can narrow them by
-//! name pattern. The file's shape is a contract (DESIGN.md §12):
+//! name pattern. The file's shape is a contract (docs/config.md):
 //!
 //! ```json
 //! {"registries": ["https://mcp.acme.example"], "only_registry_servers": true,

@@ -1570,7 +1570,7 @@ mod tests {
     #[test]
     fn rule_patterns_need_no_unicode_tables() {
         for rule in &RULES {
-            crate::regex_rules::tests::assert_needs_no_unicode_tables(rule.regex.pattern());
+            plugboard_base::unicode_check::assert_needs_no_unicode_tables(rule.regex.pattern());
         }
     }
 

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 
-use crate::catalog::CredentialProbe;
 use crate::config::{Auth, ConfigValue, SECRET_ARG_OPEN, SecretRef, ServerConfig, TransportKind};
 use crate::connect::Era;
 use crate::connect::env::{self, LookupError};
 pub use crate::connect::target::{RemoteTarget, StdioTarget, Target};
 use crate::failure::{ErrorKind, Failure};
+use crate::probe::CredentialProbe;
 use crate::redact::Redactor;
 use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};
 

@@ -15,10 +15,7 @@ use crate::form::{PreparedServer, new_secret_namespace};
 use crate::manage::{Servers, looks_secret};
 use crate::secrets::{SecretKey, SecretStore, Sensitive};
 
-/// The secret name of a custom server's bearer token, API key or password.
-const AUTH_SECRET: &str = "AUTH_CREDENTIAL";
-/// The secret name of a custom OAuth server's client secret.
-const OAUTH_CLIENT_SECRET: &str = "OAUTH_CLIENT_SECRET";
+use crate::credentials::{self, OAUTH_CLIENT_SECRET};
 
 /// The editor's model of a saved server. Secret and masked values are `None`.
 pub(super) fn to_custom(
@@ -406,39 +403,40 @@ fn build(
         | Auth::Basic { password: r, .. } => Some(r.clone()),
         _ => None,
     });
-    let mut auth_secret =
-        |value: &Option<String>, field: &str, errors: &mut Vec<FieldError>| -> Option<SecretRef> {
-            match value {
-                Some(v) if !v.trim().is_empty() => {
-                    if v.contains(['\r', '\n']) {
-                        errors.push(fe(field, "the value cannot contain line breaks"));
-                        return None;
-                    }
-                    let name = if secret_names.contains(AUTH_SECRET) {
-                        "AUTH_CREDENTIAL_2"
-                    } else {
-                        AUTH_SECRET
-                    };
-                    secrets.insert(name.to_string(), Sensitive::new(v.trim().to_string()));
-                    Some(SecretRef::new(name))
+    let mut auth_secret = |value: &Option<String>,
+                           preferred: &str,
+                           field: &str,
+                           errors: &mut Vec<FieldError>|
+     -> Option<SecretRef> {
+        match value {
+            Some(v) if !v.trim().is_empty() => {
+                if v.contains(['\r', '\n']) {
+                    errors.push(fe(field, "the value cannot contain line breaks"));
+                    return None;
                 }
-                _ => match &before_auth_secret {
-                    Some(r) => Some(r.clone()),
-                    None => {
-                        errors.push(fe(field, "enter the credential"));
-                        None
-                    }
-                },
+                let name = credentials::unused_name(preferred, |n| secret_names.contains(n));
+                secrets.insert(name.clone(), Sensitive::new(v.trim().to_string()));
+                Some(SecretRef::new(name))
             }
-        };
+            _ => match &before_auth_secret {
+                Some(r) => Some(r.clone()),
+                None => {
+                    errors.push(fe(field, "enter the credential"));
+                    None
+                }
+            },
+        }
+    };
     if !matches!(input.auth, CustomAuth::None) && !remote {
         errors.push(fe("auth", "authentication applies to remote servers; a stdio server gets its credentials through environment variables"));
     } else {
         config.auth = match &input.auth {
             CustomAuth::None => Auth::None,
-            CustomAuth::Bearer { token, .. } => auth_secret(token, "auth.token", errors)
-                .map(|token| Auth::Bearer { token })
-                .unwrap_or_default(),
+            CustomAuth::Bearer { token, .. } => {
+                auth_secret(token, credentials::BEARER_TOKEN, "auth.token", errors)
+                    .map(|token| Auth::Bearer { token })
+                    .unwrap_or_default()
+            }
             CustomAuth::ApiKey { header, key, .. } => {
                 let header = header.trim();
                 if let Err(m) = validate_header_name(header) {
@@ -451,7 +449,7 @@ fn build(
                         },
                     ));
                 }
-                auth_secret(key, "auth.key", errors)
+                auth_secret(key, credentials::API_KEY, "auth.key", errors)
                     .map(|key| Auth::ApiKey {
                         header: header.to_string(),
                         key,
@@ -464,7 +462,7 @@ fn build(
                 if username.trim().is_empty() {
                     errors.push(fe("auth.username", "enter the user name"));
                 }
-                auth_secret(password, "auth.password", errors)
+                auth_secret(password, credentials::PASSWORD, "auth.password", errors)
                     .map(|password| Auth::Basic {
                         username: username.trim().to_string(),
                         password,

@@ -127,6 +127,8 @@ impl From<ManageError> for ApiError {
             ManageError::Secrets(e) => e.into(),
             ManageError::NoConfigDir => ApiError::new("config", err.to_string()),
             ManageError::Invalid { .. } => ApiError::new("invalid", err.to_string()),
+            ManageError::Policy(_) => ApiError::new("policy", err.to_string()),
+            _ => ApiError::new("internal", err.to_string()),
         }
     }
 }

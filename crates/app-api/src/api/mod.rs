@@ -570,30 +570,7 @@ pub fn open_external(url: &str) -> Result<(), ApiError> {
 
 /// Hand `url` to the desktop's URL opener (already validated by the caller).
 pub(crate) fn open_in_browser(url: &str) -> Result<(), ApiError> {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else if cfg!(target_os = "windows") {
-        "explorer"
-    } else {
-        "xdg-open"
-    };
-    let mut child = std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map_err(|e| {
-            ApiError::new(
-                "unsupported",
-                format!("could not start `{opener}` to open the link: {e}"),
-            )
-        })?;
-    // Reap it so it never lingers as a zombie.
-    std::thread::spawn(move || {
-        let _ = child.wait();
-    });
-    Ok(())
+    plugboard_ops::browser::open_in_browser(url).map_err(|e| ApiError::new("unsupported", e))
 }
 
 /// A word of a command line as a shell would need it: as it is when it is plain, else in single

@@ -83,7 +83,7 @@ pub struct CacheHintView {
     pub cache_scope: Option<String>,
 }
 
-/// The result of a test connection (DESIGN.md §5's keys), already redacted by the probe.
+/// The result of a test connection (the keys docs/cli.md documents), already redacted by the probe.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TestReport {

@@ -25,6 +25,7 @@ impl From<ToolsError> for ApiError {
             }
             ToolsError::NotTested { .. } => ApiError::new("not_tested", err.to_string()),
             ToolsError::Pins(_) => ApiError::new("pin", err.to_string()),
+            _ => ApiError::new("internal", err.to_string()),
         }
     }
 }

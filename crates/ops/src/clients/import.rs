@@ -28,7 +28,7 @@ use crate::manage::{Servers, looks_secret};
 use crate::secrets::Sensitive;
 
 /// The secret name an imported `Authorization: Bearer` token is stored under.
-pub const BEARER_SECRET: &str = "BEARER_TOKEN";
+pub const BEARER_SECRET: &str = crate::credentials::BEARER_TOKEN;
 
 /// A VS Code input (`inputs[]` of `mcp.json`).
 #[derive(Clone, Debug, Serialize)]

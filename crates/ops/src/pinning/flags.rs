@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn every_pattern_compiles_without_unicode_tables() {
         for pattern in &PATTERNS {
-            crate::regex_rules::tests::assert_needs_no_unicode_tables(pattern.regex.pattern());
+            plugboard_base::unicode_check::assert_needs_no_unicode_tables(pattern.regex.pattern());
             pattern.regex.get();
         }
     }

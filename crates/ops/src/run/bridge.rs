@@ -421,7 +421,7 @@ where
                 {
                     Some(id) => {
                         let answer = error_response(id.clone(), -32600, &detail);
-                        let outs = self.translator.from_server(answer, None);
+                        let outs = self.translator.on_server_message(answer, None);
                         Box::pin(self.apply(outs)).await
                     }
                     None => true,
@@ -447,13 +447,13 @@ where
     }
 
     /// A message from the client, on its way to the server.
-    async fn to_server(&mut self, message: serde_json::Value) -> bool {
-        let outs = self.translator.from_client(message);
+    async fn forward_to_server(&mut self, message: serde_json::Value) -> bool {
+        let outs = self.translator.on_client_message(message);
         self.apply(outs).await
     }
 
     /// A message from the server, on its way to the client.
-    async fn to_client(&mut self, message: rmcp::model::ServerJsonRpcMessage) -> bool {
+    async fn forward_to_client(&mut self, message: rmcp::model::ServerJsonRpcMessage) -> bool {
         let origin = match &message {
             JsonRpcMessage::Request(request) => {
                 match request.request.extensions().get::<InboundStreamOrigin>() {
@@ -475,7 +475,7 @@ where
             _ => {}
         }
         let value = serde_json::to_value(&message).unwrap_or_default();
-        let outs = self.translator.from_server(value, origin);
+        let outs = self.translator.on_server_message(value, origin);
         self.apply(outs).await
     }
 
@@ -491,7 +491,7 @@ where
         let id = serde_json::to_value(&id).unwrap_or(serde_json::Value::Null);
         let outs = self
             .translator
-            .from_server(error_response(id, -32603, &text), None);
+            .on_server_message(error_response(id, -32603, &text), None);
         self.apply(outs).await
     }
 }
@@ -529,7 +529,7 @@ where
     let mut signals = if own_signals { signal_events() } else { quiet };
     let mut stdin_open = true;
     let mut drain_deadline = Instant::now() + Duration::from_secs(3600 * 24);
-    let ended = if !session.to_server(first).await {
+    let ended = if !session.forward_to_server(first).await {
         Ended::Client
     } else {
         loop {
@@ -551,14 +551,14 @@ where
                         }
                     }
                     Some(Incoming::Message(message)) => {
-                        if !session.to_server(message).await {
+                        if !session.forward_to_server(message).await {
                             break Ended::Client;
                         }
                     }
                 },
                 received = session.transport.receive() => match received {
                     Some(message) => {
-                        if !session.to_client(message).await {
+                        if !session.forward_to_client(message).await {
                             break Ended::Client;
                         }
                     }

@@ -63,6 +63,8 @@ pub enum RunError {
          (or run with --allow-unapproved)"
     )]
     ToolsChanged { name: String, summary: String },
+    #[error("refused: {0}")]
+    Policy(#[from] crate::policy::Refusal),
     #[error("{0}")]
     Failed(String),
 }
@@ -76,7 +78,8 @@ impl RunError {
             | RunError::Secrets { .. }
             | RunError::Resolve { .. }
             | RunError::OAuth { .. }
-            | RunError::ToolsChanged { .. } => 2,
+            | RunError::ToolsChanged { .. }
+            | RunError::Policy(_) => 2,
             RunError::Spawn { .. } | RunError::Failed(_) => 1,
         }
     }
@@ -130,6 +133,7 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
         return Err(RunError::Disabled { name: name.into() });
     }
     let dir = servers.config().dir();
+    crate::admission::check(dir, name, &server)?;
     let rules = client_io::rules_for(dir, name, Some(&server)).unwrap_or(tool_filter::ToolRules {
         policy: server.tools.clone(),
         reviewed: None,

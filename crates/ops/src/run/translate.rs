@@ -1,5 +1,5 @@
 //! Era translation for the bridge of `plugboard run`: a client of either protocol era talks to a
-//! remote server of either era (DESIGN.md §11). The bridge has already done the handshake with
+//! remote server of either era. The bridge has already done the handshake with
 //! the server in the server's era (with the client's identity); a [`Translator`] turns each
 //! message from one side into what the other side understands. Messages are JSON-RPC values;
 //! [`Out`] says where each result goes.
@@ -118,7 +118,7 @@ impl Translator {
     }
 
     /// What to do with a message from the client.
-    pub fn from_client(&mut self, msg: Value) -> Vec<Out> {
+    pub fn on_client_message(&mut self, msg: Value) -> Vec<Out> {
         match self {
             Translator::Same { era, server } => {
                 if *era == Era::Legacy {
@@ -133,18 +133,18 @@ impl Translator {
                 }
                 vec![Out::ToServer(msg)]
             }
-            Translator::LegacyClient(t) => t.from_client(msg),
-            Translator::ModernClient(t) => t.from_client(msg),
+            Translator::LegacyClient(t) => t.on_client_message(msg),
+            Translator::ModernClient(t) => t.on_client_message(msg),
         }
     }
 
     /// What to do with a message from the server. `origin` is the client request on whose
     /// response stream a server request arrived, when the transport knows it.
-    pub fn from_server(&mut self, msg: Value, origin: Option<Value>) -> Vec<Out> {
+    pub fn on_server_message(&mut self, msg: Value, origin: Option<Value>) -> Vec<Out> {
         match self {
             Translator::Same { .. } => vec![Out::ToClient(msg)],
-            Translator::LegacyClient(t) => t.from_server(msg),
-            Translator::ModernClient(t) => t.from_server(msg, origin),
+            Translator::LegacyClient(t) => t.on_server_message(msg),
+            Translator::ModernClient(t) => t.on_server_message(msg, origin),
         }
     }
 }
@@ -223,7 +223,7 @@ impl LegacyClient {
         msg
     }
 
-    fn from_client(&mut self, msg: Value) -> Vec<Out> {
+    fn on_client_message(&mut self, msg: Value) -> Vec<Out> {
         let id = msg.get("id").cloned();
         match (method_of(&msg), id) {
             (Some("initialize"), Some(id)) => {
@@ -341,7 +341,7 @@ impl LegacyClient {
         self.retries.retain(|_, key| key != call_key);
     }
 
-    fn from_server(&mut self, mut msg: Value) -> Vec<Out> {
+    fn on_server_message(&mut self, mut msg: Value) -> Vec<Out> {
         let Some(id) = msg.get("id").cloned().filter(|_| method_of(&msg).is_none()) else {
             return vec![Out::ToClient(msg)];
         };
@@ -495,7 +495,7 @@ impl ModernClient {
         msg
     }
 
-    fn from_client(&mut self, msg: Value) -> Vec<Out> {
+    fn on_client_message(&mut self, msg: Value) -> Vec<Out> {
         let Some(id) = msg.get("id").cloned() else {
             return match method_of(&msg) {
                 Some(_) => vec![Out::ToServer(Self::legacy_form(msg))],
@@ -624,7 +624,7 @@ impl ModernClient {
         ))]
     }
 
-    fn from_server(&mut self, mut msg: Value, origin: Option<Value>) -> Vec<Out> {
+    fn on_server_message(&mut self, mut msg: Value, origin: Option<Value>) -> Vec<Out> {
         let id = msg.get("id").cloned();
         match (method_of(&msg).map(str::to_owned), id) {
             // A request the legacy server makes of the client.
@@ -760,21 +760,22 @@ mod tests {
     fn a_legacy_client_of_a_modern_server_gets_initialize_meta_and_input_rounds() {
         let hello = json!({"clientInfo": {"name": "old", "version": "1"}, "capabilities": {"elicitation": {}}});
         let mut t = Translator::new(Era::Legacy, modern_server(), &hello);
-        let out = t.from_client(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        let out = t.on_client_message(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}}));
         let init = to_client(&out)[0];
         assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
         assert_eq!(init["result"]["serverInfo"]["name"], "m");
         assert!(
-            t.from_client(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            t.on_client_message(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
                 .is_empty()
         );
         assert_eq!(
-            to_client(&t.from_client(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})))[0]["result"],
+            to_client(&t.on_client_message(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})))
+                [0]["result"],
             json!({})
         );
 
-        let out = t.from_client(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        let out = t.on_client_message(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"message": "hi"}}}));
         let sent = to_server(&out)[0];
         let meta = &sent["params"]["_meta"];
@@ -783,14 +784,14 @@ mod tests {
         assert_eq!(meta[META_CLIENT_CAPABILITIES], json!({"elicitation": {}}));
 
         // The server asks for input: the client is asked, and answers.
-        let out = t.from_server(json!({"jsonrpc": "2.0", "id": 2, "result": {
+        let out = t.on_server_message(json!({"jsonrpc": "2.0", "id": 2, "result": {
             "resultType": "input_required",
             "inputRequests": {"confirm": {"method": "elicitation/create", "params": {"message": "ok?"}}},
             "requestState": "s1"}}), None);
         let question = to_client(&out)[0].clone();
         assert_eq!(question["method"], "elicitation/create");
         assert_eq!(question["params"]["message"], "ok?");
-        let out = t.from_client(json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"confirmed": true}}}));
+        let out = t.on_client_message(json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"confirmed": true}}}));
         let retry = to_server(&out)[0].clone();
         assert_ne!(retry["id"], 2, "a retry has an id of its own");
         assert_eq!(retry["params"]["requestState"], "s1");
@@ -800,7 +801,7 @@ mod tests {
         );
         assert_eq!(retry["params"]["name"], "echo");
         // The final answer goes to the client's own id.
-        let out = t.from_server(
+        let out = t.on_server_message(
             json!({"jsonrpc": "2.0", "id": retry["id"], "result": {"resultType": "complete", "content": []}}),
             None,
         );
@@ -811,10 +812,10 @@ mod tests {
     fn input_a_legacy_client_cannot_give_is_a_clear_error() {
         let hello = json!({"clientInfo": {"name": "old", "version": "1"}, "capabilities": {}});
         let mut t = Translator::new(Era::Legacy, modern_server(), &hello);
-        t.from_client(
+        t.on_client_message(
             json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x"}}),
         );
-        let out = t.from_server(
+        let out = t.on_server_message(
             json!({"jsonrpc": "2.0", "id": 7, "result": {
             "resultType": "input_required",
             "inputRequests": {"s": {"method": "sampling/createMessage", "params": {}}}}}),
@@ -834,19 +835,19 @@ mod tests {
     fn a_modern_client_of_a_legacy_server_gets_discover_and_input_required() {
         let mut t = Translator::new(Era::Modern, legacy_server(), &json!({}));
         let meta = json!({META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {"elicitation": {}}, "progressToken": 5});
-        let out = t.from_client(json!({"jsonrpc": "2.0", "id": "d", "method": "server/discover", "params": {"_meta": meta}}));
+        let out = t.on_client_message(json!({"jsonrpc": "2.0", "id": "d", "method": "server/discover", "params": {"_meta": meta}}));
         let discover = &to_client(&out)[0]["result"];
         assert_eq!(discover["supportedVersions"], json!(["2026-07-28"]));
         assert_eq!(discover["_meta"][META_SERVER_INFO]["name"], "l");
         assert_eq!(discover["instructions"], "be nice");
 
-        let out = t.from_client(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        let out = t.on_client_message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "echo", "_meta": meta}}));
         let sent = to_server(&out)[0];
         assert_eq!(sent["params"]["_meta"], json!({"progressToken": 5}));
 
         // The legacy server asks the client: the client's call is answered input_required.
-        let out = t.from_server(
+        let out = t.on_server_message(
             json!({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": {"message": "ok?"}}),
             Some(json!(1)),
         );
@@ -862,7 +863,7 @@ mod tests {
             .unwrap();
         assert_eq!(asked["method"], "elicitation/create");
         // The retry delivers the answer to the server; the server's final answer goes to it.
-        let out = t.from_client(
+        let out = t.on_client_message(
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "echo", "_meta": meta, "requestState": state,
             "inputResponses": {input: {"action": "accept", "content": {"confirmed": true}}}}}),
@@ -870,7 +871,7 @@ mod tests {
         let delivered = to_server(&out)[0];
         assert_eq!(delivered["id"], "e1");
         assert_eq!(delivered["result"]["action"], "accept");
-        let out = t.from_server(
+        let out = t.on_server_message(
             json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}),
             None,
         );
@@ -883,10 +884,10 @@ mod tests {
     fn a_legacy_server_request_without_the_capability_is_refused() {
         let mut t = Translator::new(Era::Modern, legacy_server(), &json!({}));
         let meta = json!({META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}});
-        t.from_client(
+        t.on_client_message(
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}),
         );
-        let out = t.from_server(
+        let out = t.on_server_message(
             json!({"jsonrpc": "2.0", "id": "r", "method": "roots/list"}),
             None,
         );
@@ -898,7 +899,7 @@ mod tests {
                 .unwrap()
                 .contains("roots")
         );
-        let out = t.from_server(
+        let out = t.on_server_message(
             json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}),
             None,
         );
@@ -910,15 +911,16 @@ mod tests {
     #[test]
     fn same_era_passes_and_answers_a_legacy_initialize_from_the_handshake() {
         let mut t = Translator::new(Era::Legacy, legacy_server(), &json!({}));
-        let out =
-            t.from_client(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}));
+        let out = t.on_client_message(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}),
+        );
         assert_eq!(to_client(&out)[0]["result"]["serverInfo"]["name"], "l");
         let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
-        assert_eq!(t.from_client(call.clone()), vec![Out::ToServer(call)]);
+        assert_eq!(t.on_client_message(call.clone()), vec![Out::ToServer(call)]);
         let mut t = Translator::new(Era::Modern, modern_server(), &json!({}));
         let discover = json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover"});
         assert_eq!(
-            t.from_client(discover.clone()),
+            t.on_client_message(discover.clone()),
             vec![Out::ToServer(discover)]
         );
     }

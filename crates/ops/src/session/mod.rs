@@ -1,4 +1,4 @@
-//! Try it: a live session with one server, used interactively (DESIGN.md §14). It is built on
+//! Try it: a live session with one server, used interactively. It is built on
 //! [`Connection`] and its rmcp `Peer`, so every transport and both protocol eras work the way
 //! a test connects; secrets and OAuth tokens are resolved as a test resolves them
 //! ([`open_installed`]).

@@ -36,6 +36,8 @@ pub async fn open_installed(
         .load()
         .and_then(|c| c.server(name))
         .map_err(|e| SessionError::Config(e.to_string()))?;
+    crate::admission::check(servers.config().dir(), name, &server)
+        .map_err(|refusal| SessionError::Config(format!("refused: {refusal}")))?;
     let store = checks::store_for(servers, name, &server)
         .map_err(|failure| open_failure(&server, failure))?;
     // What its last test and its approved pin say: the era, and the reviewed tools (as

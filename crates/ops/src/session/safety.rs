@@ -65,7 +65,7 @@ pub enum Confirmation {
 }
 
 /// The per-tool state a session keeps to: the server's tool policy and the tools its approved
-/// pin reviewed (`crate::tools`, DESIGN.md §13), read the way `plugboard run` reads them for
+/// pin reviewed (`crate::tools`, docs/cli.md), read the way `plugboard run` reads them for
 /// every other client. A tool disabled there cannot be called from Try it either.
 #[derive(Clone, Debug, Default)]
 pub struct ToolStates {

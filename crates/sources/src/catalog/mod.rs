@@ -4,10 +4,11 @@ mod load;
 mod model;
 mod search;
 
+pub use crate::probe::{AuthErrorMatch, CredentialProbe};
 pub use load::{CATEGORIES, CatalogError, dir_entries, embedded_entries, parse_entry};
 pub use model::{
-    AuthErrorMatch, CatalogAuth, CatalogOAuth, CatalogTransport, ConnectionOption, Credential,
-    CredentialProbe, Entry, Field, FieldKind, Registration, RemoteTransport,
+    CatalogAuth, CatalogOAuth, CatalogTransport, ConnectionOption, Credential, Entry, Field,
+    FieldKind, Registration, RemoteTransport,
 };
 pub use search::Catalog;
 

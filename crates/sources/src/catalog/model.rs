@@ -4,7 +4,8 @@
 //! must agree (a test validates every catalog file against the schema and parses it here).
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+
+use crate::probe::CredentialProbe;
 
 /// One integration in the marketplace.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -164,28 +165,4 @@ pub struct CatalogOAuth {
     pub authorization_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_url: Option<String>,
-}
-
-/// A read-only tool call that proves the credentials work.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CredentialProbe {
-    pub tool: String,
-    #[serde(default = "empty_object")]
-    pub arguments: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth_error: Option<AuthErrorMatch>,
-}
-
-fn empty_object() -> Value {
-    Value::Object(Default::default())
-}
-
-/// When the probe's text result is JSON, the value at `pointer` being one of `values` means the
-/// credentials were rejected.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AuthErrorMatch {
-    pub pointer: String,
-    pub values: Vec<String>,
 }

@@ -89,7 +89,7 @@ fn satisfies_one(version: &[u64], clause: &str) -> Option<bool> {
             let keep = if op == "~=" {
                 wanted.len().saturating_sub(1).max(1)
             } else {
-                wanted.len().min(2).max(1)
+                wanted.len().clamp(1, 2)
             };
             cmp(version, &wanted) != Less && prefix(keep)
         }

@@ -3,8 +3,8 @@
 //! `{"secret_store": "keyring" | "file"}`. Other keys of that file are preserved. Nothing ever
 //! switches stores on its own: when the chosen store does not work, the error says so.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+pub use plugboard_base::fs::write_atomic;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -105,43 +105,6 @@ pub fn open_chosen(config_dir: &Path) -> Result<Arc<dyn SecretStore>, SecretErro
             Ok(Arc::new(FileStore::with_env_or_prompt(path)))
         }
     }
-}
-
-/// Write `bytes` to `path` through a temp file, fsync and rename (mode 0600 on Unix).
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.{}.{:08x}.tmp",
-        std::process::id(),
-        rand::random::<u32>()
-    ));
-    let result = (|| {
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The two protocol eras of MCP (DESIGN.md §11): **modern** (2026-07-28 and later: no
+//! The two protocol eras of MCP: **modern** (2026-07-28 and later: no
 //! `initialize`, every request carries its protocol version, client identity and capabilities
 //! in `_meta`, `server/discover` says what a server supports) and **legacy** (2025-11-25 and
 //! earlier: the `initialize` handshake). This module holds what both the handshake and the

@@ -298,7 +298,7 @@ impl Monitor {
     }
 }
 
-pub(crate) fn truncate_chars(text: &str, max: usize) -> String {
+pub fn truncate_chars(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &text[..i]),
         None => text.to_owned(),

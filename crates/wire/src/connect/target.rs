@@ -45,7 +45,6 @@ pub struct RemoteTarget {
 
 /// Where the server is.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum Target {
     Stdio(StdioTarget),
     Remote(RemoteTarget),

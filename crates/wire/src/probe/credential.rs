@@ -5,11 +5,35 @@
 //! one of its "bad credentials" values, the credentials were rejected; any other result passes.
 
 use rmcp::model::CallToolResult;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::result::{ErrorKind, Failure};
-use crate::catalog::CredentialProbe;
 use crate::connect::truncate_chars;
+
+/// A read-only tool call that proves the credentials work.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CredentialProbe {
+    pub tool: String,
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_error: Option<AuthErrorMatch>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// When the probe's text result is JSON, the value at `pointer` being one of `values` means the
+/// credentials were rejected.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthErrorMatch {
+    pub pointer: String,
+    pub values: Vec<String>,
+}
 
 /// What the probe's result says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,7 +165,6 @@ pub fn failure(server: &str, probe: &CredentialProbe, verdict: &Verdict) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::AuthErrorMatch;
 
     fn probe() -> CredentialProbe {
         CredentialProbe {

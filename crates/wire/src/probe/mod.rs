@@ -1,4 +1,4 @@
-//! The test connection that tells the truth: a staged test of one server (DESIGN.md §5) with a
+//! The test connection that tells the truth: a staged test of one server with a
 //! classified, redacted result.
 //!
 //! - [`result`]: the result types (their JSON keys are a contract) and error kinds;
@@ -21,12 +21,12 @@ pub use stages::test_server;
 
 use std::time::Instant;
 
-use crate::catalog::CredentialProbe;
 use crate::config::{ServerConfig, TransportKind};
 use crate::connect::Era;
 use crate::redact::Redactor;
 use crate::resolve::resolve;
 use crate::secrets::SecretStore;
+pub use credential::{AuthErrorMatch, CredentialProbe};
 
 /// How to test a server beyond its config.
 #[derive(Clone, Debug, Default)]

@@ -1,5 +1,5 @@
 //! The result of a test connection: the JSON shape that the CLI prints with `--json`, the app
-//! receives over IPC and the health store keeps. Its keys are a contract (DESIGN.md §5).
+//! receives over IPC and the health store keeps. Its keys are a contract.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

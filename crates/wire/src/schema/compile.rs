@@ -797,10 +797,8 @@ fn merge_into(a: &mut Map<String, Value>, b: &Map<String, Value>) {
                     )]));
                 }
             }
-            "uniqueItems" => {
-                if *bv == Value::Bool(true) {
-                    *av = Value::Bool(true);
-                }
+            "uniqueItems" if *bv == Value::Bool(true) => {
+                *av = Value::Bool(true);
             }
             // Anything else: the first schema's word stands.
             _ => {}

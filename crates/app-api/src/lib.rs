@@ -1,0 +1,15 @@
+//! The desktop app's API: plain functions over the use cases with transport types (DTOs) and
+//! `{code, message}` errors; the Tauri shell calls these.
+//!
+//! Modules of the layers below are reachable here as `crate::<module>`, like this crate's own.
+
+pub mod api;
+
+use plugboard_base::{clock, heap};
+use plugboard_ops::{
+    budget, checks, clients, credentials, deps, diagnostics, doctor, manage, pinning, run, session,
+    tokens, tools, updates,
+};
+use plugboard_sources::{bundles, catalog, form, market, policy, registry};
+use plugboard_store::{config, redact, secrets};
+use plugboard_wire::{oauth, probe, runtimes, schema};

@@ -1,0 +1,29 @@
+//! Every use case, once: install and manage servers, test and health, tools and the budget,
+//! sessions, `run`, the doctor, other clients' files, updates and diagnostics. The CLI and the app
+//! call these.
+//!
+//! Modules of the layers below are reachable here as `crate::<module>`, like this crate's own.
+
+pub mod admission;
+pub mod browser;
+pub mod budget;
+pub mod checks;
+pub mod clients;
+pub mod credentials;
+pub mod deps;
+pub mod diagnostics;
+pub mod doctor;
+pub mod health;
+pub mod local_http;
+pub mod manage;
+pub mod pinning;
+pub mod run;
+pub mod session;
+pub mod tokens;
+pub mod tools;
+pub mod updates;
+
+use plugboard_base::{clock, pin_report, regex_rules, tls};
+use plugboard_sources::{bundles, catalog, form, market, mcpb, policy, registry};
+use plugboard_store::{config, redact, remembered_tools, secrets};
+use plugboard_wire::{connect, oauth, probe, resolve, runtimes, schema};
