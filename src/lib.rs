@@ -13,4 +13,4 @@ pub use plugboard_ops::{
 };
 pub use plugboard_sources::{bundles, catalog, form, market, mcpb, policy, registry, search};
 pub use plugboard_store::{config, redact, remembered_tools, secrets};
-pub use plugboard_wire::{connect, oauth, probe, resolve, runtimes, schema};
+pub use plugboard_wire::{connect, credential_probe, oauth, probe, resolve, runtimes, schema};

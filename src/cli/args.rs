@@ -689,6 +689,12 @@ pub struct EditArgs {
     /// Seconds to allow for a test of this server (0 = back to the default)
     #[arg(long)]
     pub timeout: Option<u64>,
+    /// Let this server's credentials go over plain http to a remote host (anyone on the way can read them)
+    #[arg(long, conflicts_with = "refuse_insecure_http")]
+    pub allow_insecure_http: bool,
+    /// Refuse that again (the default)
+    #[arg(long)]
+    pub refuse_insecure_http: bool,
     /// Resolve a uvx/npx server's dependencies as of its version's publication date
     #[arg(long, conflicts_with = "unpin_dependencies")]
     pub pin_dependencies: bool,

@@ -11,8 +11,9 @@ use super::args::{ClientArg, ExportArgs, ImportArgs};
 use super::output::{print_json, print_table};
 use crate::clients::import::{InputSpec, guess_format};
 use crate::clients::{
-    ClientError, ClientKind, ExportAction, ImportOptions, ImportReport, apply_export, apply_import,
-    detect as detect_clients, jsonc, plan_export, plan_import, plugboard_exe, rewrite_source,
+    ClientError, ClientKind, ExportAction, ExportChoice, ImportOptions, ImportReport, apply_import,
+    detect as detect_clients, export_now, jsonc, plan_export, plan_import, plugboard_exe,
+    rewrite_source,
 };
 use crate::manage::Servers;
 use crate::secrets::Sensitive;
@@ -59,14 +60,14 @@ pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
     let kind = kind_of(args.client);
     let path = file_of(kind, args.file)?;
     let config = servers.config().load()?;
-    let plan = plan_export(
-        &config,
-        servers.config().dir(),
-        kind,
-        &path,
-        &plugboard_exe()?,
-    )?;
     if !args.write {
+        let plan = plan_export(
+            &config,
+            servers.config().dir(),
+            kind,
+            &path,
+            &plugboard_exe()?,
+        )?;
         if args.json.json {
             return print_json(&plan);
         }
@@ -85,7 +86,14 @@ pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
         println!("{}", jsonc::render(&shown).trim_end());
         return Ok(());
     }
-    let backup = apply_export(&plan, servers.config().dir())?;
+    let (plan, backup) = export_now(
+        &config,
+        servers.config().dir(),
+        kind,
+        &path,
+        &plugboard_exe()?,
+        &ExportChoice::All,
+    )?;
     if args.json.json {
         #[derive(Serialize)]
         struct Written<'a> {

@@ -1,5 +1,28 @@
 //! The `plugboard` command line: argument parsing and human/JSON output only. Every command calls
 //! the core modules; nothing here decides anything the app would need too.
+//!
+//! Much of what the CLI prints comes from outside (servers, registries, other apps' files), so
+//! every line goes through [`output::printable`]: the `println!` family is shadowed here, for
+//! every module below, by macros that format and then make the text printable. JSON goes through
+//! [`output::print_json`], whose escapes keep the content exact.
+
+macro_rules! println {
+    () => { ::std::println!() };
+    ($($arg:tt)*) => {
+        ::std::println!("{}", $crate::cli::output::printable(&::std::format!($($arg)*)))
+    };
+}
+macro_rules! eprintln {
+    () => { ::std::eprintln!() };
+    ($($arg:tt)*) => {
+        ::std::eprintln!("{}", $crate::cli::output::printable(&::std::format!($($arg)*)))
+    };
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        ::std::eprint!("{}", $crate::cli::output::printable(&::std::format!($($arg)*)))
+    };
+}
 
 mod args;
 mod ask;

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::CliError;
 use super::args::{RegistryCommand, Toggle};
-use super::output::{print_json, print_table};
+use super::output::{print_json, print_table, progress_line};
 use super::test_cmd::runtime;
 use crate::config::config_dir;
 use crate::registry::sources::{self, SourcesError};
@@ -99,13 +99,13 @@ fn sync(dir: &std::path::Path, full: bool, json: bool) -> Result<(), CliError> {
                 let of = expected
                     .map(|e| format!(" of about {e}"))
                     .unwrap_or_default();
-                eprint!("\r\x1b[2K  {rows} rows{of} ({pages} pages)");
+                progress_line(&format!("  {rows} rows{of} ({pages} pages)"));
             }
             SyncProgress::Page { .. } => {}
         };
         let report = rt.block_on(sync_registry(dir, registry, full, &mut progress));
         if tty {
-            eprint!("\r\x1b[2K");
+            progress_line("");
         }
         if !json {
             print_report(dir, &report);
@@ -154,6 +154,16 @@ fn print_report(dir: &std::path::Path, report: &SyncReport) {
             report.api,
             report.ms as f64 / 1000.0
         );
+        if report.truncated {
+            eprintln!(
+                "warning: {} kept naming more pages; one sync reads at most {} pages and {} \
+                 rows, so the rest was not read (a registry that never ends its listing is \
+                 broken or hostile)",
+                report.registry,
+                crate::registry::sync::MAX_PAGES,
+                crate::registry::sync::MAX_ROWS,
+            );
+        }
     } else {
         println!(
             "{}: sync failed ({}): {}",

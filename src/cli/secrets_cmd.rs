@@ -40,9 +40,12 @@ pub fn run(command: SecretsCommand) -> Result<(), CliError> {
                 );
                 println!(
                     "Plugboard asks for the passphrase when it needs a secret, or reads it from \
-                     PLUGBOARD_SECRETS_PASSPHRASE (set that for MCP clients that launch \
-                     `plugboard run`). Secrets already in the OS keyring were not moved: enter \
-                     them again with `plugboard edit NAME --secret-env KEY`."
+                     PLUGBOARD_SECRETS_PASSPHRASE. MCP clients that launch `plugboard run` have \
+                     no terminal to ask on, and putting the passphrase in their config files \
+                     would leave it in plaintext next to the file it protects: where other apps \
+                     launch your servers, keep secrets in the OS keyring \
+                     (`plugboard secrets use keyring`). Secrets already in the OS keyring were \
+                     not moved: enter them again with `plugboard edit NAME --secret-env KEY`."
                 );
                 Ok(())
             }

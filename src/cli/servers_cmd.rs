@@ -267,6 +267,16 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
     if let Some(timeout) = args.timeout {
         patch.timeout = Some((timeout > 0).then_some(timeout));
     }
+    if args.allow_insecure_http {
+        eprintln!(
+            "warning: `{}` may now send its credentials over plain http to a remote host, where \
+             anyone on the network path can read and reuse them.",
+            args.name
+        );
+        patch.allow_insecure_http = Some(true);
+    } else if args.refuse_insecure_http {
+        patch.allow_insecure_http = Some(false);
+    }
     servers.edit(&args.name, patch)?;
     println!("Updated `{}`.", args.name);
     Ok(())

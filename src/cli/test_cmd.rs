@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::CliError;
 use super::args::{HealthArgs, RemoteTransport, TestArgs};
 use super::input::{SecretInput, key_value};
-use super::output::{print_json, print_table, truncate};
+use super::output::{print_json, print_table, progress_line, truncate};
 use crate::catalog::Catalog;
 use crate::checks;
 use crate::config::{
@@ -44,14 +44,16 @@ pub fn progress_printer(enabled: bool) -> impl FnMut(StageEvent) {
             return;
         }
         match event {
-            StageEvent::Started { stage } if tty => eprint!("\r\x1b[2K  … {stage}"),
+            StageEvent::Started { stage } if tty => progress_line(&format!("  … {stage}")),
             StageEvent::Started { .. } => {}
             StageEvent::Finished { stage, ok, ms } => {
-                let clear = if tty { "\r\x1b[2K" } else { "" };
+                if tty {
+                    progress_line("");
+                }
                 let mark = if ok { "✓" } else { "✗" };
                 // Formatted first: standard error is unbuffered, and each padding space
                 // would be a write of its own.
-                let line = format!("{clear}  {mark} {:<17} {ms:>6} ms\n", stage.as_str());
+                let line = format!("  {mark} {:<17} {ms:>6} ms\n", stage.as_str());
                 eprint!("{line}");
             }
         }

@@ -205,3 +205,33 @@ fn back_to_the_keyring() {
     let file = std::fs::read(home.path().join("secrets.age")).unwrap();
     assert!(!contains_bytes(&file, b"keyring-secret-value-123"));
 }
+
+/// A new file is not encrypted with a passphrase anyone could guess in a moment, and it is
+/// written with age's default scrypt work factor (2^18), not a cheaper one.
+#[test]
+fn a_new_file_needs_a_real_passphrase_and_age_work_factor() {
+    let home = Home::new();
+    for short in ["x", "hunter2", "eleven char"] {
+        let out = with_pass(&home, &["secrets", "use", "file"], Some(short))
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(0), "{short}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains("at least 12 characters"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!home.path().join("secrets.age").exists());
+    }
+    let out = with_pass(&home, &["secrets", "use", "file"], Some(PASS))
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let bytes = std::fs::read(home.path().join("secrets.age")).unwrap();
+    let header = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+    let stanza = header
+        .lines()
+        .find(|l| l.starts_with("-> scrypt "))
+        .unwrap_or_else(|| panic!("no scrypt stanza: {header}"));
+    assert!(stanza.ends_with(" 18"), "{stanza}");
+}

@@ -1,5 +1,5 @@
-//! OAuth sign-ins that must fail, each with a clear error and no secret in it: a callback with
-//! the wrong `state`, the wrong `iss`, an authorization URL that must not be opened
+//! OAuth sign-ins that must fail, each with a clear error and no secret in it (and forged
+//! callbacks that must not end one): a callback with the wrong `state` or `Host`, the wrong `iss`, an authorization URL that must not be opened
 //! (`javascript:`, plain http to a remote host), the token endpoint refusing the code, the user
 //! denying, cancelling, and nobody finishing in time.
 
@@ -30,20 +30,49 @@ async fn started(
     (fixture, jobs, job, ready, store)
 }
 
+/// A web page (or a stale tab) that hits the loopback callback with another `state` must not end
+/// the sign-in: it gets a 400 and the real redirect still completes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_callback_with_the_wrong_state_is_refused() {
+async fn a_forged_callback_is_refused_and_the_sign_in_goes_on() {
     let (_fixture, jobs, job, ready, store) = started(&[], Duration::from_secs(60)).await;
     assert_eq!(ready.state, JobState::AwaitingUser);
     let location = consent(ready.authorization_url.as_deref().unwrap()).await;
-    let forged = location.replace("state=", "state=x");
-    let (status, page) = deliver(&forged).await;
-    assert_eq!(status, 400);
-    assert!(page.contains("does not match"), "{page}");
+    let redirect = ready.redirect_uri.clone().unwrap();
+    for forged in [
+        location.replace("state=", "state=x"),
+        format!("{redirect}?state=x"),
+        format!("{redirect}?error=access_denied&state=x"),
+    ] {
+        let (status, page) = deliver(&forged).await;
+        assert_eq!(status, 400, "{forged}: {page}");
+        assert!(page.contains("does not match"), "{page}");
+        assert_eq!(jobs.status(&job).unwrap().state, JobState::AwaitingUser);
+    }
+    let (status, page) = deliver(&location).await;
+    assert_eq!(status, 200, "{page}");
     let done = jobs.wait(&job).await.unwrap();
-    assert_eq!(done.state, JobState::Failed);
-    let error = done.error.unwrap();
-    assert!(error.contains("`state` does not match"), "{error}");
-    assert!(store.keys().iter().all(|k| k.name() != "oauth_tokens"));
+    assert_eq!(done.state, JobState::Succeeded, "{done:?}");
+    assert!(store.keys().iter().any(|k| k.name() == "oauth_tokens"));
+}
+
+/// A request whose `Host` is not the loopback address (a page on a rebinding domain) is refused
+/// before its parameters are looked at, and the sign-in goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callback_for_another_host_is_refused() {
+    let (_fixture, jobs, job, ready, _store) = started(&[], Duration::from_secs(60)).await;
+    let location = consent(ready.authorization_url.as_deref().unwrap()).await;
+    let response = crate::oauth_fixture::browser()
+        .get(&location)
+        .header("Host", "rebind.example:80")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    assert!(response.text().await.unwrap().contains("loopback"));
+    assert_eq!(jobs.status(&job).unwrap().state, JobState::AwaitingUser);
+    let (status, _) = deliver(&location).await;
+    assert_eq!(status, 200);
+    assert_eq!(jobs.wait(&job).await.unwrap().state, JobState::Succeeded);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -330,3 +330,56 @@ fn an_edit_cannot_leave_the_policy_and_a_forbidden_server_never_launches() {
         stderr(&out)
     );
 }
+
+/// An environment variable that decides what runs (`NODE_OPTIONS`, `LD_PRELOAD`, `PATH`, the
+/// package index) is judged like a new command: setting it on a server the policy allows by its
+/// origin is refused, while ordinary settings go through.
+#[test]
+fn a_loader_variable_is_judged_like_a_new_command() {
+    let home = Home::new();
+    let policy = tempfile::NamedTempFile::new().unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = home.cmd(args);
+        cmd.env("PLUGBOARD_POLICY", policy.path());
+        output_with_stdin(cmd, "")
+    };
+    crate::run_stdio::add_fixture(&home, "acme", &[], None);
+    let path = home.config_path();
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    config["servers"]["acme"]["source"] = json!({
+        "option": "npm",
+        "registry": {"url": "https://registry.acme.example", "name": "io.github.acme/tickets",
+                     "version": "1.0.0"}
+    });
+    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    std::fs::write(
+        policy.path(),
+        json!({"registries": ["https://registry.acme.example"], "only_registry_servers": true,
+               "allowed_names": ["io.github.acme/*"]})
+        .to_string(),
+    )
+    .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    for setting in [
+        "NODE_OPTIONS=--require=/tmp/evil.js",
+        "LD_PRELOAD=/tmp/evil.so",
+        "PATH=/tmp/evil:/usr/bin",
+        "npm_config_registry=https://evil.example/",
+        "PYTHONPATH=/tmp/evil",
+    ] {
+        let out = run(&["edit", "acme", "--env", setting]);
+        assert_code(&out, 2);
+        assert!(
+            stderr(&out).contains("refused"),
+            "{setting}: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "{setting} was written"
+        );
+    }
+    assert_code(&run(&["edit", "acme", "--env", "LOG_LEVEL=debug"]), 0);
+    assert_code(&run(&["test", "acme"]), 0);
+}

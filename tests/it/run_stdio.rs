@@ -278,3 +278,64 @@ fn a_disabled_server_is_refused() {
     assert_code(&out, 2);
     assert!(stderr(&out).contains("no server named `nope`"));
 }
+
+/// A server that spells its answers' ids as floats (`"id":2.0`, which JSON allows) must not slip
+/// its tool list past the filter; a client request with a non-integer id is refused before it
+/// reaches the server.
+#[test]
+fn answers_with_float_ids_are_still_filtered_and_float_request_ids_are_refused() {
+    let home = Home::new();
+    add_fixture(&home, "floaty", &["--misbehave", "float-ids"], None);
+    assert_code(&home.run(&["test", "floaty"]), 0);
+    assert_code(&home.run(&["tools", "floaty", "--disable", "add"]), 0);
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":3.5,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#,
+        "\n"
+    );
+    let out = home.run_with_stdin(&["run", "floaty"], input);
+    assert_code(&out, 0);
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("only JSON-RPC on stdout"))
+        .collect();
+    let list = lines
+        .iter()
+        .find(|l| l["result"]["tools"].is_array())
+        .unwrap_or_else(|| panic!("no tools/list answer: {}", stdout(&out)));
+    assert_eq!(
+        list["id"], 2.0,
+        "the server's own spelling reaches the client"
+    );
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"echo"), "{names:?}");
+    assert!(
+        !names.contains(&"add"),
+        "a disabled tool was listed: {names:?}"
+    );
+    let refused = lines
+        .iter()
+        .find(|l| l["error"]["code"] == -32600)
+        .unwrap_or_else(|| panic!("the float request id was not refused: {}", stdout(&out)));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("3.5")
+    );
+    assert!(
+        lines.iter().all(|l| l["result"]["content"].is_null()),
+        "the refused call reached the server: {}",
+        stdout(&out)
+    );
+}

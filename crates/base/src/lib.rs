@@ -1,7 +1,5 @@
-//! Small shared pieces every layer uses: the clock, failure kinds, TLS setup, the heap settings,
-//! pin reports and the regex rules.
-//!
-//! Modules of the layers below are reachable here as `crate::<module>`, like this crate's own.
+//! Small shared pieces every layer uses: the clock, failure kinds, atomic file writes, TLS setup,
+//! the heap settings, pin reports and the regex rules. This crate depends on no other of ours.
 
 pub mod clock;
 pub mod failure;

@@ -195,7 +195,7 @@ fn os_info() -> OsInfo {
 
 /// Write a bundle to `path`, readable only by the user.
 pub fn write_bundle(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    crate::secrets::selection::write_atomic(path, bytes)
+    plugboard_base::fs::write_atomic(path, bytes)
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::future::Future;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -70,13 +69,7 @@ impl HealthStore {
             return Ok(Recorded::Superseded);
         }
         let text = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
-        let tmp = self
-            .dir
-            .join(format!(".{}.{}.tmp", record.name, std::process::id()));
-        let mut file = File::create(&tmp)?;
-        file.write_all(&text)?;
-        file.sync_all()?;
-        fs::rename(&tmp, self.path(&record.name))?;
+        plugboard_base::fs::write_atomic(&self.path(&record.name), &text)?;
         Ok(Recorded::Stored)
     }
 

@@ -347,14 +347,27 @@ pub struct ServerPatch {
     pub args: Option<Vec<String>>,
     /// `Some(None)` goes back to the default timeout.
     pub timeout: Option<Option<u64>>,
+    /// Whether credentials may go over plain http to a remote host.
+    pub allow_insecure_http: Option<bool>,
 }
 
-/// Whether `patch` changes what `server` runs or connects to (its URL, command or arguments).
+/// Whether `patch` changes what `server` runs or connects to (its URL, command or arguments,
+/// or an environment variable that decides what runs: `NODE_OPTIONS`, `LD_PRELOAD`, `PATH`,
+/// the package index).
 fn launch_changes(server: &ServerConfig, patch: &ServerPatch) -> bool {
-    patch
-        .url
-        .as_ref()
-        .is_some_and(|u| server.url.as_ref() != Some(u))
+    let env_changes = patch.env.iter().any(|(key, change)| {
+        crate::config::is_launch_env(key)
+            && match change {
+                ValuePatch::Plain(v) => server.env.get(key) != Some(&ConfigValue::Plain(v.clone())),
+                ValuePatch::Secret(_) => true,
+                ValuePatch::Remove => false,
+            }
+    });
+    env_changes
+        || patch
+            .url
+            .as_ref()
+            .is_some_and(|u| server.url.as_ref() != Some(u))
         || patch
             .command
             .as_ref()
@@ -363,6 +376,7 @@ fn launch_changes(server: &ServerConfig, patch: &ServerPatch) -> bool {
 }
 
 fn apply_patch(server: &mut ServerConfig, patch: &ServerPatch) {
+    let relaunched = launch_changes(server, patch);
     for (map, changes) in [
         (&mut server.env, &patch.env),
         (&mut server.headers, &patch.headers),
@@ -381,7 +395,7 @@ fn apply_patch(server: &mut ServerConfig, patch: &ServerPatch) {
             }
         }
     }
-    if launch_changes(server, patch) {
+    if relaunched {
         // It no longer runs what its catalog entry, registry version or bundle gave: from now
         // on it is a server the user made (for updates and the organisation policy alike).
         server.source = None;
@@ -397,6 +411,9 @@ fn apply_patch(server: &mut ServerConfig, patch: &ServerPatch) {
     }
     if let Some(timeout) = patch.timeout {
         server.timeout = timeout;
+    }
+    if let Some(allow) = patch.allow_insecure_http {
+        server.allow_insecure_http = allow;
     }
 }
 

@@ -45,6 +45,11 @@ pub const REDACTED: &str = "***";
 /// Known values with fewer characters than this are ignored: they would destroy ordinary text.
 const MIN_VALUE_CHARS: usize = 4;
 
+/// Any run of this many characters of a secret (a value of the secret store, not a plain
+/// setting) is redacted wherever it appears: a server that logs the first 20 characters of its
+/// 40-character token, or a cut through the middle of one, does not get them past.
+pub const FRAGMENT_CHARS: usize = 12;
+
 /// Known values with fewer characters than this are only redacted where they stand alone:
 /// not preceded or followed by a letter or digit.
 const STANDALONE_BELOW_CHARS: usize = 8;
@@ -122,7 +127,7 @@ const LENIENT_URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE
 /// Removes secrets from text; cheap to clone and share between threads.
 ///
 /// ```
-/// use plugboard::redact::Redactor;
+/// use plugboard_store::redact::Redactor;
 ///
 /// let redactor = Redactor::new(["hunter2-is-my-password"]);
 /// assert_eq!(
@@ -139,8 +144,12 @@ pub struct Redactor {
 struct Inner {
     /// The accepted known values, kept so that [`Redactor::with_values`] can rebuild.
     values: Vec<String>,
+    /// The values among them that are secrets, whose fragments count too.
+    secrets: Vec<String>,
     /// Finds every literal form of `values`.
     literals: Literals,
+    /// Finds every run of [`FRAGMENT_CHARS`] characters of `secrets`.
+    fragments: Fragments,
 }
 
 impl Redactor {
@@ -165,18 +174,35 @@ impl Redactor {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
+        Self::build(values, Vec::new())
+    }
+
+    fn build<I, S>(values: I, secrets: Vec<String>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
         let mut accepted = BTreeSet::new();
-        for value in values {
-            let value = value.as_ref();
+        for value in values
+            .into_iter()
+            .map(|v| v.as_ref().to_owned())
+            .chain(secrets.clone())
+        {
             if is_redactable(value.trim()) {
                 accepted.insert(value.trim().to_owned());
-                accepted.insert(value.to_owned());
+                accepted.insert(value);
             }
         }
         let values: Vec<String> = accepted.into_iter().collect();
         let literals = Literals::new(&values);
+        let fragments = Fragments::new(&secrets);
         Self {
-            inner: Arc::new(Inner { values, literals }),
+            inner: Arc::new(Inner {
+                values,
+                secrets,
+                literals,
+                fragments,
+            }),
         }
     }
 
@@ -189,7 +215,29 @@ impl Redactor {
     {
         let mut all = self.inner.values.clone();
         all.extend(values.into_iter().map(|value| value.as_ref().to_owned()));
-        Self::new(all)
+        Self::build(all, self.inner.secrets.clone())
+    }
+
+    /// This redactor with more secrets: known values (as [`Redactor::with_values`]) of which
+    /// every run of [`FRAGMENT_CHARS`] or more characters is redacted too. For values of the
+    /// secret store and tokens, not for plain settings (a URL in an env field would take every
+    /// text that shares 12 characters with it).
+    #[must_use]
+    pub fn with_secrets<I, S>(self, secrets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut all = self.inner.secrets.clone();
+        all.extend(
+            secrets
+                .into_iter()
+                .map(|value| value.as_ref().to_owned())
+                .filter(|value| is_redactable(value.trim())),
+        );
+        all.sort();
+        all.dedup();
+        Self::build(self.inner.values.clone(), all)
     }
 
     /// Whether this redactor knows no values (it still applies the pattern rules).
@@ -258,6 +306,7 @@ impl Redactor {
     /// Collects the byte ranges of `text` to redact: known values, then the pattern rules.
     fn find_spans(&self, text: &str, pass: Pass, spans: &mut Vec<Range<usize>>) {
         self.inner.literals.find(text, pass, spans);
+        self.inner.fragments.find(text, pass, spans);
         userinfo_spans(text, spans);
         let candidates = triggers().in_text(text);
         for (index, rule) in RULES.iter().enumerate() {
@@ -399,6 +448,51 @@ impl Literals {
                         !(text[..span.start].ends_with(char::is_alphanumeric)
                             || text[span.end..].starts_with(char::is_alphanumeric))
                     }),
+            );
+        }
+    }
+}
+
+/// Every run of [`FRAGMENT_CHARS`] characters of the secrets, found anywhere. Overlapping runs
+/// merge into one redacted span, so a longer piece of a secret goes whole.
+#[derive(Default)]
+struct Fragments {
+    windows: Option<AhoCorasick>,
+    /// Whether a window contains `*`: only then can one newly match after a pass.
+    has_star: bool,
+}
+
+impl Fragments {
+    fn new(secrets: &[String]) -> Self {
+        let mut windows = BTreeSet::new();
+        for secret in secrets {
+            let starts: Vec<usize> = secret.char_indices().map(|(at, _)| at).collect();
+            if starts.len() <= FRAGMENT_CHARS {
+                continue;
+            }
+            for first in 0..=starts.len() - FRAGMENT_CHARS {
+                let end = starts
+                    .get(first + FRAGMENT_CHARS)
+                    .copied()
+                    .unwrap_or(secret.len());
+                windows.insert(secret[starts[first]..end].to_owned());
+            }
+        }
+        let windows: Vec<String> = windows.into_iter().collect();
+        Self {
+            has_star: windows.iter().any(|w| w.contains('*')),
+            windows: automaton(&windows),
+        }
+    }
+
+    fn find(&self, text: &str, pass: Pass, spans: &mut Vec<Range<usize>>) {
+        if let Some(windows) = &self.windows
+            && (pass == Pass::First || self.has_star)
+        {
+            spans.extend(
+                windows
+                    .find_overlapping_iter(text)
+                    .map(|found| found.range()),
             );
         }
     }
@@ -930,6 +1024,29 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn any_long_enough_piece_of_a_secret_is_redacted() {
+        let token = "ghx_0123456789abcdefghijKLMNOPQRSTUVWXYZ";
+        let redactor = Redactor::new(["https://api.example.com/v1/search"]).with_secrets([token]);
+        // The first 20 characters, as a server might log them.
+        assert_eq!(
+            redactor.redact(&format!("token {}…", &token[..20])),
+            "token ***…"
+        );
+        // A piece from the middle, and the two halves of a cut.
+        assert_eq!(redactor.redact(&format!("x{}y", &token[7..26])), "x***y");
+        assert_eq!(redactor.redact(&token[..19]), "***");
+        assert_eq!(redactor.redact(&token[19..]), "***");
+        // Eleven characters are not enough to count.
+        assert_eq!(redactor.redact(&token[3..14]), &token[3..14]);
+        // A plain setting redacts whole, never by its pieces.
+        let text = "see https://api.example.com/v2/other";
+        assert_eq!(redactor.redact(text), text);
+        // More values keep the secrets.
+        let more = redactor.with_values(["another-known-value"]);
+        assert_eq!(more.redact(&token[5..25]), "***");
+    }
 
     fn redact(values: &[&str], text: &str) -> String {
         Redactor::new(values).redact(text)

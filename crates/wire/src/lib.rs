@@ -4,6 +4,7 @@
 //! Modules of the layers below are reachable here as `crate::<module>`, like this crate's own.
 
 pub mod connect;
+pub mod credential_probe;
 pub mod oauth;
 pub mod probe;
 pub mod resolve;

@@ -14,8 +14,8 @@ use crate::config::{Auth, ConfigValue, SECRET_ARG_OPEN, SecretRef, ServerConfig,
 use crate::connect::Era;
 use crate::connect::env::{self, LookupError};
 pub use crate::connect::target::{RemoteTarget, StdioTarget, Target};
+use crate::credential_probe::CredentialProbe;
 use crate::failure::{ErrorKind, Failure};
-use crate::probe::CredentialProbe;
 use crate::redact::Redactor;
 use crate::secrets::{MemoryStore, SecretError, SecretKey, SecretStore, Sensitive};
 
@@ -160,6 +160,11 @@ pub enum ResolveError {
     NotExecutable { command: String, path: PathBuf },
     #[error("the working directory `{}` of server `{server}` does not exist", cwd.display())]
     MissingCwd { server: String, cwd: PathBuf },
+    #[error(
+        "server `{server}` would send its credentials over plain http to `{host}`, where anyone \
+         on the way can read them; nothing was sent"
+    )]
+    InsecureCredentials { server: String, host: String },
 }
 
 impl ResolveError {
@@ -168,7 +173,8 @@ impl ResolveError {
             ResolveError::Invalid { .. }
             | ResolveError::MissingSecret { .. }
             | ResolveError::SecretStore { .. }
-            | ResolveError::MissingCwd { .. } => ErrorKind::Config,
+            | ResolveError::MissingCwd { .. }
+            | ResolveError::InsecureCredentials { .. } => ErrorKind::Config,
             ResolveError::NeedsOAuth { .. } => ErrorKind::Unauthorized,
             ResolveError::CommandNotFound { .. } | ResolveError::NotExecutable { .. } => {
                 ErrorKind::Spawn
@@ -209,6 +215,11 @@ impl ResolveError {
             ResolveError::MissingCwd { server, .. } => format!(
                 "create the directory or change the server's working directory with \
                  `plugboard edit {server}`"
+            ),
+            ResolveError::InsecureCredentials { server, .. } => format!(
+                "use the server's https:// address (`plugboard edit {server} --url https://…`); \
+                 only if you trust every network between you and it, allow plain http with \
+                 `plugboard edit {server} --allow-insecure-http`"
             ),
         }
     }
@@ -488,10 +499,20 @@ pub fn resolve(
                         });
                     }
                 }
+                if sends_credentials
+                    && url.scheme() == "http"
+                    && !crate::config::is_loopback_host(url.host_str().unwrap_or_default())
+                    && !server.allow_insecure_http
+                {
+                    return Err(ResolveError::InsecureCredentials {
+                        server: name.to_owned(),
+                        host: url.host_str().unwrap_or_default().to_owned(),
+                    });
+                }
                 Target::Remote(RemoteTarget { url, headers })
             }
         };
-    redact_values.append(&mut store.seen);
+    let secrets = std::mem::take(&mut store.seen);
     redact_values.retain(|v| !v.is_empty());
     redact_values.sort();
     redact_values.dedup();
@@ -504,7 +525,7 @@ pub fn resolve(
             .timeout
             .map(Duration::from_secs)
             .unwrap_or(DEFAULT_TIMEOUT),
-        redactor: Redactor::new(redact_values),
+        redactor: Redactor::new(redact_values).with_secrets(secrets),
         probe,
         sends_credentials,
         resolve_time: started.elapsed(),

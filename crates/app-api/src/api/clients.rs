@@ -331,11 +331,8 @@ impl Api {
         })
     }
 
-    fn export_plan(
-        &self,
-        client: &str,
-        selection: &ExportSelection,
-    ) -> Result<(ClientKind, ExportPlan), ApiError> {
+    /// The client, the `plugboard` its launchers name, and its file.
+    fn export_target(&self, client: &str) -> Result<(ClientKind, PathBuf, PathBuf), ApiError> {
         let kind = known_client(client)?;
         let cli = self.cli().map_err(|m| ApiError::new("no_cli", m))?;
         let path = kind.default_path().ok_or_else(|| {
@@ -347,6 +344,15 @@ impl Api {
                 ),
             )
         })?;
+        Ok((kind, cli, path))
+    }
+
+    fn export_plan(
+        &self,
+        client: &str,
+        selection: &ExportSelection,
+    ) -> Result<(ClientKind, ExportPlan), ApiError> {
+        let (kind, cli, path) = self.export_target(client)?;
         let dir = self.servers.config().dir();
         let config = self.servers.config().load()?;
         let plan =
@@ -381,9 +387,12 @@ impl Api {
         client: &str,
         selection: &ExportSelection,
     ) -> Result<ExportResult, ApiError> {
-        let (kind, plan) = self.export_plan(client, selection)?;
-        let backup =
-            clients::apply_export(&plan, self.servers.config().dir()).map_err(client_error)?;
+        let (kind, cli, path) = self.export_target(client)?;
+        let config = self.servers.config().load()?;
+        let dir = self.servers.config().dir();
+        let (plan, backup) =
+            clients::export_now(&config, dir, kind, &path, &cli, &selection.choice())
+                .map_err(client_error)?;
         Ok(ExportResult {
             client: kind.id().into(),
             label: kind.label().into(),

@@ -1,5 +1,5 @@
 //! `ApiError`: the one error shape the app sees, `{code, message, fields}`, built from the core's
-//! errors. Messages are scrubbed of every value the request supplied before they leave the core.
+//! errors. Messages are redacted of every value the request supplied before they leave the core.
 
 use serde::Serialize;
 
@@ -7,6 +7,7 @@ use crate::catalog::CatalogError;
 use crate::config::ConfigError;
 use crate::form::FormErrors;
 use crate::manage::ManageError;
+use crate::redact::Redactor;
 use crate::secrets::SecretError;
 
 /// A failed API call. `code` is stable and machine-readable (`not_found`, `duplicate`, `invalid`,
@@ -65,27 +66,14 @@ impl ApiError {
         }
     }
 
-    /// Replace every occurrence of each of `values` in the message and field messages with
-    /// `•••`. Values of fewer than 3 characters are left alone (they would mangle ordinary words
-    /// and cannot identify a secret).
+    /// This error with every one of `values` (the request's values) redacted from its message
+    /// and field messages, by the same redactor as everything else that leaves the core (its
+    /// encoded forms and secret-looking patterns too).
     pub fn scrub<'a>(mut self, values: impl IntoIterator<Item = &'a str>) -> ApiError {
-        let mut values: Vec<&str> = values
-            .into_iter()
-            .map(str::trim)
-            .filter(|v| v.chars().count() >= 3)
-            .collect();
-        // Longest first, so a value that contains another is replaced whole.
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        let clean = |text: &mut String| {
-            for v in &values {
-                if text.contains(v) {
-                    *text = text.replace(v, "•••");
-                }
-            }
-        };
-        clean(&mut self.message);
+        let redactor = Redactor::new(values);
+        self.message = redactor.redact(&self.message);
         for f in &mut self.fields {
-            clean(&mut f.message);
+            f.message = redactor.redact(&f.message);
         }
         self
     }
@@ -158,10 +146,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scrub_replaces_values_longest_first_and_skips_tiny_ones() {
-        let err = ApiError::field("url", "`https://u:tok-123456@x` has tok-123456 in it, ok")
-            .scrub(["tok-123456", "https://u:tok-123456@x", "ok"]);
-        assert_eq!(err.message, "`•••` has ••• in it, ok");
+    fn scrub_redacts_the_values_and_their_forms_but_not_ordinary_words() {
+        let err = ApiError::field(
+            "url",
+            "`https://u:tok-123456@x` has tok-123456 and tok%2D123456 in it, ok",
+        )
+        .scrub(["tok-123456", "https://u:tok-123456@x", "ok"]);
+        assert!(!err.message.contains("tok-123456"), "{}", err.message);
+        assert!(!err.message.contains("tok%2D123456"), "{}", err.message);
+        assert!(err.message.ends_with("in it, ok"), "{}", err.message);
         assert_eq!(err.fields[0].message, err.message);
     }
 

@@ -60,6 +60,10 @@ pub struct ExportPlan {
     /// The whole new document (not shown: it holds the client's other settings).
     #[serde(skip)]
     doc: Map<String, Value>,
+    /// The file's bytes when the plan was made (`None`: there was no file), so that applying it
+    /// never writes over a change made since.
+    #[serde(skip)]
+    planned_from: Option<Vec<u8>>,
 }
 
 /// Which of the enabled servers an export writes.
@@ -103,6 +107,8 @@ pub fn plan_export_choice(
     choice: &ExportChoice,
 ) -> Result<ExportPlan, ClientError> {
     let format = kind.format();
+    // Read before the document: a change in between makes them differ, and applying refuses.
+    let planned_from = std::fs::read(path).ok();
     let mut doc = jsonc::read_object_or_empty(path)?;
     let state = ExportState::load(config_dir)?;
     let recorded = state.file(path).cloned().unwrap_or_default();
@@ -232,35 +238,63 @@ pub fn plan_export_choice(
         disabled,
         changes_file: changed || !path.exists(),
         doc,
+        planned_from,
     })
 }
 
 /// Write the plan: backup, atomic write, and the record of what Plugboard now owns in the file.
 /// Returns the backup's path (none when the file did not exist or nothing changed).
 pub fn apply_export(plan: &ExportPlan, config_dir: &Path) -> Result<Option<PathBuf>, ClientError> {
-    let mut state = ExportState::load(config_dir)?;
-    let backup = if plan.changes_file {
-        jsonc::write_with_backup(&plan.path, &plan.doc)?
-    } else {
-        None
-    };
-    let record = state.file_mut(&plan.path, plan.client.id());
-    record.entries = plan
-        .entries
-        .iter()
-        .map(|(key, entry)| {
-            (
-                key.clone(),
-                WrittenEntry {
-                    server: key.clone(),
-                    entry: entry.clone(),
-                },
-            )
-        })
-        .collect();
-    record.updated_at_ms = crate::clock::now_ms();
-    state.save(config_dir)?;
-    Ok(backup)
+    ExportState::update(config_dir, |state| {
+        if std::fs::read(&plan.path).ok() != plan.planned_from {
+            return Err(ClientError::ChangedSincePlan {
+                path: plan.path.clone(),
+            });
+        }
+        let backup = if plan.changes_file {
+            jsonc::write_with_backup(&plan.path, &plan.doc)?
+        } else {
+            None
+        };
+        let record = state.file_mut(&plan.path, plan.client.id());
+        record.entries = plan
+            .entries
+            .iter()
+            .map(|(key, entry)| {
+                (
+                    key.clone(),
+                    WrittenEntry {
+                        server: key.clone(),
+                        entry: entry.clone(),
+                    },
+                )
+            })
+            .collect();
+        record.updated_at_ms = crate::clock::now_ms();
+        Ok(backup)
+    })
+}
+
+/// Plan the export of `choice` and write it at once (`plugboard export --write`, the app's "Use
+/// in other apps"), planning again when the file changed in between (another export running at
+/// the same moment): returns the plan written and the backup's path.
+pub fn export_now(
+    config: &Config,
+    config_dir: &Path,
+    kind: ClientKind,
+    path: &Path,
+    plugboard: &Path,
+    choice: &ExportChoice,
+) -> Result<(ExportPlan, Option<PathBuf>), ClientError> {
+    const ATTEMPTS: usize = 5;
+    let mut attempt = 1;
+    loop {
+        let plan = plan_export_choice(config, config_dir, kind, path, plugboard, choice)?;
+        match apply_export(&plan, config_dir) {
+            Err(ClientError::ChangedSincePlan { .. }) if attempt < ATTEMPTS => attempt += 1,
+            result => return result.map(|backup| (plan, backup)),
+        }
+    }
 }
 
 /// Record that Plugboard now owns `entries` (key → server) of `path` (used after an import
@@ -271,17 +305,18 @@ pub(crate) fn record_entries(
     path: &Path,
     entries: &[(String, String, Value)],
 ) -> Result<(), ClientError> {
-    let mut state = ExportState::load(config_dir)?;
-    let record = state.file_mut(path, kind.id());
-    for (key, server, entry) in entries {
-        record.entries.insert(
-            key.clone(),
-            WrittenEntry {
-                server: server.clone(),
-                entry: entry.clone(),
-            },
-        );
-    }
-    record.updated_at_ms = crate::clock::now_ms();
-    state.save(config_dir)
+    ExportState::update(config_dir, |state| {
+        let record = state.file_mut(path, kind.id());
+        for (key, server, entry) in entries {
+            record.entries.insert(
+                key.clone(),
+                WrittenEntry {
+                    server: server.clone(),
+                    entry: entry.clone(),
+                },
+            );
+        }
+        record.updated_at_ms = crate::clock::now_ms();
+        Ok(())
+    })
 }

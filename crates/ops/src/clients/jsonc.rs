@@ -2,8 +2,7 @@
 //! comments, trailing commas, as VS Code allows), key order kept, writes atomic (temp file,
 //! fsync, rename) with the original's permissions and a timestamped backup of the old bytes.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -185,38 +184,7 @@ pub fn write_with_backup(
         }
         None => None,
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.plugboard.{}.{:08x}.tmp",
-        std::process::id(),
-        rand::random::<u32>()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-            let mode = existing
-                .as_ref()
-                .map(|m| m.permissions().mode() & 0o777)
-                .unwrap_or(0o600);
-            options.mode(mode);
-        }
-        let mut file = options.open(&tmp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
+    if let Err(e) = plugboard_base::fs::write_atomic(path, text.as_bytes()) {
         return Err(ClientError::file(path, format!("cannot be written ({e})")));
     }
     Ok(backup)

@@ -32,7 +32,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use export::{
-    ExportAction, ExportChange, ExportChoice, ExportPlan, apply_export, plan_export,
+    ExportAction, ExportChange, ExportChoice, ExportPlan, apply_export, export_now, plan_export,
     plan_export_choice,
 };
 pub use import::{
@@ -183,6 +183,13 @@ impl Dirs {
 pub enum ClientError {
     #[error("{path}: {detail}")]
     File { path: PathBuf, detail: String },
+    /// The client's file changed between the plan and its writing (another export, the client
+    /// itself): nothing was written.
+    #[error(
+        "{path} changed since the export was planned, so nothing was written; plan it again to \
+         see the file as it is now"
+    )]
+    ChangedSincePlan { path: PathBuf },
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]

@@ -81,12 +81,36 @@ impl ExportState {
         }
     }
 
-    pub fn save(&mut self, config_dir: &Path) -> Result<(), ClientError> {
+    /// Read the record, change it with `change`, and write it back, all under an exclusive lock
+    /// (`exports.json.lock`) so that exports running at once each keep their entries. The
+    /// record is written only when `change` succeeds.
+    pub fn update<T>(
+        config_dir: &Path,
+        change: impl FnOnce(&mut ExportState) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
+        let lock_path = config_dir.join(format!("{EXPORTS_FILE}.lock"));
+        std::fs::create_dir_all(config_dir)
+            .map_err(|e| ClientError::file(config_dir, format!("cannot be created ({e})")))?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| ClientError::file(&lock_path, format!("cannot be opened ({e})")))?;
+        lock.lock()
+            .map_err(|e| ClientError::file(&lock_path, format!("cannot be locked ({e})")))?;
+        let mut state = ExportState::load(config_dir)?;
+        let value = change(&mut state)?;
+        state.save(config_dir)?;
+        Ok(value)
+    }
+
+    fn save(&mut self, config_dir: &Path) -> Result<(), ClientError> {
         self.version = 1;
         let path = Self::path(config_dir);
         let mut bytes = serde_json::to_vec_pretty(self).expect("the record serializes");
         bytes.push(b'\n');
-        crate::secrets::selection::write_atomic(&path, &bytes)
+        plugboard_base::fs::write_atomic(&path, &bytes)
             .map_err(|e| ClientError::file(&path, format!("cannot be written ({e})")))
     }
 

@@ -17,7 +17,6 @@ pub mod diff;
 pub mod flags;
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -349,17 +348,7 @@ impl PinStore {
     fn write(&self, file: &PinFile) -> Result<(), PinError> {
         let name = &file.name;
         let text = serde_json::to_vec_pretty(file).map_err(|e| self.io(name, e.into()))?;
-        let tmp = self.dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let result = (|| {
-            let mut out = File::create(&tmp)?;
-            out.write_all(&text)?;
-            out.sync_all()?;
-            fs::rename(&tmp, self.path(name))
-        })();
-        result.map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            self.io(name, e)
-        })
+        plugboard_base::fs::write_atomic(&self.path(name), &text).map_err(|e| self.io(name, e))
     }
 
     fn lock(&self, name: &str) -> Result<File, PinError> {

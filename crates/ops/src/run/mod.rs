@@ -192,7 +192,7 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
     let resolved = resolve(name, &server, resolve_store.as_ref(), None)?;
     let mut redactor = resolved.redactor().clone();
     if let Some(s) = &session {
-        redactor = redactor.with_values([s.token.expose().as_str()]);
+        redactor = redactor.with_secrets([s.token.expose().as_str()]);
     }
     let known = crate::checks::known_era(servers, name);
     let filter = Arc::new(tool_filter::ToolFilter::new(name, rules));

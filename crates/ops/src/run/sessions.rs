@@ -33,12 +33,8 @@ fn path(config_dir: &Path, pid: u32) -> PathBuf {
 /// Write (or replace) this process's record. Best effort: a record that cannot be written only
 /// makes the notice less precise.
 pub fn write(config_dir: &Path, record: &SessionRecord) {
-    let file = path(config_dir, record.pid);
-    let tmp = file.with_extension("tmp");
     if let Ok(text) = serde_json::to_vec(record) {
-        let _ = std::fs::create_dir_all(dir(config_dir))
-            .and_then(|()| std::fs::write(&tmp, text))
-            .and_then(|()| std::fs::rename(&tmp, &file));
+        let _ = plugboard_base::fs::write_atomic(&path(config_dir, record.pid), &text);
     }
 }
 

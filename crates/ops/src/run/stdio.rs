@@ -36,6 +36,18 @@ pub const SIGNAL_GRACE: Duration = Duration::from_secs(3);
 /// The longest stderr line passed on whole; longer ones are cut into pieces.
 const MAX_STDERR_LINE: usize = 16 * 1024;
 
+/// Where to cut an overlong stderr line: after its last space or tab, so that a secret (which
+/// holds none) is redacted whole rather than in two pieces; a line with no space in its second
+/// half is cut at the end, and what the two pieces of a secret cut there share with it is caught
+/// by the redactor's fragment rule.
+fn line_cut(pending: &[u8]) -> usize {
+    pending
+        .iter()
+        .rposition(|b| *b == b' ' || *b == b'\t')
+        .filter(|at| *at >= pending.len() / 2)
+        .map_or(pending.len(), |at| at + 1)
+}
+
 #[cfg(unix)]
 fn signal_group(pgid: u32, signal: i32) {
     // SAFETY: a plain syscall on the process group created for the child.
@@ -378,8 +390,8 @@ pub async fn relay(
                     let _ = err.write_all(text.as_bytes()).await;
                 }
                 if pending.len() > MAX_STDERR_LINE {
-                    let text = redactor.redact(&String::from_utf8_lossy(&pending));
-                    pending.clear();
+                    let piece: Vec<u8> = pending.drain(..line_cut(&pending)).collect();
+                    let text = redactor.redact(&String::from_utf8_lossy(&piece));
                     let _ = err.write_all(format!("{text}\n").as_bytes()).await;
                 }
             }

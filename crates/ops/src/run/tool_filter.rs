@@ -85,8 +85,30 @@ struct Head {
     method: Option<String>,
 }
 
+/// The key that matches a server's answer to the request it answers. JSON gives one number
+/// many spellings (`2`, `2.0`, `2e0`): an integral number is keyed by its integer, so an answer
+/// that spells its id another way is still recognised (and filtered).
 fn id_key(id: &Value) -> String {
+    if let Value::Number(n) = id
+        && n.as_i64().is_none()
+        && n.as_u64().is_none()
+        && let Some(f) = n.as_f64()
+        && f.fract() == 0.0
+        && f.abs() < 9_007_199_254_740_992.0
+    {
+        return (f as i64).to_string();
+    }
     id.to_string()
+}
+
+/// MCP request ids are strings or integers; anything else (`1.5`, `true`, `{}`) is refused
+/// before it reaches the server.
+fn valid_request_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => n.is_i64() || n.is_u64(),
+        _ => false,
+    }
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -181,6 +203,19 @@ impl ToolFilter {
     fn client_message(&self, session: &mut Session, message: &Value) -> Option<Value> {
         let method = message.get("method").and_then(Value::as_str)?;
         let id = message.get("id");
+        if let Some(id) = id.filter(|id| !valid_request_id(id)) {
+            return Some(json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {
+                    "code": -32600,
+                    "message": format!(
+                        "request id {id} is neither a string nor an integer, so `{method}` was \
+                         not sent to the server"
+                    ),
+                },
+            }));
+        }
         let params = message.get("params");
         if session.client.is_none() {
             let info = params.and_then(|p| {

@@ -129,7 +129,7 @@ async fn resolve_and_open(
     resolved.set_known_era(known);
     let mut redactor = resolved.redactor().clone();
     if let Some(token) = token {
-        redactor = redactor.with_values([token.as_str()]);
+        redactor = redactor.with_secrets([token.as_str()]);
     }
     let tools = ToolStates::of(server, reviewed);
     open_resolved(&resolved, redactor, options, tools).await

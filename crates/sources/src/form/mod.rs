@@ -33,6 +33,7 @@ pub mod curated;
 pub mod engine;
 pub mod inputs;
 pub mod mcpb;
+pub mod package_names;
 pub mod server_json;
 pub mod spec;
 pub mod template;

@@ -25,6 +25,7 @@ use super::blueprint::{
     ArgPlan, AuthPlan, Blueprint, BundleRef, FormSource, Launch, OptionPlan, Pin, Split, ValuePlan,
 };
 use super::engine::transport_kind;
+use super::package_names;
 use super::spec::{FieldTarget, FormField, InputKind};
 use super::template::Template;
 use crate::config::{TransportKind, is_loopback_host};
@@ -456,6 +457,12 @@ fn package_option(
     let mut runtime_args = package.runtime_arguments.clone();
     let mut extra_env = Vec::new();
     let mut bundle = None;
+    let registry_type = package.registry_type.as_str();
+    let invalid_name = package_names::identifier_problem(registry_type, identifier).or_else(|| {
+        matches!(registry_type, "npm" | "pypi" | "oci" | "docker" | "nuget")
+            .then(|| version.as_deref().and_then(package_names::version_problem))
+            .flatten()
+    });
     // (program, the runner's own leading args, the package spec to add, or None when the
     // runtime arguments already name it)
     let (program, lead, spec): (String, Vec<String>, Option<String>) = match package
@@ -464,6 +471,10 @@ fn package_option(
     {
         _ if identifier.is_empty() => {
             blocked = Some("the registry entry names no package identifier".into());
+            (String::new(), vec![], None)
+        }
+        _ if invalid_name.is_some() => {
+            blocked = invalid_name;
             (String::new(), vec![], None)
         }
         "npm" => {

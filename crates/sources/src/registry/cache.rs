@@ -559,15 +559,7 @@ impl CacheWriter {
     pub fn create(path: &Path) -> std::io::Result<CacheWriter> {
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!(
-            ".{name}.{}.{:08x}.tmp",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
+        let tmp = plugboard_base::fs::temp_path_beside(path);
         let file = OpenOptions::new()
             .write(true)
             .read(true)
@@ -621,13 +613,7 @@ impl CacheWriter {
             let file = self.out.get_mut();
             file.seek(SeekFrom::Start(0))?;
             file.write_all(&text)?;
-            file.sync_all()?;
-            std::fs::rename(&self.tmp, &self.path)?;
-            if let Some(dir) = self.path.parent()
-                && let Ok(d) = File::open(dir)
-            {
-                let _ = d.sync_all();
-            }
+            plugboard_base::fs::put_in_place(file, &self.tmp, &self.path)?;
             Ok(self.servers)
         })();
         if result.is_err() {

@@ -11,7 +11,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::secrets::selection::{SETTINGS_FILE, write_atomic};
+use crate::secrets::selection::SETTINGS_FILE;
+use plugboard_base::fs::write_atomic;
 
 /// The official MCP Registry.
 pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";

@@ -59,6 +59,10 @@ pub struct SyncReport {
     pub skipped_examples: Vec<String>,
     pub pages: usize,
     pub ms: u64,
+    /// The registry kept naming more pages past the limits of one sync ([`MAX_PAGES`],
+    /// [`MAX_ROWS`]): what arrived until then is kept, the rest is not read.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
     /// `dns`, `tls`, `refused`, `timeout`, `network`, `http`, `malformed`, `cache`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
@@ -71,6 +75,12 @@ pub struct SyncReport {
 }
 
 const EXAMPLES_KEPT: usize = 5;
+
+/// The most pages one sync reads from a registry (100 rows a page: ten times the official
+/// registry's size at the end of 2026). A registry that names more is cut off, not followed.
+pub const MAX_PAGES: usize = 1_000;
+/// The most rows one sync reads from a registry, whatever its page size.
+pub const MAX_ROWS: usize = 200_000;
 
 struct Counters {
     received: usize,
@@ -98,6 +108,11 @@ impl Counters {
                 self.examples.push(r);
             }
         }
+    }
+
+    /// Whether the sync has read as much as one sync may.
+    fn at_limit(&self) -> bool {
+        self.pages >= MAX_PAGES || self.received >= MAX_ROWS
     }
 
     fn saw(&mut self, row: &RegistryRow) {
@@ -159,6 +174,7 @@ pub async fn sync_registry(
         skipped_examples: vec![],
         pages: 0,
         ms: 0,
+        truncated: false,
         error_code: None,
         error: None,
         hint: None,
@@ -276,6 +292,10 @@ async fn pull_all(
             pages: counters.pages,
         });
         match page.next_cursor {
+            Some(_) if counters.at_limit() => {
+                report.truncated = true;
+                break;
+            }
             Some(cursor) if query.cursor.as_deref() != Some(&cursor) => query.cursor = Some(cursor),
             _ => break,
         }
@@ -323,6 +343,10 @@ async fn pull_changes(
             pages: counters.pages,
         });
         match page.next_cursor {
+            Some(_) if counters.at_limit() => {
+                report.truncated = true;
+                break;
+            }
             Some(cursor) if query.cursor.as_deref() != Some(&cursor) => query.cursor = Some(cursor),
             _ => break,
         }

@@ -288,6 +288,10 @@ pub struct ServerConfig {
     pub headers: BTreeMap<String, ConfigValue>,
     #[serde(default, skip_serializing_if = "is_auth_none")]
     pub auth: Auth,
+    /// Send credentials over plain `http://` to a host that is not this machine (anyone on the
+    /// way can read them). Off unless the user said so for this server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_insecure_http: bool,
     /// Seconds to allow for a whole test (connect, handshake, listing, probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
@@ -341,6 +345,7 @@ impl ServerConfig {
             url: None,
             headers: BTreeMap::new(),
             auth: Auth::None,
+            allow_insecure_http: false,
             timeout: None,
             enabled: true,
             source: None,
@@ -469,6 +474,42 @@ pub fn validate_env_key(key: &str) -> Result<(), String> {
              starting with a letter or `_`)"
         ))
     }
+}
+
+/// Environment variables that change what a server runs rather than how it is configured: the
+/// dynamic loader's, the language runtimes' preload and module paths, the shell's start-up file,
+/// `PATH`, and the package indexes its runner fetches it from.
+const LAUNCH_ENV: &[&str] = &[
+    "PATH",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH",
+    "DYLD_FRAMEWORK_PATH",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "PERL5LIB",
+    "PERL5OPT",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "BASH_ENV",
+    "ENV",
+    "GIT_SSH_COMMAND",
+];
+const LAUNCH_ENV_PREFIXES: &[&str] = &["npm_config_", "NPM_CONFIG_", "UV_", "PIP_", "BUN_"];
+
+/// Whether setting `key` in a server's environment changes what it runs (see [`LAUNCH_ENV`]):
+/// such a variable is judged like a new command.
+pub fn is_launch_env(key: &str) -> bool {
+    LAUNCH_ENV.contains(&key) || LAUNCH_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
 }
 
 /// An HTTP header name (RFC 9110 token characters).

@@ -6,7 +6,6 @@
 //! file that does not parse, or that a newer Plugboard wrote, is reported and never overwritten.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -379,34 +378,11 @@ impl ConfigStore {
         text.push(b'\n');
 
         let path = self.path();
-        let tmp = self.dir.join(format!(
-            ".{CONFIG_FILE}.{}.{}.tmp",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
-        let io_err = |action, source| ConfigError::Io {
-            action,
+        plugboard_base::fs::write_atomic(&path, &text).map_err(|source| ConfigError::Io {
+            action: "write",
             path: path.clone(),
             source,
-        };
-        let result = (|| {
-            let mut options = OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            let mut file = options.open(&tmp).map_err(|e| io_err("write", e))?;
-            file.write_all(&text).map_err(|e| io_err("write", e))?;
-            file.sync_all().map_err(|e| io_err("sync", e))?;
-            fs::rename(&tmp, &path).map_err(|e| io_err("replace", e))?;
-            if let Ok(dir) = File::open(&self.dir) {
-                let _ = dir.sync_all();
-            }
-            Ok(())
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result
+        })
     }
 }
 

@@ -16,15 +16,18 @@ use std::sync::Mutex;
 use age::secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
-use super::selection::write_atomic;
 use super::{SecretError, SecretKey, SecretStore, Sensitive};
+use plugboard_base::fs::write_atomic;
 
 /// The file's name inside the config directory.
 pub const SECRETS_FILE: &str = "secrets.age";
 /// The environment variable that holds the passphrase.
 pub const PASSPHRASE_ENV: &str = "PLUGBOARD_SECRETS_PASSPHRASE";
-/// scrypt work factor (log2 N) used when writing: about a quarter of a second on a laptop.
-const WORK_FACTOR: u8 = 16;
+/// scrypt work factor (log2 N) used when writing: age's own default, about a second on a laptop.
+const WORK_FACTOR: u8 = 18;
+/// The shortest passphrase a new file is encrypted with. An existing file opens with whatever
+/// passphrase it was written with.
+pub const MIN_PASSPHRASE_CHARS: usize = 12;
 /// The highest work factor accepted when reading (a file written on a much faster machine).
 const MAX_WORK_FACTOR: u8 = 22;
 const FORMAT: &str = "plugboard-secrets";
@@ -252,6 +255,15 @@ impl FileStore {
     /// Encrypt `secrets` and replace the file atomically. Called with the lock held.
     fn write(&self, secrets: &Secrets) -> Result<(), SecretError> {
         let passphrase = self.passphrase()?;
+        if !self.path.exists() && passphrase.expose().chars().count() < MIN_PASSPHRASE_CHARS {
+            return Err(file_error(
+                format!(
+                    "the passphrase is too short to protect a new secrets file (it needs at \
+                     least {MIN_PASSPHRASE_CHARS} characters; a few words make a good one)"
+                ),
+                format!("choose a longer passphrase and set {PASSPHRASE_ENV} to it"),
+            ));
+        }
         let content = Content {
             format: FORMAT.into(),
             version: VERSION,
@@ -399,7 +411,7 @@ mod tests {
     fn round_trip_and_wrong_passphrase() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(SECRETS_FILE);
-        let store = FileStore::with_passphrase(&path, Sensitive::new("right horse".into()));
+        let store = FileStore::with_passphrase(&path, Sensitive::new("right horse battery".into()));
         let key = SecretKey::new("ns", "TOKEN");
         assert!(store.get(&key).unwrap().is_none());
         store

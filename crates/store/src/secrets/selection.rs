@@ -3,7 +3,7 @@
 //! `{"secret_store": "keyring" | "file"}`. Other keys of that file are preserved. Nothing ever
 //! switches stores on its own: when the chosen store does not work, the error says so.
 
-pub use plugboard_base::fs::write_atomic;
+use plugboard_base::fs::write_atomic;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

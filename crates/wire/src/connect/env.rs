@@ -44,8 +44,44 @@ pub const BASE_VARS: &[&str] = &[
 ];
 
 /// Prefixes of variables also passed through: package-index, proxy and cache settings of pip,
-/// uv and npm (`PIP_INDEX_URL`, `UV_INDEX_URL`, `npm_config_registry`, …).
+/// uv and npm (`PIP_INDEX_URL`, `UV_INDEX_URL`, `npm_config_registry`, …), never their
+/// credentials (see [`index_setting`]).
 pub const BASE_PREFIXES: &[&str] = &["PIP_", "UV_", "npm_config_", "NPM_CONFIG_"];
+
+/// Words in a package-index variable's name that make it a credential (`UV_INDEX_1_PASSWORD`,
+/// `npm_config__authToken`, `npm_config_//host/:_auth`, `PIP_CLIENT_CERT` is a path and passes).
+const CREDENTIAL_WORDS: &[&str] = &["PASSWORD", "TOKEN", "AUTH", "SECRET", "USERNAME", "_KEY"];
+
+/// What a package-index variable passes on to a server: `None` for a credential (the server,
+/// not only its runner, would see it: the runner starts the server with its own environment),
+/// and an index URL without the user and password it may carry
+/// (`PIP_INDEX_URL=https://user:pw@host/simple` passes as `https://host/simple`). A private
+/// index's credentials belong in the runner's own configuration (`~/.npmrc`, `pip.conf`, a
+/// keyring provider, `~/.netrc`), which Plugboard leaves alone.
+pub fn index_setting(name: &str, value: OsString) -> Option<OsString> {
+    let upper = name.to_ascii_uppercase();
+    if CREDENTIAL_WORDS.iter().any(|w| upper.contains(w)) {
+        return None;
+    }
+    let Some(text) = value.to_str() else {
+        return Some(value);
+    };
+    // Index variables may hold several URLs separated by spaces (pip's extra index URLs).
+    let cleaned: Vec<String> = text.split(' ').map(without_userinfo).collect();
+    Some(OsString::from(cleaned.join(" ")))
+}
+
+/// `scheme://user:pw@host/…` without `user:pw@`; anything else unchanged.
+fn without_userinfo(word: &str) -> String {
+    let Some((scheme, rest)) = word.split_once("://") else {
+        return word.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => word.to_owned(),
+    }
+}
 
 /// Variables passed from Plugboard's environment to every stdio server, when set.
 #[cfg(windows)]
@@ -101,10 +137,14 @@ pub fn base_env(command_dir: Option<&Path>, use_login_path: bool) -> Vec<(String
         .collect();
     env.extend(std::env::vars_os().filter_map(|(k, v)| {
         let k = k.into_string().ok()?;
-        BASE_PREFIXES
+        if !BASE_PREFIXES
             .iter()
             .any(|p| k.starts_with(p) && k.len() > p.len())
-            .then_some((k, v))
+        {
+            return None;
+        }
+        let v = index_setting(&k, v)?;
+        Some((k, v))
     }));
     let mut dirs: Vec<PathBuf> = vec![];
     if let Some(dir) = command_dir {

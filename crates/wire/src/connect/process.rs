@@ -27,17 +27,25 @@ pub const GRACE_AFTER_TERM: Duration = Duration::from_millis(500);
 #[derive(Default)]
 pub struct StderrBuffer {
     bytes: Mutex<VecDeque<u8>>,
+    /// Whether older bytes were dropped, so that the first line kept may be a piece of one
+    /// (and of a secret in it, cut where the redactor no longer knows it).
+    cut: std::sync::atomic::AtomicBool,
 }
 
 impl StderrBuffer {
     fn push(&self, chunk: &[u8]) {
+        use std::sync::atomic::Ordering;
         let mut bytes = self.bytes.lock().unwrap_or_else(|p| p.into_inner());
         if chunk.len() >= STDERR_CAP {
+            self.cut.store(true, Ordering::Relaxed);
             bytes.clear();
             bytes.extend(&chunk[chunk.len() - STDERR_CAP..]);
             return;
         }
         let overflow = (bytes.len() + chunk.len()).saturating_sub(STDERR_CAP);
+        if overflow > 0 {
+            self.cut.store(true, Ordering::Relaxed);
+        }
         bytes.drain(..overflow);
         bytes.extend(chunk);
     }
@@ -55,6 +63,11 @@ impl StderrBuffer {
         let bytes = self.bytes.lock().unwrap_or_else(|p| p.into_inner());
         let (a, b) = bytes.as_slices();
         let text = String::from_utf8_lossy(&[a, b].concat()).into_owned();
+        let mut text = text.as_str();
+        if self.cut.load(std::sync::atomic::Ordering::Relaxed) {
+            // The first line is a piece of a longer one: dropped whole.
+            text = text.split_once('\n').map_or("", |(_, rest)| rest);
+        }
         let lines: Vec<&str> = text.trim_end().lines().collect();
         let start = lines.len().saturating_sub(max_lines);
         lines[start..].join("\n")
@@ -302,5 +315,24 @@ mod tests {
         assert!(buffer.bytes.lock().unwrap().len() <= STDERR_CAP);
         buffer.push(&vec![b'x'; STDERR_CAP * 2]);
         assert_eq!(buffer.bytes.lock().unwrap().len(), STDERR_CAP);
+    }
+
+    #[test]
+    fn a_line_cut_by_the_ring_is_not_shown() {
+        let buffer = StderrBuffer::default();
+        buffer.push(b"secret=abcdefghijklmnopqrstuvwxyz\n");
+        assert!(buffer.tail(5).starts_with("secret="));
+        // 34 + filler + 5 bytes: the ring keeps from byte 20 on, inside the secret's line.
+        let mut filler = vec![b'.'; STDERR_CAP - 20];
+        filler.push(b'\n');
+        buffer.push(&filler);
+        buffer.push(b"last\n");
+        let tail = buffer.tail(5);
+        assert!(tail.ends_with("\nlast"), "{}", &tail[tail.len() - 10..]);
+        assert!(tail.starts_with("..."), "the cut line was shown");
+        assert!(
+            !tail.contains("stuvwxyz"),
+            "a piece of the secret was shown"
+        );
     }
 }

@@ -88,13 +88,15 @@ pub(crate) fn parse_pasted_redirect(
     Ok(params)
 }
 
-/// The job's answer to a callback delivered by the listener. Either way the sign-in is decided,
-/// so the listener stops after answering.
+/// The job's answer to a callback delivered by the listener.
 pub(crate) enum Verdict {
     /// Accepted: the listener shows the success page and stops.
     Accepted,
     /// Refused, and the sign-in is over: the listener shows the reason and stops.
     Fatal(String),
+    /// Not this sign-in's response (another `state`: a stale tab, or a web page forging the
+    /// callback to abort the sign-in): the listener answers 400 and keeps waiting.
+    Ignored(String),
 }
 
 /// A callback delivered by the listener, with the channel for the job's verdict.
@@ -149,7 +151,9 @@ impl Listener {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             };
-            let done = tokio::time::timeout(Duration::from_secs(10), handle(stream, &jobs)).await;
+            let done =
+                tokio::time::timeout(Duration::from_secs(10), handle(stream, self.port, &jobs))
+                    .await;
             match done {
                 Ok(Handled::Accepted) | Ok(Handled::JobGone) => return,
                 _ => {}
@@ -164,7 +168,7 @@ enum Handled {
     JobGone,
 }
 
-async fn handle(mut stream: TcpStream, jobs: &mpsc::Sender<Delivery>) -> Handled {
+async fn handle(mut stream: TcpStream, port: u16, jobs: &mpsc::Sender<Delivery>) -> Handled {
     let mut buf = Vec::with_capacity(2048);
     let mut chunk = [0u8; 2048];
     loop {
@@ -200,6 +204,18 @@ async fn handle(mut stream: TcpStream, jobs: &mpsc::Sender<Delivery>) -> Handled
             405,
             "Method not allowed",
             "Only GET is accepted.",
+        )
+        .await;
+        return Handled::Continue;
+    }
+    if !addressed_to_loopback(&head, port) {
+        // A page on another origin that resolves to 127.0.0.1 (DNS rebinding) sends its own
+        // host name here; the authorization server's redirect names the loopback address.
+        respond(
+            &mut stream,
+            400,
+            "Wrong host",
+            "This address only answers requests made to the loopback address.",
         )
         .await;
         return Handled::Continue;
@@ -241,6 +257,10 @@ async fn handle(mut stream: TcpStream, jobs: &mpsc::Sender<Delivery>) -> Handled
             respond(&mut stream, 400, "Sign-in refused", &reason).await;
             Handled::Accepted
         }
+        Ok(Verdict::Ignored(reason)) => {
+            respond(&mut stream, 400, "Not this sign-in", &reason).await;
+            Handled::Continue
+        }
         Err(_) => {
             respond(
                 &mut stream,
@@ -252,6 +272,18 @@ async fn handle(mut stream: TcpStream, jobs: &mpsc::Sender<Delivery>) -> Handled
             Handled::JobGone
         }
     }
+}
+
+/// Whether the request's `Host` header names the listener itself (`127.0.0.1:PORT` or
+/// `localhost:PORT`, any case).
+fn addressed_to_loopback(head: &str, port: u16) -> bool {
+    let host = head.lines().skip(1).find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("host")
+            .then(|| value.trim().to_ascii_lowercase())
+    });
+    host.is_some_and(|h| h == format!("127.0.0.1:{port}") || h == format!("localhost:{port}"))
 }
 
 async fn respond(stream: &mut TcpStream, status: u16, title: &str, message: &str) {

@@ -455,6 +455,15 @@ impl Job {
                 delivery = deliveries.recv() => {
                     let Some((params, verdict)) = delivery else { continue };
                     match check_response(params, &state, &discovery) {
+                        Err(OAuthError::StateMismatch) => {
+                            // Anyone on this machine (or any web page) can reach the listener:
+                            // a response of another sign-in must not end this one.
+                            let _ = verdict.send(Verdict::Ignored(
+                                "This response's `state` does not match the sign-in Plugboard \
+                                 is waiting for, so it was ignored; that sign-in goes on."
+                                    .into(),
+                            ));
+                        }
                         Ok(code) => {
                             // The listener answers the browser and stops on its own.
                             let _ = verdict.send(Verdict::Accepted);

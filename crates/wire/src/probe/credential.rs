@@ -5,35 +5,11 @@
 //! one of its "bad credentials" values, the credentials were rejected; any other result passes.
 
 use rmcp::model::CallToolResult;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::result::{ErrorKind, Failure};
 use crate::connect::truncate_chars;
-
-/// A read-only tool call that proves the credentials work.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CredentialProbe {
-    pub tool: String,
-    #[serde(default = "empty_object")]
-    pub arguments: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth_error: Option<AuthErrorMatch>,
-}
-
-fn empty_object() -> Value {
-    Value::Object(Default::default())
-}
-
-/// When the probe's text result is JSON, the value at `pointer` being one of `values` means the
-/// credentials were rejected.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AuthErrorMatch {
-    pub pointer: String,
-    pub values: Vec<String>,
-}
+use crate::credential_probe::CredentialProbe;
 
 /// What the probe's result says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,6 +141,7 @@ pub fn failure(server: &str, probe: &CredentialProbe, verdict: &Verdict) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::credential_probe::AuthErrorMatch;
 
     fn probe() -> CredentialProbe {
         CredentialProbe {

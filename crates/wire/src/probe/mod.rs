@@ -23,10 +23,10 @@ use std::time::Instant;
 
 use crate::config::{ServerConfig, TransportKind};
 use crate::connect::Era;
+pub use crate::credential_probe::{AuthErrorMatch, CredentialProbe};
 use crate::redact::Redactor;
 use crate::resolve::resolve;
 use crate::secrets::SecretStore;
-pub use credential::{AuthErrorMatch, CredentialProbe};
 
 /// How to test a server beyond its config.
 #[derive(Clone, Debug, Default)]

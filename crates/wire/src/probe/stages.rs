@@ -32,6 +32,11 @@ use crate::resolve::{ResolvedServer, Target};
 
 /// At most this many pages of any list are fetched.
 pub const MAX_PAGES: usize = 100;
+/// At most this many items of any list are kept, whatever the pages hold (a server answering
+/// 100,000 tools a page would otherwise cost hundreds of MiB).
+pub const MAX_ITEMS: usize = 5_000;
+/// At most this many bytes of items (as JSON) are kept from any list, across its pages.
+pub const MAX_LIST_BYTES: usize = 32 * 1024 * 1024;
 /// How long a server that writes non-JSON to stdout gets to answer the handshake anyway.
 pub const NOISE_GRACE: Duration = Duration::from_secs(2);
 /// Lines of stderr kept in the result.
@@ -805,6 +810,7 @@ async fn fetch_pages<P: FnMut(StageEvent)>(
 ) -> Result<Vec<Value>, FetchError> {
     let (method, key) = (list.method(), list.key());
     let mut items = vec![];
+    let mut bytes = 0;
     let mut cursor: Option<String> = None;
     let mut seen_cursors = HashSet::new();
     for page in 0.. {
@@ -835,7 +841,26 @@ async fn fetch_pages<P: FnMut(StageEvent)>(
                 "the server does not follow the MCP schema; it may speak another protocol version",
             )));
         };
-        items.extend(page_items);
+        let mut cut = false;
+        for item in page_items {
+            let size = json_size(&item);
+            if items.len() == MAX_ITEMS || bytes + size > MAX_LIST_BYTES {
+                cut = true;
+                break;
+            }
+            bytes += size;
+            items.push(item);
+        }
+        if cut {
+            warnings.push(format!(
+                "{method} was cut off at {} items ({} KiB): Plugboard keeps at most {MAX_ITEMS} \
+                 items and {} MiB of any list",
+                items.len(),
+                bytes / 1024,
+                MAX_LIST_BYTES / (1024 * 1024)
+            ));
+            break;
+        }
         if page == 0
             && let Some(json) = &json
         {
@@ -870,6 +895,23 @@ async fn fetch_pages<P: FnMut(StageEvent)>(
         }
     }
     Ok(items)
+}
+
+/// The length of `value` as compact JSON, counted without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// The items of a fetched list, or its classified failure.
