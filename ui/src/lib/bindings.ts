@@ -74,7 +74,7 @@ export const commands = {
 	doctor: (name: string | null) => typedError<DoctorReport, ApiError>(__TAURI_INVOKE("doctor", { name })),
 	/**
 	 *  The UI rendered `mark` (`marketplace-ready`, `installed-ready`) with `count` items: traced
-	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard::api::startup`).
+	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard_app_api::api::startup`).
 	 */
 	uiReady: (mark: string, count: number) => __TAURI_INVOKE<StartupStep | null>("ui_ready", { mark, count }),
 	/**
