@@ -9,7 +9,7 @@ pub mod cli;
 pub use plugboard_base::{clock, failure, fs, heap, pin_report, regex_rules, tls};
 pub use plugboard_ops::{
     admission, browser, budget, checks, clients, credentials, deps, diagnostics, doctor, health,
-    local_http, manage, pinning, run, session, tokens, tools, updates,
+    lifecycle, local_http, manage, pinning, run, session, tokens, tools, updates,
 };
 pub use plugboard_sources::{bundles, catalog, form, market, mcpb, policy, registry, search};
 pub use plugboard_store::{config, redact, remembered_tools, secrets};

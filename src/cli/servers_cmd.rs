@@ -180,13 +180,31 @@ pub fn set_enabled(servers: &Servers, name: &str, enabled: bool) -> Result<(), C
 }
 
 pub fn rename(servers: &Servers, old: &str, new: &str) -> Result<(), CliError> {
-    servers.rename(old, new)?;
+    let (_, launchers) = crate::lifecycle::rename_server(servers, old, new)?;
     println!("Renamed `{old}` to `{new}`.");
+    print_launcher_changes(&launchers);
     Ok(())
 }
 
+/// What became of other apps' launchers of a renamed or removed server.
+fn print_launcher_changes(changes: &[crate::clients::launchers::LauncherChange]) {
+    for change in changes {
+        let place = format!("{} ({})", change.client, change.path.display());
+        match change.action {
+            "renamed" => println!("{place}: its entry now launches the new name."),
+            "removed" => println!("{place}: its entry `{}` was taken out.", change.entry),
+            _ => eprintln!(
+                "warning: {place} still has an entry `{}` that launches the old server: {}",
+                change.entry,
+                change.detail.as_deref().unwrap_or_default()
+            ),
+        }
+    }
+}
+
 pub fn remove(servers: &Servers, name: &str) -> Result<(), CliError> {
-    let outcome = super::test_cmd::runtime()?.block_on(servers.remove_and_revoke(name))?;
+    let (outcome, launchers) =
+        super::test_cmd::runtime()?.block_on(crate::lifecycle::remove_server(servers, name))?;
     println!(
         "Removed `{name}`{}.",
         match outcome.secrets_deleted {
@@ -200,6 +218,7 @@ pub fn remove(servers: &Servers, name: &str) -> Result<(), CliError> {
     for err in &outcome.secret_errors {
         eprintln!("warning: a secret of `{name}` could not be deleted: {err}");
     }
+    print_launcher_changes(&launchers);
     Ok(())
 }
 

@@ -1,32 +1,102 @@
 //! The one atomic file write every file Plugboard writes goes through: its own files (config,
-//! settings, health, pins, exports, the registry cache) and other clients' config files.
+//! settings, health, pins, exports, the registry cache) with [`write_private`], and other
+//! clients' config files with [`write_atomic`].
 //!
 //! A reader sees the old contents or the new, never a part: the bytes go to a temporary file
 //! beside the target, which is fsynced and renamed over it, then the directory is fsynced. A
-//! new file is readable by its owner only; a file that exists keeps its permissions. A target
-//! that is a symbolic link (a dotfiles setup) is written through: the link stays and the file
-//! it points to gets the new contents.
+//! target that is a symbolic link (a dotfiles setup) is written through: the link stays and the
+//! file it points to gets the new contents. Plugboard's own files are its owner's only (0600, in
+//! directories of 0700, which a write makes so if they were opened up); another app's file keeps
+//! its permissions (a new one is 0600).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Write `bytes` to `path` atomically (see the module doc). Missing parent directories are
-/// created (mode 0700 on Unix).
+/// Write another app's file `path` atomically (see the module doc): a file that exists keeps
+/// its permissions, a new one is 0600. Missing parent directories are created (0700).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let target = through_links(path)?;
-    let dir = target.parent().unwrap_or(Path::new("."));
+    write(path, bytes, false)
+}
+
+/// Write one of Plugboard's own files atomically: it is 0600 afterwards whatever it was, and
+/// its directory 0700 (created so, or closed when it is ours and others could read it).
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write(path, bytes, true)
+}
+
+/// Make directory `dir` (and missing parents) exist, its owner's only when `private` (an
+/// existing one of ours that others can enter is closed to 0700).
+pub fn create_dir(dir: &Path, private: bool) -> std::io::Result<()> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)?;
     #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let meta = fs::metadata(dir)?;
+        // SAFETY: geteuid has no preconditions.
+        let mine = meta.uid() == unsafe { libc::geteuid() };
+        if mine && meta.permissions().mode() & 0o077 != 0 {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+        }
+    }
+    Ok(())
+}
+
+/// Why `path` (a directory or file Plugboard is about to trust with secrets) is not safe, as
+/// ssh judges its own files: writable by its group or by others, or owned by another user.
+/// `None` when it is safe or does not exist.
+pub fn unsafe_ownership(path: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let meta = fs::metadata(path).ok()?;
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me && meta.uid() != 0 {
+            return Some(format!(
+                "{} is owned by another user (uid {})",
+                path.display(),
+                meta.uid()
+            ));
+        }
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o022 != 0 {
+            return Some(format!(
+                "{} can be changed by other users (mode {mode:03o}); fix it with `chmod go-w {}`",
+                path.display(),
+                path.display()
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    None
+}
+
+/// Open (creating it, 0600) the empty file `path` whose lock serializes writers of another file.
+pub fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+fn write(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
+    let target = through_links(path)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    create_dir(dir, private)?;
+    #[cfg(unix)]
     let mode = {
         use std::os::unix::fs::PermissionsExt;
-        fs::metadata(&target)
-            .map(|m| m.permissions().mode() & 0o777)
-            .unwrap_or(0o600)
+        match fs::metadata(&target) {
+            Ok(meta) if !private => meta.permissions().mode() & 0o777,
+            _ => 0o600,
+        }
     };
     let tmp = temp_path_beside(&target);
     let result = (|| {
@@ -35,6 +105,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
         let mut file = options.open(&tmp)?;
+        #[cfg(unix)]
+        {
+            // The umask may have taken bits away; a kept mode is set exactly.
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
         file.write_all(bytes)?;
         put_in_place(&file, &tmp, &target)
     })();
@@ -100,6 +176,33 @@ fn through_links(path: &Path) -> std::io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn plugboards_own_files_and_directories_are_closed_to_others() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let open = |p: &Path, m| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+        // A home made by an older version, or by hand: 0755 with a 0644 file in a 0755 folder.
+        open(home.path(), 0o755);
+        let health = home.path().join("health");
+        fs::create_dir(&health).unwrap();
+        open(&health, 0o755);
+        let record = health.join("a.json");
+        fs::write(&record, "{}").unwrap();
+        open(&record, 0o644);
+        write_private(&record, b"{\"ok\":true}").unwrap();
+        assert_eq!(mode(&record), 0o600);
+        assert_eq!(mode(&health), 0o700);
+        write_private(&home.path().join("mcp_config.json"), b"{}").unwrap();
+        assert_eq!(mode(home.path()), 0o700);
+        assert_eq!(unsafe_ownership(home.path()), None);
+        open(home.path(), 0o777);
+        let why = unsafe_ownership(home.path()).unwrap();
+        assert!(why.contains("can be changed by other users"), "{why}");
+        open(home.path(), 0o700);
+    }
 
     #[test]
     fn a_new_file_is_private_and_an_existing_one_keeps_its_mode() {

@@ -4,7 +4,7 @@
 //! Each check records when it started. A result is stored only if no check that started later
 //! has stored one already, so a slow, superseded check never overwrites a newer answer.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ impl HealthStore {
 
     /// Store `record` unless a newer check of the same server is already stored.
     pub fn record(&self, record: &HealthRecord) -> std::io::Result<Recorded> {
-        fs::create_dir_all(&self.dir)?;
+        plugboard_base::fs::create_dir(&self.dir, true)?;
         let _lock = self.lock()?;
         if let Some(existing) = self.get(&record.name)
             && existing.started_at_ms > record.started_at_ms
@@ -69,7 +69,7 @@ impl HealthStore {
             return Ok(Recorded::Superseded);
         }
         let text = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
-        plugboard_base::fs::write_atomic(&self.path(&record.name), &text)?;
+        plugboard_base::fs::write_private(&self.path(&record.name), &text)?;
         Ok(Recorded::Stored)
     }
 
@@ -90,11 +90,7 @@ impl HealthStore {
     }
 
     fn lock(&self) -> std::io::Result<File> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.dir.join(".lock"))?;
+        let file = plugboard_base::fs::open_lock_file(&self.dir.join(".lock"))?;
         file.lock()?;
         Ok(file)
     }

@@ -14,6 +14,7 @@ pub mod deps;
 pub mod diagnostics;
 pub mod doctor;
 pub mod health;
+pub mod lifecycle;
 pub mod local_http;
 pub mod manage;
 pub mod pinning;

@@ -45,8 +45,8 @@ pub fn remember(config_dir: &Path, name: &str, server: &ServerConfig) {
         identity: identity(server),
         tools: server.tools.clone(),
     };
-    if let (Some(dir), Ok(text)) = (file.parent(), serde_json::to_vec_pretty(&record)) {
-        let _ = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&file, text));
+    if let Ok(text) = serde_json::to_vec_pretty(&record) {
+        let _ = plugboard_base::fs::write_private(&file, &text);
     }
 }
 

@@ -439,17 +439,42 @@ impl Api {
     /// Rename a server atomically; refuses a name that is taken. Its secrets follow it.
     pub fn rename(&self, name: &str, new_name: &str) -> Result<ServerView, ApiError> {
         let new_name = new_name.trim();
-        self.servers.rename(name, new_name)?;
+        crate::lifecycle::rename_server(&self.servers, name, new_name)?;
         self.server(new_name)
     }
 
-    /// Remove a server and delete its secrets.
+    /// Remove a server, delete its secrets, revoke its OAuth tokens and take its launchers out
+    /// of other apps' files.
     pub fn remove(&self, name: &str) -> Result<RemoveResult, ApiError> {
-        let outcome = self.servers.remove(name)?;
+        // On a thread of its own with its own runtime: this may be called from a runtime's
+        // thread, and revoking a token is a request.
+        let (outcome, launchers) = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| ApiError::new("io", e.to_string()))?;
+                    rt.block_on(crate::lifecycle::remove_server(&self.servers, name))
+                        .map_err(ApiError::from)
+                })
+                .join()
+        })
+        .map_err(|_| ApiError::new("internal", "removing the server failed unexpectedly"))??;
+        let mut warnings = outcome.secret_errors;
+        warnings.extend(launchers.iter().filter(|l| l.action == "left").map(|l| {
+            format!(
+                "{} ({}) still has an entry `{}` for it: {}",
+                l.client,
+                l.path.display(),
+                l.entry,
+                l.detail.as_deref().unwrap_or_default()
+            )
+        }));
         Ok(RemoveResult {
             name: name.to_string(),
             secrets_deleted: outcome.secrets_deleted as u32,
-            warnings: outcome.secret_errors,
+            warnings,
         })
     }
 

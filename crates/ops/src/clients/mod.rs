@@ -22,6 +22,7 @@ pub mod export;
 pub mod generic;
 pub mod import;
 pub mod jsonc;
+pub mod launchers;
 pub mod state;
 pub mod vscode;
 pub mod windsurf;

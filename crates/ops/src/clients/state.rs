@@ -89,13 +89,9 @@ impl ExportState {
         change: impl FnOnce(&mut ExportState) -> Result<T, ClientError>,
     ) -> Result<T, ClientError> {
         let lock_path = config_dir.join(format!("{EXPORTS_FILE}.lock"));
-        std::fs::create_dir_all(config_dir)
+        plugboard_base::fs::create_dir(config_dir, true)
             .map_err(|e| ClientError::file(config_dir, format!("cannot be created ({e})")))?;
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
+        let lock = plugboard_base::fs::open_lock_file(&lock_path)
             .map_err(|e| ClientError::file(&lock_path, format!("cannot be opened ({e})")))?;
         lock.lock()
             .map_err(|e| ClientError::file(&lock_path, format!("cannot be locked ({e})")))?;
@@ -110,7 +106,7 @@ impl ExportState {
         let path = Self::path(config_dir);
         let mut bytes = serde_json::to_vec_pretty(self).expect("the record serializes");
         bytes.push(b'\n');
-        plugboard_base::fs::write_atomic(&path, &bytes)
+        plugboard_base::fs::write_private(&path, &bytes)
             .map_err(|e| ClientError::file(&path, format!("cannot be written ({e})")))
     }
 

@@ -16,7 +16,7 @@
 pub mod diff;
 pub mod flags;
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -348,16 +348,12 @@ impl PinStore {
     fn write(&self, file: &PinFile) -> Result<(), PinError> {
         let name = &file.name;
         let text = serde_json::to_vec_pretty(file).map_err(|e| self.io(name, e.into()))?;
-        plugboard_base::fs::write_atomic(&self.path(name), &text).map_err(|e| self.io(name, e))
+        plugboard_base::fs::write_private(&self.path(name), &text).map_err(|e| self.io(name, e))
     }
 
     fn lock(&self, name: &str) -> Result<File, PinError> {
-        fs::create_dir_all(&self.dir).map_err(|e| self.io(name, e))?;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.dir.join(".lock"))
+        plugboard_base::fs::create_dir(&self.dir, true).map_err(|e| self.io(name, e))?;
+        let file = plugboard_base::fs::open_lock_file(&self.dir.join(".lock"))
             .map_err(|e| self.io(name, e))?;
         file.lock().map_err(|e| self.io(name, e))?;
         Ok(file)

@@ -65,6 +65,10 @@ pub enum RunError {
     ToolsChanged { name: String, summary: String },
     #[error("refused: {0}")]
     Policy(#[from] crate::policy::Refusal),
+    /// The home or config could be changed by someone else, who could point the server at
+    /// their own program and be handed its secrets.
+    #[error("refusing to start a server with its secrets: {0}")]
+    UnsafeHome(String),
     #[error("{0}")]
     Failed(String),
 }
@@ -79,7 +83,8 @@ impl RunError {
             | RunError::Resolve { .. }
             | RunError::OAuth { .. }
             | RunError::ToolsChanged { .. }
-            | RunError::Policy(_) => 2,
+            | RunError::Policy(_)
+            | RunError::UnsafeHome(_) => 2,
             RunError::Spawn { .. } | RunError::Failed(_) => 1,
         }
     }
@@ -128,6 +133,14 @@ pub(crate) fn diag(redactor: &Redactor, name: &str, text: &str) {
 /// For a stdio server the caller should run this on a current-thread runtime on the main thread:
 /// the child is then tied to that thread's life (Linux `PR_SET_PDEATHSIG`).
 pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Result<i32, RunError> {
+    for path in [
+        servers.config().dir().to_path_buf(),
+        servers.config().path(),
+    ] {
+        if let Some(why) = plugboard_base::fs::unsafe_ownership(&path) {
+            return Err(RunError::UnsafeHome(why));
+        }
+    }
     let server = servers.config().load()?.server(name)?;
     if !server.enabled {
         return Err(RunError::Disabled { name: name.into() });

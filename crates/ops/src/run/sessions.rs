@@ -34,7 +34,7 @@ fn path(config_dir: &Path, pid: u32) -> PathBuf {
 /// makes the notice less precise.
 pub fn write(config_dir: &Path, record: &SessionRecord) {
     if let Ok(text) = serde_json::to_vec(record) {
-        let _ = plugboard_base::fs::write_atomic(&path(config_dir, record.pid), &text);
+        let _ = plugboard_base::fs::write_private(&path(config_dir, record.pid), &text);
     }
 }
 

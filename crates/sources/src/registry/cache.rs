@@ -558,13 +558,13 @@ pub struct CacheWriter {
 impl CacheWriter {
     pub fn create(path: &Path) -> std::io::Result<CacheWriter> {
         let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
+        plugboard_base::fs::create_dir(dir, true)?;
         let tmp = plugboard_base::fs::temp_path_beside(path);
-        let file = OpenOptions::new()
-            .write(true)
-            .read(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut options = OpenOptions::new();
+        options.write(true).read(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&tmp)?;
         let mut out = BufWriter::with_capacity(256 * 1024, file);
         out.write_all(&[b' '; HEADER_SIZE - 1])?;
         out.write_all(b"\n")?;

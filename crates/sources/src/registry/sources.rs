@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::secrets::selection::SETTINGS_FILE;
-use plugboard_base::fs::write_atomic;
+use plugboard_base::fs::write_private;
 
 /// The official MCP Registry.
 pub const OFFICIAL_REGISTRY: &str = "https://registry.modelcontextprotocol.io";
@@ -125,7 +125,7 @@ fn update_settings(
     let mut text = serde_json::to_vec_pretty(&Value::Object(settings)).expect("JSON serializes");
     text.push(b'\n');
     let path = settings_path(config_dir);
-    write_atomic(&path, &text).map_err(|e| SourcesError::Settings {
+    write_private(&path, &text).map_err(|e| SourcesError::Settings {
         path,
         detail: e.to_string(),
     })

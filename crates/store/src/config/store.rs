@@ -5,7 +5,7 @@
 //! other entry exactly as it was on disk (they are kept as raw JSON, unknown fields included). A
 //! file that does not parse, or that a newer Plugboard wrote, is reported and never overwritten.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -303,12 +303,7 @@ impl ConfigStore {
             path: path.clone(),
             source,
         };
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io_err)?;
+        let file = plugboard_base::fs::open_lock_file(&path).map_err(io_err)?;
         file.lock().map_err(io_err)?;
         Ok(file)
     }
@@ -378,7 +373,7 @@ impl ConfigStore {
         text.push(b'\n');
 
         let path = self.path();
-        plugboard_base::fs::write_atomic(&path, &text).map_err(|source| ConfigError::Io {
+        plugboard_base::fs::write_private(&path, &text).map_err(|source| ConfigError::Io {
             action: "write",
             path: path.clone(),
             source,

@@ -9,7 +9,7 @@
 //! error before anything is written, so it can never damage the file.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -17,7 +17,7 @@ use age::secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use super::{SecretError, SecretKey, SecretStore, Sensitive};
-use plugboard_base::fs::write_atomic;
+use plugboard_base::fs::write_private;
 
 /// The file's name inside the config directory.
 pub const SECRETS_FILE: &str = "secrets.age";
@@ -163,11 +163,7 @@ impl FileStore {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         create_private_dir(dir)?;
         let lock_path = self.path.with_extension("age.lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
+        let file = plugboard_base::fs::open_lock_file(&lock_path)
             .map_err(|e| io_error("open", &lock_path, e))?;
         file.lock().map_err(|e| io_error("lock", &lock_path, e))?;
         Ok(file)
@@ -278,7 +274,7 @@ impl FileStore {
             .map_err(|e| file_error(format!("encryption failed ({e})"), "try again"))?;
 
         let result =
-            write_atomic(&self.path, &encrypted).map_err(|e| io_error("write", &self.path, e));
+            write_private(&self.path, &encrypted).map_err(|e| io_error("write", &self.path, e));
         if result.is_err() {
             *self.cache.lock().unwrap_or_else(|p| p.into_inner()) = None;
             return result;

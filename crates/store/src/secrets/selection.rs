@@ -3,7 +3,7 @@
 //! `{"secret_store": "keyring" | "file"}`. Other keys of that file are preserved. Nothing ever
 //! switches stores on its own: when the chosen store does not work, the error says so.
 
-use plugboard_base::fs::write_atomic;
+use plugboard_base::fs::write_private;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -76,7 +76,7 @@ pub fn choose_store(config_dir: &Path, kind: StoreKind) -> Result<(), SecretErro
     settings.insert(KEY.into(), Value::String(kind.as_str().into()));
     let mut text = serde_json::to_vec_pretty(&Value::Object(settings)).expect("JSON serializes");
     text.push(b'\n');
-    write_atomic(&path, &text).map_err(|e| settings_error(&path, e.to_string()))
+    write_private(&path, &text).map_err(|e| settings_error(&path, e.to_string()))
 }
 
 /// The encrypted file of `config_dir`.

@@ -5,7 +5,7 @@
 //! the 401 path (refresh unless someone already did) and the 403 `insufficient_scope` path
 //! (remember the scopes for the next sign-in, with a limit).
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -33,14 +33,10 @@ impl RefreshLock {
     pub async fn acquire(ctx: &OAuthContext, namespace: &str) -> Result<RefreshLock, OAuthError> {
         let path = lock_path(ctx, namespace);
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
+            plugboard_base::fs::create_dir(dir, true)
                 .map_err(|e| OAuthError::Lock(format!("cannot create {} ({e})", dir.display())))?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
+        let file = plugboard_base::fs::open_lock_file(&path)
             .map_err(|e| OAuthError::Lock(format!("cannot open {} ({e})", path.display())))?;
         let started = Instant::now();
         loop {
