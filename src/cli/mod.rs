@@ -170,7 +170,18 @@ fn run(command: Command) -> Result<(), CliError> {
         Command::Policy(args) => policy_cmd::show(args.json),
         other => {
             let servers = Servers::open_default()?;
-            match other {
+            // Commands whose children are all servers take in what a server leaves behind
+            // (a grandchild that left its process group) and end it when they are done.
+            let adopts = matches!(
+                other,
+                Command::Test(_)
+                    | Command::Health(_)
+                    | Command::Doctor(_)
+                    | Command::Call(_)
+                    | Command::Read(_)
+                    | Command::Prompt(_)
+            ) && crate::connect::orphans::adopt_orphans();
+            let result = match other {
                 Command::Install(args) => install_cmd::install(&servers, args),
                 Command::Add(args) => install_cmd::add(&servers, args),
                 Command::List(args) => servers_cmd::list(&servers, args.json),
@@ -205,7 +216,11 @@ fn run(command: Command) -> Result<(), CliError> {
                 | Command::Policy(_) => {
                     unreachable!("handled above")
                 }
+            };
+            if adopts {
+                crate::connect::orphans::end_orphans();
             }
+            result
         }
     }
 }

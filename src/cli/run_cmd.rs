@@ -26,9 +26,14 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(1, format!("could not start the async runtime: {e}")),
     };
+    // What the server leaves behind outside its process group is ended when it is done.
+    let adopts = crate::connect::orphans::adopt_orphans();
     let result = runtime.block_on(crate::run::run(&servers, &args.name, args.allow_unapproved));
     // Reading stdin happens on a blocking thread that cannot be interrupted: don't wait for it.
     runtime.shutdown_background();
+    if adopts {
+        crate::connect::orphans::end_orphans();
+    }
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
         Err(err) => fail(err.exit_code(), err.to_string()),

@@ -23,6 +23,7 @@ pub mod env;
 pub mod era;
 pub mod handshake;
 pub mod http;
+pub mod orphans;
 pub mod process;
 pub mod sse;
 pub mod stdio;
