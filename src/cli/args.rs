@@ -758,6 +758,9 @@ pub struct AuthArgs {
     /// Do not try to open a browser; only print the URL
     #[arg(long)]
     pub no_browser: bool,
+    /// Revoke and forget the server's tokens instead of signing in
+    #[arg(long, conflicts_with_all = ["paste", "no_browser"])]
+    pub sign_out: bool,
 }
 
 #[derive(Debug, Args)]

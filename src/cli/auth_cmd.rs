@@ -25,26 +25,42 @@ fn open_browser(url: &str) {
     let has_display = cfg!(any(target_os = "macos", target_os = "windows"))
         || std::env::var_os("DISPLAY").is_some()
         || std::env::var_os("WAYLAND_DISPLAY").is_some();
-    if !has_display {
-        return;
+    if has_display {
+        let _ = crate::browser::open_in_browser(url);
     }
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else if cfg!(target_os = "windows") {
-        "explorer"
-    } else {
-        "xdg-open"
-    };
-    let _ = std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
+}
+
+/// `plugboard auth NAME --sign-out`: revoke the server's tokens where the authorization server
+/// allows it and forget them (and with them the authorization server its client is bound to).
+fn sign_out(servers: &Servers, name: &str) -> Result<(), CliError> {
+    let server = servers.config().load()?.server(name)?;
+    let store = servers.secrets()?.clone();
+    let outcome = runtime()?
+        .block_on(crate::oauth::revoke_and_forget(name, &server, store))
+        .map_err(oauth_error)?;
+    if !outcome.had_tokens {
+        println!("`{name}` was not signed in.");
+        return Ok(());
+    }
+    for warning in &outcome.warnings {
+        eprintln!("warning: {warning}");
+    }
+    println!(
+        "Signed out of `{name}`{}.",
+        if outcome.revoked {
+            ": its tokens were revoked and forgotten"
+        } else {
+            ": its tokens were forgotten (the authorization server did not revoke them)"
+        }
+    );
+    Ok(())
 }
 
 pub fn auth(servers: &Servers, args: AuthArgs) -> Result<(), CliError> {
     let name = args.name.as_str();
+    if args.sign_out {
+        return sign_out(servers, name);
+    }
     let server = servers.config().load()?.server(name)?;
     if !server.transport.is_remote() {
         return Err(CliError::usage(format!(

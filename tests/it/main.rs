@@ -21,6 +21,7 @@ mod file_store;
 mod hostile_registry;
 mod hostile_server;
 mod keyring;
+mod local_ports;
 mod oauth_fixture;
 mod oauth_flow;
 mod oauth_keyring;

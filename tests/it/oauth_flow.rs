@@ -594,6 +594,32 @@ async fn a_pre_registered_client_with_a_secret_and_a_fixed_callback_port() {
         200
     );
     assert_eq!(fixture.stat("refreshes").await, 1);
+    // The server now names another authorization server (here: its URL moved to another
+    // fixture): the configured client's secret stays with the one it was used with, and the
+    // other sees nothing of the sign-in (RFC 9700 §4.4).
+    let other = OAuthServer::start(&[]);
+    let mut moved = server.clone();
+    moved.url = Some(other.mcp_url());
+    let job = jobs.start("pre", &moved).unwrap();
+    let refused = jobs.wait(&job).await.unwrap();
+    assert_eq!(refused.state, JobState::Failed, "{refused:?}");
+    let error = refused.error.unwrap();
+    assert!(
+        error.contains("its client secret is not sent there") && error.contains(&other.base),
+        "{error}"
+    );
+    for counter in [
+        "registrations",
+        "authorization_requests",
+        "code_exchanges",
+        "refreshes",
+    ] {
+        assert_eq!(
+            other.stat(counter).await,
+            0,
+            "{counter} at the other server"
+        );
+    }
     // The fixed port must be free: a second sign-in while it is taken fails clearly.
     let _taken = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
     let job = jobs.start("pre", &server).unwrap();

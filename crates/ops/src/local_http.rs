@@ -4,6 +4,11 @@
 //! process group, the stdio base environment, secrets substituted in memory) and waits until
 //! its port accepts connections; [`LocalServer::stop`] ends the whole group afterwards. A
 //! process that exits or never listens fails the start with its stderr, classified.
+//!
+//! The port is the seam: a program that listens there first would be handed the server's
+//! credentials. A port already taken before the start is refused, and on Linux the listener
+//! that answers must belong to the started process group (a container runtime's own proxy
+//! process, which Plugboard cannot see into, is the exception).
 
 use std::time::{Duration, Instant};
 
@@ -59,6 +64,105 @@ fn host_port(server: &ServerConfig) -> Option<(String, u16)> {
     Some((host, url.port_or_known_default()?))
 }
 
+/// Whether something already listens on `host:port` (binding it fails: in use).
+fn port_taken(host: &str, port: u16) -> bool {
+    matches!(
+        std::net::TcpListener::bind((host, port)),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse
+    )
+}
+
+/// `docker`/`podman`: the port is published by the runtime's own process, not the group's.
+fn container_runtime(command: &str) -> bool {
+    let base = std::path::Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(command);
+    matches!(base, "docker" | "podman")
+}
+
+/// Whether the socket listening on `port` belongs to a process of the group `pgid` (Linux:
+/// the listening socket's inode in `/proc/net/tcp*`, held open by a member of the group).
+/// Elsewhere, where this cannot be seen, `true`.
+fn listener_in_group(port: u16, pgid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let inodes = listening_inodes(port);
+        if inodes.is_empty() {
+            return false;
+        }
+        group_members(pgid).into_iter().any(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                .filter_map(|link| {
+                    let text = link.to_str()?;
+                    text.strip_prefix("socket:[")?
+                        .strip_suffix(']')?
+                        .parse::<u64>()
+                        .ok()
+                })
+                .any(|inode| inodes.contains(&inode))
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (port, pgid);
+        true
+    }
+}
+
+/// The inodes of the sockets listening on `port` (IPv4 and IPv6).
+#[cfg(target_os = "linux")]
+fn listening_inodes(port: u16) -> Vec<u64> {
+    const LISTEN: &str = "0A";
+    let mut inodes = vec![];
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(state), Some(inode)) =
+                (fields.get(1), fields.get(3), fields.get(9))
+            else {
+                continue;
+            };
+            let local_port = local
+                .rsplit_once(':')
+                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+            if *state == LISTEN
+                && local_port == Some(port)
+                && let Ok(inode) = inode.parse()
+            {
+                inodes.push(inode);
+            }
+        }
+    }
+    inodes
+}
+
+/// The processes of group `pgid`.
+#[cfg(target_os = "linux")]
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+                    fields.nth(2)?.parse::<u32>().ok()
+                })
+                == Some(pgid)
+        })
+        .collect()
+}
+
 impl LocalServer {
     /// Start the local process of `server` and wait (at most `limit`) for its port.
     pub async fn start(
@@ -76,6 +180,19 @@ impl LocalServer {
                 format!("fix its URL with `plugboard edit {name} --url http://127.0.0.1:PORT/mcp`"),
             ))
         })?;
+        if port_taken(&host, port) {
+            return Err(StartError::from(Failure::new(
+                ErrorKind::Config,
+                format!(
+                    "another program already listens on {host}:{port}, where `{name}` should; \
+                     Plugboard did not start `{name}` and sent nothing there"
+                ),
+                format!(
+                    "stop the program that holds port {port}, or give `{name}` another port \
+                     (reinstall it with another port setting)"
+                ),
+            )));
+        }
         let env = target.child_env();
         let spawned = spawn(
             &target.program,
@@ -122,7 +239,18 @@ impl LocalServer {
             }
             let connect = tokio::net::TcpStream::connect((host.as_str(), port));
             if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(500), connect).await {
-                return Ok(local);
+                if container_runtime(&target.command) || listener_in_group(port, local.pid()) {
+                    return Ok(local);
+                }
+                local.stop().await;
+                return Err(StartError::from(Failure::new(
+                    ErrorKind::Config,
+                    format!(
+                        "the program listening on {host}:{port} is not the one Plugboard \
+                         started for `{name}`; nothing was sent to it"
+                    ),
+                    format!("find and stop the program that holds port {port}, then test again"),
+                )));
             }
             if started.elapsed() >= limit {
                 let tail = local.stderr_tail().await;

@@ -21,7 +21,7 @@ use super::discovery::{Discovery, discover};
 use super::error::scrub;
 use super::http::{now_millis, now_secs};
 use super::refresh::RefreshLock;
-use super::registration::{ClientChoice, client_identity};
+use super::registration::{ClientChoice, ClientSource, client_identity};
 use super::store::{
     StepUp, TokenRecord, configured_client_secret, load_client, load_tokens, namespace,
     save_client, save_tokens,
@@ -387,6 +387,11 @@ impl Job {
         let redirect_uri = listener.redirect_uri();
 
         let configured_secret = configured_client_secret(store.as_ref(), &self.name, &self.server)?;
+        let previous = load_tokens(store.as_ref(), &ns)?;
+        let bound_issuer = previous
+            .as_ref()
+            .filter(|t| t.client_source == ClientSource::PreRegistered)
+            .map(|t| t.issuer.clone());
         let metadata_url = self.ctx.options.client_metadata_url.as_deref();
         let (client, registered) = client_identity(
             &self.ctx.http,
@@ -396,6 +401,7 @@ impl Job {
                 configured_secret,
                 metadata_document_url: metadata_url,
                 stored: stored_client.as_ref(),
+                bound_issuer: bound_issuer.as_deref(),
                 redirect_uri: &redirect_uri,
                 client_name: &self.ctx.options.client_name,
             },

@@ -91,6 +91,9 @@ pub(crate) struct ClientChoice<'a> {
     pub metadata_document_url: Option<&'a str>,
     /// An earlier dynamic registration.
     pub stored: Option<&'a StoredClient>,
+    /// The authorization server the configured client was last used with (the issuer of the
+    /// tokens of the last sign-in with it), which its secret stays bound to.
+    pub bound_issuer: Option<&'a str>,
     pub redirect_uri: &'a str,
     pub client_name: &'a str,
 }
@@ -109,6 +112,20 @@ pub(crate) async fn client_identity(
         .filter(|c| !c.is_empty())
     {
         let secret = choice.configured_secret;
+        // RFC 9700 §4.4 (mix-up): a client's credentials were issued by one authorization server
+        // and go to it only, whatever server the MCP server names later.
+        if secret.is_some()
+            && let Some(bound) = choice.bound_issuer
+            && bound != meta.issuer
+        {
+            return Err(OAuthError::Config(format!(
+                "the configured OAuth client was used with the authorization server `{bound}`, \
+                 but the server now sends sign-ins to `{}`; its client secret is not sent there. \
+                 If the server really moved, sign out (`plugboard auth NAME --sign-out`) and \
+                 sign in again",
+                meta.issuer
+            )));
+        }
         let method = match (choice.settings.client_auth, &secret) {
             (ClientAuthMethod::None, Some(_)) => secret_method(meta),
             (ClientAuthMethod::None, None) => ClientAuthMethod::None,
