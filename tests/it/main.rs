@@ -12,6 +12,7 @@ mod cli_input;
 mod cli_servers;
 mod cli_test;
 mod clients_concurrency;
+mod clients_files;
 mod clients_follow;
 mod clients_formats;
 mod config_concurrency;

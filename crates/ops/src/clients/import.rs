@@ -584,7 +584,14 @@ pub fn rewrite_source(
             written.push((key.clone(), name.clone(), launcher));
         }
     }
-    let backup = jsonc::write_with_backup(&plan.path, &doc)?;
+    // The values that moved into the secret store leave no copy in the backup either.
+    let moved: Vec<&str> = plan
+        .servers
+        .iter()
+        .filter(|s| report.imported.iter().any(|(entry, _)| *entry == s.entry))
+        .flat_map(|s| s.secret_values.values().map(|v| v.expose().as_str()))
+        .collect();
+    let backup = jsonc::write_with_backup_without(&plan.path, &doc, &moved)?;
     super::export::record_entries(config_dir, plan.client, &plan.path, &written)?;
     Ok(backup)
 }

@@ -144,11 +144,25 @@ pub fn render(doc: &Map<String, Value>) -> String {
     text
 }
 
+/// How many backups of one file are kept: the oldest beyond these go with each new one.
+pub const BACKUPS_KEPT: usize = 3;
+
 /// Replace `path` with `doc`: first copy the current bytes to `<path>.plugboard-backup-<time>`
 /// (returned), then write a temp file with the original's permissions, fsync, rename.
 pub fn write_with_backup(
     path: &Path,
     doc: &Map<String, Value>,
+) -> Result<Option<PathBuf>, ClientError> {
+    write_with_backup_without(path, doc, &[])
+}
+
+/// [`write_with_backup`] for a rewrite that takes `secrets` out of the file (an import moved
+/// them into the secret store): the backup holds the file as it was, less those values (`***`
+/// wherever they stand in a string of the file), so no copy keeps them.
+pub fn write_with_backup_without(
+    path: &Path,
+    doc: &Map<String, Value>,
+    secrets: &[&str],
 ) -> Result<Option<PathBuf>, ClientError> {
     let text = render(doc);
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -168,18 +182,22 @@ pub fn write_with_backup(
                 candidate = dir.join(format!("{name}.plugboard-backup-{stamp}-{n}"));
                 n += 1;
             }
-            fs::copy(path, &candidate).map_err(|e| {
+            let cannot = |e: std::io::Error| {
                 ClientError::file(
                     path,
                     format!("cannot be backed up ({e}); nothing was written"),
                 )
-            })?;
-            // The old version may hold plaintext secrets: only the user may read the backup.
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let _ = fs::set_permissions(&candidate, fs::Permissions::from_mode(0o600));
+            };
+            let old = fs::read(path).map_err(cannot)?;
+            let mut kept = String::from_utf8_lossy(&old).into_owned();
+            for secret in secrets.iter().filter(|s| !s.is_empty()) {
+                // As the value is written inside a JSON string.
+                let quoted = serde_json::to_string(secret).expect("a string serializes");
+                kept = kept.replace(&quoted[1..quoted.len() - 1], "***");
             }
+            // The old version may hold other plaintext secrets: only the user may read it.
+            plugboard_base::fs::write_private(&candidate, kept.as_bytes()).map_err(cannot)?;
+            prune_backups(dir, &name);
             Some(candidate)
         }
         None => None,
@@ -188,6 +206,28 @@ pub fn write_with_backup(
         return Err(ClientError::file(path, format!("cannot be written ({e})")));
     }
     Ok(backup)
+}
+
+/// Delete the oldest backups of file `name` in `dir` beyond [`BACKUPS_KEPT`] (their names sort
+/// by time).
+fn prune_backups(dir: &Path, name: &str) {
+    let prefix = format!("{name}.plugboard-backup-");
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut backups: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let file_name = e.file_name().to_string_lossy().into_owned();
+            file_name.starts_with(&prefix).then_some(())?;
+            Some((e.metadata().ok()?.modified().ok()?, e.path()))
+        })
+        .collect();
+    backups.sort();
+    let excess = backups.len().saturating_sub(BACKUPS_KEPT);
+    for (_, old) in backups.into_iter().take(excess) {
+        let _ = fs::remove_file(old);
+    }
 }
 
 #[cfg(test)]
