@@ -70,14 +70,17 @@ fn a_symlinked_client_file_is_written_through_and_stays_a_link() {
         "{backup}"
     );
 
-    let out = home.run(&[
-        "export",
-        "--client",
-        "cursor",
-        "--file",
-        link.to_str().unwrap(),
-        "--write",
-    ]);
+    let export = || {
+        home.run(&[
+            "export",
+            "--client",
+            "cursor",
+            "--file",
+            link.to_str().unwrap(),
+            "--write",
+        ])
+    };
+    let out = export();
     assert_code(&out, 0);
     assert!(
         is_link(&link),
@@ -88,14 +91,7 @@ fn a_symlinked_client_file_is_written_through_and_stays_a_link() {
     // Each export that changes the file makes a backup; only the newest three stay.
     for n in 0..5 {
         crate::run_stdio::add_fixture(&home, &format!("extra{n}"), &[], None);
-        let out = home.run(&[
-            "export",
-            "--client",
-            "cursor",
-            "--file",
-            link.to_str().unwrap(),
-            "--write",
-        ]);
+        let out = export();
         assert_code(&out, 0);
     }
     assert_eq!(backups().len(), 3, "{:?}", backups());

@@ -146,20 +146,10 @@ fn listening_inodes(port: u16) -> Vec<u64> {
 /// The processes of group `pgid`.
 #[cfg(target_os = "linux")]
 fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return vec![];
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
-                    fields.nth(2)?.parse::<u32>().ok()
-                })
-                == Some(pgid)
-        })
+    crate::connect::proc_table::processes()
+        .into_iter()
+        .filter(|p| p.pgrp == pgid)
+        .map(|p| p.pid)
         .collect()
 }
 

@@ -146,10 +146,9 @@ struct Inner {
     values: Vec<String>,
     /// The values among them that are secrets, whose fragments count too.
     secrets: Vec<String>,
-    /// Finds every literal form of `values`.
+    /// Finds every literal form of `values`, and every run of [`FRAGMENT_CHARS`] characters
+    /// of `secrets`.
     literals: Literals,
-    /// Finds every run of [`FRAGMENT_CHARS`] characters of `secrets`.
-    fragments: Fragments,
 }
 
 impl Redactor {
@@ -194,14 +193,12 @@ impl Redactor {
             }
         }
         let values: Vec<String> = accepted.into_iter().collect();
-        let literals = Literals::new(&values);
-        let fragments = Fragments::new(&secrets);
+        let literals = Literals::new(&values, &secrets);
         Self {
             inner: Arc::new(Inner {
                 values,
                 secrets,
                 literals,
-                fragments,
             }),
         }
     }
@@ -306,7 +303,6 @@ impl Redactor {
     /// Collects the byte ranges of `text` to redact: known values, then the pattern rules.
     fn find_spans(&self, text: &str, pass: Pass, spans: &mut Vec<Range<usize>>) {
         self.inner.literals.find(text, pass, spans);
-        self.inner.fragments.find(text, pass, spans);
         userinfo_spans(text, spans);
         let candidates = triggers().in_text(text);
         for (index, rule) in RULES.iter().enumerate() {
@@ -400,7 +396,9 @@ fn json_escaped(value: &str) -> Option<String> {
 /// in time linear in the text and the number of occurrences.
 #[derive(Default)]
 struct Literals {
-    /// Forms of values of 8 or more characters, which count anywhere.
+    /// Forms of values of 8 or more characters, and every run of [`FRAGMENT_CHARS`] characters
+    /// of the secrets: these count anywhere (overlapping runs merge into one span, so a longer
+    /// piece of a secret goes whole).
     anywhere: Option<AhoCorasick>,
     /// Whether a form in `anywhere` contains `*`: only then can it newly match after a pass.
     anywhere_has_star: bool,
@@ -409,13 +407,16 @@ struct Literals {
 }
 
 impl Literals {
-    fn new(values: &[String]) -> Self {
+    fn new(values: &[String], secrets: &[String]) -> Self {
         let mut forms: HashMap<String, bool> = HashMap::new();
         for value in values {
             let standalone = value.chars().count() < STANDALONE_BELOW_CHARS;
             for form in literal_forms(value) {
                 *forms.entry(form).or_insert(standalone) &= standalone;
             }
+        }
+        for window in secrets.iter().flat_map(|secret| fragments(secret)) {
+            forms.insert(window.to_owned(), false);
         }
         let (standalone, anywhere): (Vec<_>, Vec<_>) =
             forms.into_iter().partition(|(_, standalone)| *standalone);
@@ -453,49 +454,21 @@ impl Literals {
     }
 }
 
-/// Every run of [`FRAGMENT_CHARS`] characters of the secrets, found anywhere. Overlapping runs
-/// merge into one redacted span, so a longer piece of a secret goes whole.
-#[derive(Default)]
-struct Fragments {
-    windows: Option<AhoCorasick>,
-    /// Whether a window contains `*`: only then can one newly match after a pass.
-    has_star: bool,
-}
-
-impl Fragments {
-    fn new(secrets: &[String]) -> Self {
-        let mut windows = BTreeSet::new();
-        for secret in secrets {
-            let starts: Vec<usize> = secret.char_indices().map(|(at, _)| at).collect();
-            if starts.len() <= FRAGMENT_CHARS {
-                continue;
-            }
-            for first in 0..=starts.len() - FRAGMENT_CHARS {
-                let end = starts
-                    .get(first + FRAGMENT_CHARS)
-                    .copied()
-                    .unwrap_or(secret.len());
-                windows.insert(secret[starts[first]..end].to_owned());
-            }
-        }
-        let windows: Vec<String> = windows.into_iter().collect();
-        Self {
-            has_star: windows.iter().any(|w| w.contains('*')),
-            windows: automaton(&windows),
-        }
-    }
-
-    fn find(&self, text: &str, pass: Pass, spans: &mut Vec<Range<usize>>) {
-        if let Some(windows) = &self.windows
-            && (pass == Pass::First || self.has_star)
-        {
-            spans.extend(
-                windows
-                    .find_overlapping_iter(text)
-                    .map(|found| found.range()),
-            );
-        }
-    }
+/// Every run of [`FRAGMENT_CHARS`] characters of `secret` (none when it is not longer).
+fn fragments(secret: &str) -> impl Iterator<Item = &str> {
+    let starts: Vec<usize> = secret.char_indices().map(|(at, _)| at).collect();
+    let count = if starts.len() > FRAGMENT_CHARS {
+        starts.len() + 1 - FRAGMENT_CHARS
+    } else {
+        0
+    };
+    (0..count).map(move |first| {
+        let end = starts
+            .get(first + FRAGMENT_CHARS)
+            .copied()
+            .unwrap_or(secret.len());
+        &secret[starts[first]..end]
+    })
 }
 
 /// An automaton that finds every occurrence of `patterns`, or `None` if there are none.

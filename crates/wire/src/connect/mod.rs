@@ -24,6 +24,7 @@ pub mod era;
 pub mod handshake;
 pub mod http;
 pub mod orphans;
+pub mod proc_table;
 pub mod process;
 pub mod sse;
 pub mod stdio;

@@ -59,19 +59,9 @@ pub fn end_orphans() -> usize {
 /// The children of `parent` (pid, process group), zombies included, from `/proc`.
 #[cfg(target_os = "linux")]
 fn children_of(parent: u32) -> Vec<(u32, u32)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return vec![];
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // After the command's `(name)`, which may hold spaces: state, ppid, pgrp, …
-            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
-            let _state = fields.next()?;
-            let ppid: u32 = fields.next()?.parse().ok()?;
-            let pgrp: u32 = fields.next()?.parse().ok()?;
-            (ppid == parent).then_some((pid, pgrp))
-        })
+    super::proc_table::processes()
+        .into_iter()
+        .filter(|p| p.ppid == parent)
+        .map(|p| (p.pid, p.pgrp))
         .collect()
 }
