@@ -383,10 +383,13 @@ pub async fn prepare_update(
     api: State<'_, Arc<Api>>,
     name: String,
     to: Option<String>,
+    accept_new_destination: bool,
     on_progress: Channel<StageProgress>,
 ) -> Res<UpdatePreview> {
-    api.prepare_update_task(name, to, move |p| drop(on_progress.send(p)))
-        .await
+    api.prepare_update_task(name, to, accept_new_destination, move |p| {
+        drop(on_progress.send(p))
+    })
+    .await
 }
 
 /// A server's tools from its last test: state, hints, cost.

@@ -167,6 +167,14 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Serve an installed server on stdio, for other MCP clients (secrets added here)
     Run(RunArgs),
+    /// Serve a profile's servers as one MCP server on stdio (the gateway): namespaced tools,
+    /// failures isolated, permissions, an activity record
+    Serve(ServeArgs),
+    /// The gateway's profiles: named sets of servers with their permissions
+    #[command(subcommand)]
+    Profile(ProfileCommand),
+    /// The calls made through the gateway (their shape, never their values)
+    Activity(ActivityArgs),
     /// Write Plugboard's servers into another MCP client's config as `plugboard run` launchers
     Export(ExportArgs),
     /// Import the servers of another MCP client's config (secrets move into Plugboard's store)
@@ -287,10 +295,11 @@ pub struct UpdateArgs {
     /// A value for a field the new version adds; repeat for more fields
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Test the new version and show the tool diff, but change nothing
+    /// Show how the launch changes (command, package, host, env), but start and change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Apply without asking when the tools changed
+    /// Do not ask: start the new version even where its secrets go to a new destination, and
+    /// apply it even when its tools changed
     #[arg(long, short = 'y')]
     pub yes: bool,
     #[command(flatten)]
@@ -411,6 +420,72 @@ pub struct RunArgs {
     pub allow_unapproved: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The profile to serve (`default`: every enabled server)
+    #[arg(long, default_value = "default")]
+    pub profile: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// Create a profile of these installed servers
+    Create {
+        name: String,
+        /// An installed server; repeat for more
+        #[arg(long = "server", value_name = "NAME", required = true)]
+        servers: Vec<String>,
+    },
+    /// Every profile, its servers and rules
+    List {
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// One profile
+    Show {
+        name: String,
+        #[command(flatten)]
+        json: JsonFlag,
+    },
+    /// Change a profile's servers and permission rules. A rule is a server name, a namespaced
+    /// tool (`server__tool`) or `*side_effects` (every tool not declared read-only)
+    Edit {
+        name: String,
+        /// Add an installed server
+        #[arg(long = "add", value_name = "SERVER")]
+        add: Vec<String>,
+        /// Take a server out
+        #[arg(long = "remove", value_name = "SERVER")]
+        remove: Vec<String>,
+        /// Let calls matching RULE through
+        #[arg(long, value_name = "RULE")]
+        allow: Vec<String>,
+        /// Ask the user (through the client) before calls matching RULE
+        #[arg(long, value_name = "RULE")]
+        ask: Vec<String>,
+        /// Refuse calls matching RULE
+        #[arg(long, value_name = "RULE")]
+        deny: Vec<String>,
+        /// Drop the rule RULE
+        #[arg(long, value_name = "RULE")]
+        clear: Vec<String>,
+    },
+    /// Remove a profile (its servers stay installed)
+    Remove { name: String },
+}
+
+#[derive(Debug, Args)]
+pub struct ActivityArgs {
+    /// Only calls to this server
+    #[arg(long)]
+    pub server: Option<String>,
+    /// The last N calls (default 50)
+    #[arg(long, default_value_t = 50)]
+    pub last: usize,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
 /// The other MCP clients whose config files Plugboard reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ClientArg {
@@ -433,6 +508,9 @@ pub struct ExportArgs {
     /// Write the file (with a timestamped backup); without it, print what would be written
     #[arg(long)]
     pub write: bool,
+    /// Write even a file whose comments or inexact numbers the rewrite would lose
+    #[arg(long, requires = "write")]
+    pub force: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -462,6 +540,13 @@ pub struct ImportArgs {
     /// plaintext secrets disappear from it (a backup is kept)
     #[arg(long)]
     pub rewrite_source: bool,
+    /// Rewrite the source even when its comments or inexact numbers would be lost
+    #[arg(long, requires = "rewrite_source")]
+    pub force: bool,
+    /// Rewrite the imported entries without testing their servers first (by default an entry
+    /// whose server fails its test here stays as it was)
+    #[arg(long, requires = "rewrite_source")]
+    pub no_test: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -606,6 +691,9 @@ pub struct InstallArgs {
     /// publication date
     #[arg(long)]
     pub no_pin: bool,
+    /// Accept a server that takes a secret on its command line (every local user can read it)
+    #[arg(long)]
+    pub allow_secret_args: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -654,6 +742,9 @@ pub struct AddArgs {
     /// Save without testing the connection first
     #[arg(long)]
     pub no_test: bool,
+    /// Let an argument carry a secret (`${secret:NAME}`): every local user can read a command line
+    #[arg(long, requires = "stdio")]
+    pub allow_secret_args: bool,
     /// The command and its arguments
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -695,6 +786,12 @@ pub struct EditArgs {
     /// Refuse that again (the default)
     #[arg(long)]
     pub refuse_insecure_http: bool,
+    /// Let this server take secrets on its command line (every local user can read a command line)
+    #[arg(long, conflicts_with = "refuse_secret_args")]
+    pub allow_secret_args: bool,
+    /// Refuse that again (the default)
+    #[arg(long)]
+    pub refuse_secret_args: bool,
     /// Resolve a uvx/npx server's dependencies as of its version's publication date
     #[arg(long, conflicts_with = "unpin_dependencies")]
     pub pin_dependencies: bool,

@@ -534,6 +534,12 @@ fn print_form(form: &FormSpec) {
             pin.tool, pin.flag, pin.date, pin.published_at
         );
     }
+    for (key, value) in &form.env {
+        println!("  env: {key}={value}");
+    }
+    for warning in &form.warnings {
+        println!("  WARNING: {warning}");
+    }
     for note in &form.notes {
         println!("  note: {note}");
     }

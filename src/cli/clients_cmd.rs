@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::CliError;
 use super::args::{ClientArg, ExportArgs, ImportArgs};
 use super::output::{print_json, print_table};
+use super::test_cmd::runtime;
 use crate::clients::import::{InputSpec, guess_format};
 use crate::clients::{
     ClientError, ClientKind, ExportAction, ExportChoice, ImportOptions, ImportReport, apply_import,
@@ -93,6 +94,7 @@ pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
         &path,
         &plugboard_exe()?,
         &ExportChoice::All,
+        args.force,
     )?;
     if args.json.json {
         #[derive(Serialize)]
@@ -227,6 +229,12 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
                 println!("      note: {note}");
             }
         }
+        for same in &plan.recognised {
+            println!(
+                "  = {}: the installed server `{}` (same command or URL); nothing new is installed",
+                same.entry, same.name
+            );
+        }
         for skipped in &plan.skipped {
             println!("  - {}: skipped, {}", skipped.entry, skipped.reason);
         }
@@ -235,7 +243,7 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
         println!("Dry run: nothing was changed.");
         return Ok(());
     }
-    if plan.servers.is_empty() {
+    if plan.servers.is_empty() && (plan.recognised.is_empty() || !args.rewrite_source) {
         if json {
             return print_json(&ImportReport::default());
         }
@@ -262,14 +270,40 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
             return Ok(());
         }
     }
-    let report = apply_import(servers, &plan);
-    let comments = args.rewrite_source && jsonc::has_comments(&path);
+    // A rewrite that would lose what the file holds is refused before anything is imported.
+    if args.rewrite_source
+        && !args.force
+        && let Some(what) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| jsonc::rewrite_loss(&text))
+    {
+        return Err(CliError::usage(format!(
+            "{} {what}, so nothing was imported; import without --rewrite-source, or pass --force \
+             to rewrite it anyway (a backup beside it keeps it as it was)",
+            path.display()
+        )));
+    }
+    let mut report = apply_import(servers, &plan);
+    if args.rewrite_source && !args.no_test && !report.imported.is_empty() {
+        // Only entries whose server passes its test become launchers.
+        if !json {
+            eprintln!("Testing the imported servers before the source file is rewritten");
+        }
+        let (market, _) = super::catalog_cmd::load_market()?;
+        runtime()?.block_on(crate::clients::test_before_rewrite(
+            servers,
+            market.catalog(),
+            &mut report,
+        ));
+    }
+    let comments = args.rewrite_source && args.force && jsonc::has_comments(&path);
     let backup = if args.rewrite_source {
         Some(rewrite_source(
             servers.config().dir(),
             &plan,
             &report,
             &plugboard_exe()?,
+            args.force,
         )?)
     } else {
         None
@@ -294,12 +328,23 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
         for (entry, error) in &report.failed {
             println!("Could not import `{entry}`: {error}");
         }
+        for (entry, name) in &report.recognised {
+            println!("`{entry}` is the installed server `{name}`.");
+        }
+        for (entry, why) in &report.kept_in_source {
+            println!(
+                "`{entry}` stays as it was in {}: its test failed ({why}); fix it with \
+                 `plugboard doctor`, then import again or export",
+                path.display()
+            );
+        }
         match &backup {
             Some(Some(backup)) => {
                 println!(
                     "Rewrote {}: the imported entries now run `plugboard run NAME` and hold no \
-                     secrets. The previous version is in {} (readable only by you); it still holds \
-                     the old plaintext values, so delete it once you have checked the result.",
+                     secrets. The previous version is in {} (readable only by you), with the \
+                     secrets that moved to the store replaced by ***; delete it once you have \
+                     checked the result.",
                     path.display(),
                     backup.display()
                 );

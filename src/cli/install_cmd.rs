@@ -25,7 +25,7 @@ use crate::form::server_json::{Pinning, blueprint};
 use crate::form::{
     FieldTarget, FormField, FormInput, InputKind, PreparedServer, curated, new_secret_namespace,
 };
-use crate::manage::{ServerView, Servers, looks_secret};
+use crate::manage::{ServerView, Servers, looks_secret, refuse_secrets_on_argv};
 use crate::market::Found;
 use crate::policy::Subject;
 use crate::probe::TestResult;
@@ -154,6 +154,10 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
             eprintln!("note: {note}");
         }
     }
+    // Even with --json: a weakened isolation is said where a person reads it.
+    for warning in &spec.warnings {
+        eprintln!("WARNING: {warning}");
+    }
     if let Some(why) = spec.option().and_then(|o| o.unavailable.clone()) {
         eprintln!(
             "warning: option `{}` of {what} cannot run here: {} ({})",
@@ -250,6 +254,7 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
     })?;
     let mut prepared = prepared;
     record(&spec, &input, &mut prepared);
+    prepared.config.allow_secret_args = args.allow_secret_args;
     if let Some(bundle) = &opened {
         prepared.config.cwd = Some(bundle.dir().display().to_string());
     }
@@ -276,6 +281,7 @@ fn test_then_save(
     no_test: bool,
     json: bool,
 ) -> Result<(), CliError> {
+    refuse_secrets_on_argv(&prepared.name, &prepared.config)?;
     // Fail fast on a missing keyring before a possibly long test.
     if !prepared.secrets.is_empty() {
         servers.secrets()?;
@@ -398,6 +404,7 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     };
     config.cwd = args.cwd.clone();
     config.timeout = args.timeout;
+    config.allow_secret_args = args.allow_secret_args;
     config.secret_namespace = Some(new_secret_namespace());
     let stdin_key = if args.bearer_stdin {
         Some(BEARER_TOKEN.to_string())

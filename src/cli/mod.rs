@@ -32,6 +32,7 @@ mod catalog_cmd;
 mod clients_cmd;
 mod diagnose_cmd;
 mod doctor_cmd;
+mod gateway_cmd;
 mod input;
 mod install_cmd;
 mod output;
@@ -124,6 +125,16 @@ pub fn main() -> ExitCode {
         // `run` passes its server's exit code through and writes nothing but MCP to stdout.
         return run_cmd::run(args);
     }
+    if let Command::Serve(args) = cli.command {
+        // Standard output carries MCP only.
+        return match gateway_cmd::serve(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("error: {}", err.message);
+                ExitCode::from(err.code)
+            }
+        };
+    }
     quiet_on_closed_pipe();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli.command))) {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -208,9 +219,12 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Read(args) => call_cmd::read(&servers, args),
                 Command::Prompt(args) => call_cmd::prompt(&servers, args),
                 Command::Diagnose(args) => diagnose_cmd::diagnose(&servers, args),
+                Command::Profile(command) => gateway_cmd::profile(&servers, command),
+                Command::Activity(args) => gateway_cmd::activity(&servers, args),
                 Command::Catalog(_)
                 | Command::Tour
                 | Command::Run(_)
+                | Command::Serve(_)
                 | Command::Secrets(_)
                 | Command::Registry(_)
                 | Command::Policy(_) => {

@@ -296,6 +296,16 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
     } else if args.refuse_insecure_http {
         patch.allow_insecure_http = Some(false);
     }
+    if args.allow_secret_args {
+        eprintln!(
+            "warning: `{}` may now take secrets on its command line, where every user and \
+             process of this machine can read them (and npm's logs keep them).",
+            args.name
+        );
+        patch.allow_secret_args = Some(true);
+    } else if args.refuse_secret_args {
+        patch.allow_secret_args = Some(false);
+    }
     servers.edit(&args.name, patch)?;
     println!("Updated `{}`.", args.name);
     Ok(())

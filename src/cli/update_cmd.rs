@@ -129,12 +129,25 @@ fn diff_lines(changes: &ToolChanges) -> Vec<String> {
     out
 }
 
+/// `update --dry-run --json`: the plan, nothing started.
+#[derive(serde::Serialize)]
+struct PlanReport<'a> {
+    name: &'a str,
+    from: &'a str,
+    to: &'a str,
+    applied: bool,
+    launch: &'a crate::launch_diff::LaunchDiff,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    dropped_fields: &'a [String],
+}
+
 #[derive(serde::Serialize)]
 struct UpdateReport<'a> {
     name: &'a str,
     from: &'a str,
     to: &'a str,
     applied: bool,
+    launch: &'a crate::launch_diff::LaunchDiff,
     test: &'a crate::probe::TestResult,
     tool_changes: &'a ToolChanges,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -147,6 +160,7 @@ fn report<'a>(p: &'a PendingUpdate, applied: bool) -> UpdateReport<'a> {
         from: &p.from_version,
         to: &p.to_version,
         applied,
+        launch: &p.launch,
         test: &p.test,
         tool_changes: &p.changes,
         dropped_fields: &p.dropped_inputs,
@@ -169,21 +183,71 @@ pub fn update(servers: &Servers, args: UpdateArgs) -> Result<(), CliError> {
             args.to.as_deref().unwrap_or("the latest version")
         );
     }
-    let pending = runtime()?.block_on(updates::prepare(
+    let rt = runtime()?;
+    let planned = rt.block_on(updates::plan(
         servers,
         &market,
         &policy,
         &args.name,
         args.to.as_deref(),
         &sets,
-        progress_printer(!json),
     ))?;
-    let diff = diff_lines(&pending.changes);
     if !json {
         println!(
             "`{}`: {} → {}",
-            pending.name, pending.from_version, pending.to_version
+            planned.name, planned.from_version, planned.to_version
         );
+        for warning in &planned.warnings {
+            eprintln!("WARNING: {warning}");
+        }
+        if planned.launch.changes.is_empty() {
+            println!("Launch: unchanged.");
+        } else {
+            println!("Launch:");
+            for line in planned.launch.lines() {
+                println!("{line}");
+            }
+        }
+    }
+    if args.dry_run {
+        // The new version is not started: starting it would hand it the server's secrets.
+        if json {
+            return print_json(&PlanReport {
+                name: &planned.name,
+                from: &planned.from_version,
+                to: &planned.to_version,
+                applied: false,
+                launch: &planned.launch,
+                dropped_fields: &planned.dropped_inputs,
+            });
+        }
+        println!(
+            "Dry run: nothing was started or changed. The tool diff needs the new version \
+             started with this server's settings and secrets: run without --dry-run to see it \
+             before anything is saved."
+        );
+        return Ok(());
+    }
+    if planned.launch.needs_consent() && !args.yes {
+        let ask = std::io::stdin().is_terminal() && !json;
+        let yes = ask
+            && prompt_line(&format!(
+                "{} {} runs another program or package, or talks to another host, and would \
+                 get this server's secrets. Start it with them to test it? [y/N]",
+                planned.name, planned.to_version
+            ))?
+            .is_some_and(|a| matches!(a.trim(), "y" | "Y" | "yes"));
+        if !yes {
+            return Err(CliError::usage(format!(
+                "{} of `{}` would send its secrets to a new destination (shown above): nothing \
+                 was started or changed; pass --yes to allow it",
+                planned.to_version, planned.name
+            )));
+        }
+    }
+    let pending = rt.block_on(planned.test(progress_printer(!json)));
+    let diff = diff_lines(&pending.changes);
+    if !json {
         print_result(&pending.name, &pending.test);
         if pending.changes.is_empty() {
             println!("Tools: unchanged.");
@@ -208,14 +272,6 @@ pub fn update(servers: &Servers, args: UpdateArgs) -> Result<(), CliError> {
             "the test of {} failed: nothing was changed; `{}` stays at {}",
             pending.to_version, pending.name, pending.from_version
         )));
-    }
-    if args.dry_run {
-        if json {
-            print_json(&report(&pending, false))?;
-        } else {
-            println!("Dry run: nothing was changed.");
-        }
-        return Ok(());
     }
     if !pending.changes.is_empty() && !args.yes {
         let ask = std::io::stdin().is_terminal() && !json;

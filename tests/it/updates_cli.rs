@@ -74,16 +74,15 @@ fn update_shows_the_tool_diff_carries_values_and_secrets_and_changes_nothing_whe
     );
 
     let config_v1 = std::fs::read(home.config_path()).unwrap();
-    // Its diff, without applying: a dry run, and a run that is not told --yes.
+    // A dry run shows how the launch changes and starts nothing (starting the new version
+    // would hand it the secret); a run that is not told --yes shows the tool diff.
     let out = run(&["update", "notes", "--dry-run", "--json"], "");
     assert_code(&out, 0);
     let report = json_of(&out);
     assert_eq!(report["applied"], false);
-    assert_eq!(
-        report["tool_changes"]["added"],
-        json!(["write_note"]),
-        "{report}"
-    );
+    assert!(report.get("test").is_none(), "a dry run tested: {report}");
+    assert_eq!(report["launch"]["new_destination"], false, "{report}");
+    assert_eq!(report["launch"]["carries_secrets"], true, "{report}");
     assert_eq!(report["from"], "1.0.0");
     assert_eq!(report["to"], "1.1.0");
     let out = run(&["update", "notes"], "");

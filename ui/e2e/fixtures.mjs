@@ -97,7 +97,8 @@ export async function setupWorld() {
     cursorFile,
     JSON.stringify({
       mcpServers: {
-        "cursor-gh": { url: "https://api.githubcopilot.com/mcp/", headers: { Authorization: `Bearer ${CURSOR_TOKEN}` } },
+        // A server that works where Cursor runs it (the import tests it before the rewrite).
+        "cursor-gh": { command: FIXTURE, args: ["--name", "cursor-gh-e2e"], env: { GITHUB_TOKEN: CURSOR_TOKEN } },
       },
     }),
   );

@@ -156,7 +156,8 @@ pub enum PathOp {
 pub struct Flag {
     /// The tool's name, or `pinning::flags::INSTRUCTIONS` for the server's instructions.
     pub tool: String,
-    /// `hidden_instruction`, `sensitive_path`, `invisible_unicode` or `long_description`.
+    /// `hidden_instruction`, `sensitive_path`, `invisible_unicode`, `control_characters` or
+    /// `long_description`.
     pub code: String,
     pub detail: String,
 }

@@ -163,6 +163,7 @@ pub fn config_shape(server: &ServerConfig, redactor: &Redactor) -> Value {
             text.chars().count()
         )),
         ConfigValue::Secret(r) => json!({"secret": r.secret}),
+        ConfigValue::FromEnv(t) => json!({"from_env": t.names().collect::<Vec<_>>()}),
     };
     for (key, values) in [("env", &server.env), ("headers", &server.headers)] {
         let described: Map<String, Value> = values

@@ -13,7 +13,9 @@ pub mod credentials;
 pub mod deps;
 pub mod diagnostics;
 pub mod doctor;
+pub mod gateway;
 pub mod health;
+pub mod launch_diff;
 pub mod lifecycle;
 pub mod local_http;
 pub mod manage;
@@ -26,5 +28,5 @@ pub mod updates;
 
 use plugboard_base::{clock, pin_report, regex_rules, tls};
 use plugboard_sources::{bundles, catalog, form, market, mcpb, policy, registry};
-use plugboard_store::{config, redact, remembered_tools, secrets};
+use plugboard_store::{config, redact, remembered_tools, secret_shapes, secrets};
 use plugboard_wire::{connect, oauth, probe, resolve, runtimes, schema};

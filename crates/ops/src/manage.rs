@@ -31,6 +31,12 @@ pub enum ManageError {
     Invalid { name: String, detail: String },
     #[error("refused: {0}")]
     Policy(#[from] crate::policy::Refusal),
+    #[error(
+        "server `{name}` would take the secret `{secret}` on its command line, where every user \
+         of this machine can read it; nothing was installed. If you accept that risk, install \
+         it with --allow-secret-args (the app: \"Allow secrets on the command line\")"
+    )]
+    SecretOnCommandLine { name: String, secret: String },
 }
 
 type SecretsOpener = Box<dyn Fn() -> Result<Arc<dyn SecretStore>, SecretError> + Send + Sync>;
@@ -92,6 +98,7 @@ impl Servers {
                 name: prepared.name.clone(),
                 detail,
             })?;
+        refuse_secrets_on_argv(&prepared.name, &prepared.config)?;
         let current = self.config.load()?;
         current.check_free(&prepared.name, None)?;
         let namespace = prepared.config.secret_namespace(&prepared.name).to_string();
@@ -117,6 +124,57 @@ impl Servers {
             return Err(err.into());
         }
         crate::remembered_tools::forget(dir, &prepared.name);
+        Ok(())
+    }
+
+    /// Replace server `name`'s config as a whole (the app's editor of a hand-written server):
+    /// judged by the policy and the command-line rule first, like a new install; `secrets` are
+    /// written to its namespace, and the secrets the new config no longer uses are deleted.
+    pub fn replace(
+        &self,
+        name: &str,
+        config: &ServerConfig,
+        secrets: &BTreeMap<String, Sensitive<String>>,
+    ) -> Result<ServerConfig, ManageError> {
+        config.validate().map_err(|detail| ManageError::Invalid {
+            name: name.to_owned(),
+            detail,
+        })?;
+        refuse_secrets_on_argv(name, config)?;
+        let before = self.config.load()?.server(name)?;
+        crate::admission::check(self.config.dir(), name, config)?;
+        let namespace = config.secret_namespace(name).to_string();
+        if !secrets.is_empty() {
+            let store = self.secrets()?;
+            for (key, value) in secrets {
+                store.set(&SecretKey::new(&namespace, key), value)?;
+            }
+        }
+        let (after, ()) = self.config.update(name, |server| {
+            *server = config.clone();
+            Ok(())
+        })?;
+        self.delete_unused_secrets(name, &before, &after)?;
+        Ok(after)
+    }
+
+    /// Delete the secrets `before` used and `after` no longer does.
+    fn delete_unused_secrets(
+        &self,
+        name: &str,
+        before: &ServerConfig,
+        after: &ServerConfig,
+    ) -> Result<(), ManageError> {
+        let still_used = after.secret_keys(name);
+        let dropped: Vec<SecretKey> = before
+            .secret_keys(name)
+            .into_iter()
+            .filter(|k| !still_used.contains(k))
+            .collect();
+        if !dropped.is_empty() {
+            let store = self.secrets()?;
+            delete_all(store.as_ref(), &dropped);
+        }
         Ok(())
     }
 
@@ -259,16 +317,7 @@ impl Servers {
             apply_patch(server, &patch);
             Ok(())
         })?;
-        let still_used = after.secret_keys(name);
-        let dropped: Vec<SecretKey> = before
-            .secret_keys(name)
-            .into_iter()
-            .filter(|k| !still_used.contains(k))
-            .collect();
-        if !dropped.is_empty() {
-            let store = self.secrets()?;
-            delete_all(store.as_ref(), &dropped);
-        }
+        self.delete_unused_secrets(name, &before, &after)?;
         Ok(after)
     }
 
@@ -349,6 +398,31 @@ pub struct ServerPatch {
     pub timeout: Option<Option<u64>>,
     /// Whether credentials may go over plain http to a remote host.
     pub allow_insecure_http: Option<bool>,
+    /// Whether secrets may be put on the server's command line.
+    pub allow_secret_args: Option<bool>,
+}
+
+/// A server whose launch would put a secret on a command line, unless the user allowed it.
+pub fn refuse_secrets_on_argv(name: &str, server: &ServerConfig) -> Result<(), ManageError> {
+    if server.allow_secret_args {
+        return Ok(());
+    }
+    let launch = server.launch.as_ref();
+    let on_argv = server
+        .command
+        .as_deref()
+        .map(|c| crate::config::secrets_on_argv(c, &server.args))
+        .into_iter()
+        .chain(launch.map(|l| crate::config::secrets_on_argv(&l.command, &l.args)))
+        .flatten()
+        .next();
+    match on_argv {
+        Some(secret) => Err(ManageError::SecretOnCommandLine {
+            name: name.to_owned(),
+            secret: secret.to_owned(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Whether `patch` changes what `server` runs or connects to (its URL, command or arguments,
@@ -414,6 +488,9 @@ fn apply_patch(server: &mut ServerConfig, patch: &ServerPatch) {
     }
     if let Some(allow) = patch.allow_insecure_http {
         server.allow_insecure_http = allow;
+    }
+    if let Some(allow) = patch.allow_secret_args {
+        server.allow_secret_args = allow;
     }
 }
 
@@ -515,6 +592,7 @@ impl ServerView {
                             ValueView::Masked { masked: true }
                         }
                         ConfigValue::Plain(p) => ValueView::Plain(p.clone()),
+                        ConfigValue::FromEnv(t) => ValueView::Plain(t.from_env.clone()),
                     };
                     (k.clone(), view)
                 })

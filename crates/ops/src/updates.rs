@@ -1,9 +1,12 @@
 //! Updates of servers installed from a registry: which have a newer version ([`outdated`],
 //! from the registry caches), and moving one to a newer (or a chosen) version safely —
-//! [`prepare`] re-resolves the new version through the same form with the same field values and
-//! secrets (`form::inputs`), fetches its bundle if it is one, tests it, and computes the tool
-//! diff against the approved pin; nothing is written until [`apply`], and a failed test means
-//! nothing changes at all (a fetched bundle is removed again).
+//! [`plan`] re-resolves the new version through the same form with the same field values and
+//! secrets (`form::inputs`), fetches its bundle if it is one, and computes the launch diff
+//! (command, package, host, env: [`crate::launch_diff`]) without starting anything;
+//! [`PlannedUpdate::test`] then tests it (the one step that hands the secrets to the new
+//! version: callers ask first when the launch diff says the destination is new) and computes the
+//! tool diff against the approved pin; nothing is written until [`apply`], and a failed test
+//! means nothing changes at all (a fetched bundle is removed again).
 
 use std::collections::BTreeMap;
 
@@ -16,6 +19,7 @@ use crate::form::engine::{build, form};
 use crate::form::inputs::{record, restore};
 use crate::form::server_json::{Pinning, blueprint};
 use crate::form::{FormErrors, FormInput, PreparedServer};
+use crate::launch_diff::{LaunchDiff, launch_diff};
 use crate::manage::{ManageError, Servers};
 use crate::market::{FindError, Found, Market};
 use crate::pinning::{PinStore, Snapshot, ToolChanges, compare};
@@ -150,6 +154,55 @@ pub enum UpdateError {
     Config(#[from] ConfigError),
 }
 
+/// A new version resolved and compared with the installed one, not yet started.
+#[derive(Debug)]
+pub struct PlannedUpdate {
+    pub name: String,
+    pub from_version: String,
+    pub to_version: String,
+    pub prepared: PreparedServer,
+    /// How its launch differs from the installed one's.
+    pub launch: LaunchDiff,
+    /// What the new version's launch does that weakens its isolation.
+    pub warnings: Vec<String>,
+    /// Recorded fields the new version's form no longer has.
+    pub dropped_inputs: Vec<String>,
+    bundle: Option<OpenedBundle>,
+    old: ServerConfig,
+    old_dir: std::path::PathBuf,
+}
+
+impl PlannedUpdate {
+    /// Start the new version with the server's secrets and test it, and compare its tools with
+    /// the approved ones. Ask the user first when [`LaunchDiff::needs_consent`].
+    pub async fn test(self, progress: impl FnMut(StageEvent)) -> PendingUpdate {
+        let dir = self.old_dir.clone();
+        let test =
+            crate::checks::test_prepared(&self.prepared, &Catalog::default(), None, progress).await;
+        let approved = PinStore::in_config_dir(&dir)
+            .get(&self.name)
+            .ok()
+            .flatten()
+            .and_then(|f| f.approved);
+        let changes = compare(
+            approved.as_ref(),
+            &Snapshot::of(&test.tools, test.instructions.as_deref()),
+        );
+        PendingUpdate {
+            name: self.name,
+            from_version: self.from_version,
+            to_version: self.to_version,
+            prepared: self.prepared,
+            launch: self.launch,
+            test,
+            changes,
+            dropped_inputs: self.dropped_inputs,
+            bundle: self.bundle,
+            old: self.old,
+        }
+    }
+}
+
 /// A tested new version, not yet saved.
 #[derive(Debug)]
 pub struct PendingUpdate {
@@ -157,6 +210,8 @@ pub struct PendingUpdate {
     pub from_version: String,
     pub to_version: String,
     pub prepared: PreparedServer,
+    /// How its launch differs from the installed one's.
+    pub launch: LaunchDiff,
     pub test: TestResult,
     /// Against the approved tools (everything is added when nothing was approved).
     pub changes: ToolChanges,
@@ -172,17 +227,16 @@ impl PendingUpdate {
     }
 }
 
-/// Re-resolve `name` at version `to` (the listed latest when `None`), fill its form with the
-/// installed values (and `sets`, for fields the new version adds), and test it.
-pub async fn prepare(
+/// Re-resolve `name` at version `to` (the listed latest when `None`) and fill its form with
+/// the installed values (and `sets`, for fields the new version adds). Nothing is started.
+pub async fn plan(
     servers: &Servers,
     market: &Market,
     policy: &PolicyState,
     name: &str,
     to: Option<&str>,
     sets: &[(String, String)],
-    progress: impl FnMut(StageEvent),
-) -> Result<PendingUpdate, UpdateError> {
+) -> Result<PlannedUpdate, UpdateError> {
     policy.usable()?;
     let dir = servers.config().dir().to_owned();
     let old = servers.config().load()?.server(name)?;
@@ -283,26 +337,22 @@ pub async fn prepare(
     prepared.config.enabled = old.enabled;
     prepared.config.timeout = old.timeout;
     prepared.config.extra = old.extra.clone();
-    let test = crate::checks::test_prepared(&prepared, &Catalog::default(), None, progress).await;
-    let approved = PinStore::in_config_dir(&dir)
-        .get(name)
-        .ok()
-        .flatten()
-        .and_then(|f| f.approved);
-    let changes = compare(
-        approved.as_ref(),
-        &Snapshot::of(&test.tools, test.instructions.as_deref()),
-    );
-    Ok(PendingUpdate {
+    prepared.config.allow_insecure_http = old.allow_insecure_http;
+    let launch = launch_diff(name, &old, &prepared.config);
+    // Consent to secrets on the command line holds for the same program and package only.
+    prepared.config.allow_secret_args = old.allow_secret_args && !launch.new_destination;
+    crate::manage::refuse_secrets_on_argv(name, &prepared.config)?;
+    Ok(PlannedUpdate {
         name: name.to_owned(),
         from_version: origin.version,
         to_version: row.server.version.clone(),
         prepared,
-        test,
-        changes,
+        launch,
+        warnings: spec.warnings.clone(),
         dropped_inputs: restored.dropped,
         bundle,
         old,
+        old_dir: dir,
     })
 }
 

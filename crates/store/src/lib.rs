@@ -6,6 +6,7 @@
 pub mod config;
 pub mod redact;
 pub mod remembered_tools;
+pub mod secret_shapes;
 pub mod secrets;
 
 use plugboard_base::regex_rules;

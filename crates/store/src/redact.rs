@@ -261,6 +261,36 @@ impl Redactor {
         current.into_owned()
     }
 
+    /// Whether `text` holds one of this redactor's secrets (or a run of one long enough to
+    /// count), as written or JSON- or percent-escaped; plain known values and the pattern
+    /// rules do not count. What the gateway refuses to send in a call's arguments.
+    #[must_use]
+    pub fn holds_secret(&self, text: &str) -> bool {
+        if self.inner.secrets.is_empty() {
+            return false;
+        }
+        let only_secrets = Self::build(Vec::<String>::new(), self.inner.secrets.clone());
+        let mut spans = Vec::new();
+        only_secrets
+            .inner
+            .literals
+            .find(text, Pass::First, &mut spans);
+        if !spans.is_empty() {
+            return true;
+        }
+        [Decoded::json(text), Decoded::percent(text)]
+            .into_iter()
+            .flatten()
+            .any(|decoded| {
+                let mut spans = Vec::new();
+                only_secrets
+                    .inner
+                    .literals
+                    .find(&decoded.text, Pass::First, &mut spans);
+                !spans.is_empty()
+            })
+    }
+
     /// Redacts every string in `value` in place, as [`Redactor::redact`] does.
     ///
     /// Object keys are kept, but a string whose key is named like a secret

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 
-use crate::config::{Auth, ConfigValue, SECRET_ARG_OPEN, SecretRef, ServerConfig, TransportKind};
+use crate::config::{
+    Auth, ConfigValue, LaunchArg, SECRET_ARG_OPEN, SecretRef, ServerConfig, TransportKind,
+};
 use crate::connect::Era;
 use crate::connect::env::{self, LookupError};
 pub use crate::connect::target::{RemoteTarget, StdioTarget, Target};
@@ -127,6 +129,7 @@ pub fn resolve_launch(
     let mut local = ServerConfig::stdio(launch.command.clone(), launch.args.clone());
     local.env = launch.env.clone();
     local.cwd = launch.cwd.clone();
+    local.allow_secret_args = server.allow_secret_args;
     local.secret_namespace = Some(server.secret_namespace(name).to_owned());
     let (target, redactor) = resolve(name, &local, secrets, None)?.into_parts();
     match target {
@@ -143,6 +146,8 @@ pub enum ResolveError {
     Invalid { server: String, detail: String },
     #[error("the secret `{secret}` of server `{server}` is not set")]
     MissingSecret { server: String, secret: String },
+    #[error("server `{server}` takes `{variable}` from the environment, and it is not set")]
+    MissingEnv { server: String, variable: String },
     #[error("cannot read the secrets of server `{server}`: {source}")]
     SecretStore {
         server: String,
@@ -161,6 +166,11 @@ pub enum ResolveError {
     #[error("the working directory `{}` of server `{server}` does not exist", cwd.display())]
     MissingCwd { server: String, cwd: PathBuf },
     #[error(
+        "server `{server}` takes the secret `{secret}` on its command line, where every user of \
+         this machine can read it; it was not started"
+    )]
+    SecretOnCommandLine { server: String, secret: String },
+    #[error(
         "server `{server}` would send its credentials over plain http to `{host}`, where anyone \
          on the way can read them; nothing was sent"
     )]
@@ -172,9 +182,11 @@ impl ResolveError {
         match self {
             ResolveError::Invalid { .. }
             | ResolveError::MissingSecret { .. }
+            | ResolveError::MissingEnv { .. }
             | ResolveError::SecretStore { .. }
             | ResolveError::MissingCwd { .. }
-            | ResolveError::InsecureCredentials { .. } => ErrorKind::Config,
+            | ResolveError::InsecureCredentials { .. }
+            | ResolveError::SecretOnCommandLine { .. } => ErrorKind::Config,
             ResolveError::NeedsOAuth { .. } => ErrorKind::Unauthorized,
             ResolveError::CommandNotFound { .. } | ResolveError::NotExecutable { .. } => {
                 ErrorKind::Spawn
@@ -191,6 +203,11 @@ impl ResolveError {
             ResolveError::MissingSecret { server, secret } => format!(
                 "the secret `{secret}` of server `{server}` is not set; run \
                  `plugboard edit {server} --secret-env {secret}` or reinstall the server"
+            ),
+            ResolveError::MissingEnv { server, variable } => format!(
+                "set `{variable}` in the environment the server is started from (the app or \
+                 the client that launches it), or store the value in the keyring: `plugboard \
+                 edit {server} --secret-env {variable}`"
             ),
             ResolveError::SecretStore { source, .. } => match source {
                 SecretError::Unavailable { fix, .. }
@@ -215,6 +232,13 @@ impl ResolveError {
             ResolveError::MissingCwd { server, .. } => format!(
                 "create the directory or change the server's working directory with \
                  `plugboard edit {server}`"
+            ),
+            ResolveError::SecretOnCommandLine { server, .. } => format!(
+                "a command line is visible to every process on this machine (/proc/PID/cmdline) \
+                 and runners such as npm log it. If the server can read the value from an \
+                 environment variable, pass it that way (`plugboard edit {server} --secret-env \
+                 VAR`) and remove the argument; only if you accept the risk, allow it with \
+                 `plugboard edit {server} --allow-secret-args`"
             ),
             ResolveError::InsecureCredentials { server, .. } => format!(
                 "use the server's https:// address (`plugboard edit {server} --url https://…`); \
@@ -313,6 +337,13 @@ impl Secrets<'_> {
         match value {
             ConfigValue::Plain(text) => Ok(Sensitive::new(text.clone())),
             ConfigValue::Secret(reference) => self.get(reference),
+            ConfigValue::FromEnv(template) => template
+                .fill(|var| std::env::var(var).ok())
+                .map(Sensitive::new)
+                .map_err(|variable| ResolveError::MissingEnv {
+                    server: self.name.to_owned(),
+                    variable,
+                }),
         }
     }
 
@@ -330,11 +361,6 @@ impl Secrets<'_> {
         }
         out.push_str(rest);
         Ok(out)
-    }
-
-    /// Every argument with its secret references replaced.
-    pub fn args(&mut self, args: &[String]) -> Result<Vec<String>, ResolveError> {
-        args.iter().map(|a| self.arg(a)).collect()
     }
 }
 
@@ -367,25 +393,25 @@ pub fn resolve(
     }
 
     let mut sends_credentials = false;
-    let target =
-        match server.transport {
-            TransportKind::Stdio => {
-                let command = server.command.clone().unwrap_or_default();
-                let cwd = server.cwd.as_ref().map(PathBuf::from);
-                if let Some(dir) = &cwd
-                    && !dir.is_dir()
-                {
-                    return Err(ResolveError::MissingCwd {
-                        server: name.to_owned(),
-                        cwd: dir.clone(),
-                    });
-                }
-                let env_path = env_values
-                    .iter()
-                    .find(|(k, _)| k == "PATH")
-                    .map(|(_, v)| v.expose().clone());
-                let found = env::find_command(&command, cwd.as_deref(), env_path.as_deref())
-                    .map_err(|e| match e {
+    let target = match server.transport {
+        TransportKind::Stdio => {
+            let command = server.command.clone().unwrap_or_default();
+            let cwd = server.cwd.as_ref().map(PathBuf::from);
+            if let Some(dir) = &cwd
+                && !dir.is_dir()
+            {
+                return Err(ResolveError::MissingCwd {
+                    server: name.to_owned(),
+                    cwd: dir.clone(),
+                });
+            }
+            let env_path = env_values
+                .iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.expose().clone());
+            let found =
+                env::find_command(&command, cwd.as_deref(), env_path.as_deref()).map_err(|e| {
+                    match e {
                         LookupError::NotFound {
                             checked_login_shell,
                         } => ResolveError::CommandNotFound {
@@ -396,122 +422,160 @@ pub fn resolve(
                             command: command.clone(),
                             path,
                         },
-                    })?;
-                let args = store.args(&server.args)?;
-                Target::Stdio(StdioTarget {
-                    command,
-                    program: found.path,
-                    args,
-                    env: env_values,
-                    cwd,
-                    via_login_shell: found.via_login_shell,
-                })
-            }
-            _ => {
-                let raw = server.url.as_deref().unwrap_or_default();
-                let url = crate::config::validate_remote_url(raw).map_err(|detail| {
-                    ResolveError::Invalid {
-                        server: name.to_owned(),
-                        detail,
                     }
                 })?;
-                let mut headers = vec![];
-                for (key, value) in &server.headers {
-                    let lower = key.to_ascii_lowercase();
-                    if value.secret_name().is_some()
-                        || ["auth", "key", "token", "secret"]
-                            .iter()
-                            .any(|w| lower.contains(w))
-                    {
-                        sends_credentials = true;
+            let mut args = Vec::with_capacity(server.args.len());
+            for planned in crate::config::plan_args(&command, &server.args) {
+                match planned {
+                    LaunchArg::Plain(arg) => args.push(arg.to_owned()),
+                    LaunchArg::EnvFromSecret { name: key, value } => {
+                        args.push(key.to_owned());
+                        let value = Sensitive::new(store.arg(value)?);
+                        env_values.retain(|(k, _)| k != key);
+                        env_values.push((key.to_owned(), value));
                     }
-                    let value = store.value(value)?;
-                    redact_values.push(value.expose().clone());
-                    headers.push((key.clone(), value));
-                }
-                let auth_header = match &server.auth {
-                    Auth::None => None,
-                    Auth::Bearer { token } => {
-                        let token = store.get(token)?;
-                        Some((
-                            "Authorization".to_owned(),
-                            format!("Bearer {}", token.expose()),
-                        ))
+                    LaunchArg::WithSecret(arg) if server.allow_secret_args => {
+                        args.push(store.arg(arg)?);
                     }
-                    Auth::ApiKey { header, key } => {
-                        let key = store.get(key)?;
-                        Some((header.clone(), key.expose().clone()))
-                    }
-                    Auth::Basic { username, password } => {
-                        let password = store.get(password)?;
-                        let encoded = base64::engine::general_purpose::STANDARD
-                            .encode(format!("{username}:{}", password.expose()));
-                        redact_values.push(encoded.clone());
-                        Some(("Authorization".to_owned(), format!("Basic {encoded}")))
-                    }
-                    Auth::Header {
-                        name: header,
-                        value,
-                    } => {
-                        let value = store.get(value)?;
-                        Some((header.clone(), value.expose().clone()))
-                    }
-                    Auth::Oauth2(_) => {
-                        let key = SecretKey::new(store.namespace, OAUTH_ACCESS_TOKEN);
-                        match secrets.get(&key) {
-                            Ok(Some(token)) if !token.expose().is_empty() => {
-                                store.seen.push(token.expose().clone());
-                                Some((
-                                    "Authorization".to_owned(),
-                                    format!("Bearer {}", token.expose()),
-                                ))
-                            }
-                            Ok(_) => {
-                                return Err(ResolveError::NeedsOAuth {
-                                    server: name.to_owned(),
-                                });
-                            }
-                            Err(source) => {
-                                return Err(ResolveError::SecretStore {
-                                    server: name.to_owned(),
-                                    source,
-                                });
-                            }
-                        }
-                    }
-                };
-                if let Some((header, value)) = auth_header {
-                    sends_credentials = true;
-                    redact_values.push(value.clone());
-                    headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&header));
-                    headers.push((header, Sensitive::new(value)));
-                }
-                for (key, value) in &headers {
-                    if reqwest::header::HeaderName::from_bytes(key.as_bytes()).is_err()
-                        || reqwest::header::HeaderValue::from_str(value.expose()).is_err()
-                    {
-                        return Err(ResolveError::Invalid {
+                    LaunchArg::WithSecret(arg) => {
+                        return Err(ResolveError::SecretOnCommandLine {
                             server: name.to_owned(),
-                            detail: format!(
-                                "the header `{key}` has a name or value that HTTP does not allow \
-                             (line breaks or control characters?)"
-                            ),
+                            secret: crate::config::arg_secret_names(arg)
+                                .next()
+                                .unwrap_or_default()
+                                .to_owned(),
                         });
                     }
                 }
-                if sends_credentials
-                    && url.scheme() == "http"
-                    && !crate::config::is_loopback_host(url.host_str().unwrap_or_default())
-                    && !server.allow_insecure_http
+            }
+            if server.allow_secret_args && is_npm_runner(&command) {
+                // npm writes its argv to a debug log in ~/.npm/_logs on every run; with
+                // no log files, a secret on the command line stays out of them.
+                env_values.push(("npm_config_logs_max".to_owned(), Sensitive::new("0".into())));
+            }
+            Target::Stdio(StdioTarget {
+                command,
+                program: found.path,
+                args,
+                env: env_values,
+                cwd,
+                via_login_shell: found.via_login_shell,
+            })
+        }
+        _ => {
+            let raw = server.url.as_deref().unwrap_or_default();
+            crate::config::validate_remote_url(raw).map_err(|detail| ResolveError::Invalid {
+                server: name.to_owned(),
+                detail,
+            })?;
+            // A secret in the URL (`${secret:NAME}` in its path, query or user part) is
+            // substituted here, in memory; the request then carries a credential.
+            let with_secrets = store.arg(raw)?;
+            if with_secrets != raw {
+                sends_credentials = true;
+            }
+            let url = url::Url::parse(&with_secrets).map_err(|e| ResolveError::Invalid {
+                server: name.to_owned(),
+                detail: format!("its URL with its secrets filled in is not valid ({e})"),
+            })?;
+            redact_values.extend(url_encodings_of_secrets(&store.seen, &url));
+            let mut headers = vec![];
+            for (key, value) in &server.headers {
+                let lower = key.to_ascii_lowercase();
+                if value.secret_name().is_some()
+                    || ["auth", "key", "token", "secret"]
+                        .iter()
+                        .any(|w| lower.contains(w))
                 {
-                    return Err(ResolveError::InsecureCredentials {
+                    sends_credentials = true;
+                }
+                let value = store.value(value)?;
+                redact_values.push(value.expose().clone());
+                headers.push((key.clone(), value));
+            }
+            let auth_header = match &server.auth {
+                Auth::None => None,
+                Auth::Bearer { token } => {
+                    let token = store.get(token)?;
+                    Some((
+                        "Authorization".to_owned(),
+                        format!("Bearer {}", token.expose()),
+                    ))
+                }
+                Auth::ApiKey { header, key } => {
+                    let key = store.get(key)?;
+                    Some((header.clone(), key.expose().clone()))
+                }
+                Auth::Basic { username, password } => {
+                    let password = store.get(password)?;
+                    let encoded = base64::engine::general_purpose::STANDARD
+                        .encode(format!("{username}:{}", password.expose()));
+                    redact_values.push(encoded.clone());
+                    Some(("Authorization".to_owned(), format!("Basic {encoded}")))
+                }
+                Auth::Header {
+                    name: header,
+                    value,
+                } => {
+                    let value = store.get(value)?;
+                    Some((header.clone(), value.expose().clone()))
+                }
+                Auth::Oauth2(_) => {
+                    let key = SecretKey::new(store.namespace, OAUTH_ACCESS_TOKEN);
+                    match secrets.get(&key) {
+                        Ok(Some(token)) if !token.expose().is_empty() => {
+                            store.seen.push(token.expose().clone());
+                            Some((
+                                "Authorization".to_owned(),
+                                format!("Bearer {}", token.expose()),
+                            ))
+                        }
+                        Ok(_) => {
+                            return Err(ResolveError::NeedsOAuth {
+                                server: name.to_owned(),
+                            });
+                        }
+                        Err(source) => {
+                            return Err(ResolveError::SecretStore {
+                                server: name.to_owned(),
+                                source,
+                            });
+                        }
+                    }
+                }
+            };
+            if let Some((header, value)) = auth_header {
+                sends_credentials = true;
+                redact_values.push(value.clone());
+                headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&header));
+                headers.push((header, Sensitive::new(value)));
+            }
+            for (key, value) in &headers {
+                if reqwest::header::HeaderName::from_bytes(key.as_bytes()).is_err()
+                    || reqwest::header::HeaderValue::from_str(value.expose()).is_err()
+                {
+                    return Err(ResolveError::Invalid {
                         server: name.to_owned(),
-                        host: url.host_str().unwrap_or_default().to_owned(),
+                        detail: format!(
+                            "the header `{key}` has a name or value that HTTP does not allow \
+                             (line breaks or control characters?)"
+                        ),
                     });
                 }
-                Target::Remote(RemoteTarget { url, headers })
             }
-        };
+            if sends_credentials
+                && url.scheme() == "http"
+                && !crate::config::is_loopback_host(url.host_str().unwrap_or_default())
+                && !server.allow_insecure_http
+            {
+                return Err(ResolveError::InsecureCredentials {
+                    server: name.to_owned(),
+                    host: url.host_str().unwrap_or_default().to_owned(),
+                });
+            }
+            Target::Remote(RemoteTarget { url, headers })
+        }
+    };
     let secrets = std::mem::take(&mut store.seen);
     redact_values.retain(|v| !v.is_empty());
     redact_values.sort();
@@ -531,6 +595,38 @@ pub fn resolve(
         resolve_time: started.elapsed(),
         known_era: None,
     })
+}
+
+/// `npx` and `npm`, which log their argv.
+fn is_npm_runner(command: &str) -> bool {
+    let base = Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(command);
+    matches!(base, "npx" | "npm" | "npx.cmd" | "npm.cmd")
+}
+
+/// The forms a secret takes once a URL is parsed (percent-encoded in the path, the query or
+/// the user part), so that the redactor also hides them where the URL is shown.
+fn url_encodings_of_secrets(secrets: &[String], url: &url::Url) -> Vec<String> {
+    let text = url.as_str();
+    let mut forms = vec![];
+    for secret in secrets {
+        let Ok(mut probe) = url::Url::parse("http://h/") else {
+            continue;
+        };
+        probe.set_path(secret);
+        let in_path = probe.path().trim_start_matches('/').to_owned();
+        probe.set_query(Some(secret));
+        let in_query = probe.query().unwrap_or_default().to_owned();
+        let in_form: String = url::form_urlencoded::byte_serialize(secret.as_bytes()).collect();
+        for form in [in_path, in_query, in_form] {
+            if form != *secret && !form.is_empty() && text.contains(&form) {
+                forms.push(form);
+            }
+        }
+    }
+    forms
 }
 
 /// A secret store that answers the server's OAuth access token from memory (fresh from the

@@ -80,6 +80,9 @@ function form(optionId: string) {
         { id: "api", label: "Token", transport: "shttp", transport_label: "streamable HTTP" },
         { id: "oauth", label: "OAuth", transport: "shttp", transport_label: "streamable HTTP" },
       ],
+      notes: [],
+      warnings: [],
+      env: [],
     },
   };
 }

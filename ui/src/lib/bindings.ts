@@ -112,7 +112,7 @@ export const commands = {
 	/**  Installed registry servers and whether a newer version is listed. */
 	outdated: () => typedError<OutdatedView[], ApiError>(__TAURI_INVOKE("outdated")),
 	/**  Prepare and test an update (nothing is saved). */
-	prepareUpdate: (name: string, to: string | null, onProgress: Channel<StageProgress>) => typedError<UpdatePreview, ApiError>(__TAURI_INVOKE("prepare_update", { name, to, onProgress })),
+	prepareUpdate: (name: string, to: string | null, acceptNewDestination: boolean, onProgress: Channel<StageProgress>) => typedError<UpdatePreview, ApiError>(__TAURI_INVOKE("prepare_update", { name, to, acceptNewDestination, onProgress })),
 	applyUpdate: (token: string) => typedError<ServerView, ApiError>(__TAURI_INVOKE("apply_update", { token })),
 	discardUpdate: (token: string) => __TAURI_INVOKE<boolean>("discard_update", { token }),
 	/**
@@ -595,6 +595,10 @@ export type FormSpec = {
 	pin: PinView | null,
 	/**  What the user should know about this launch. */
 	notes: string[],
+	/**  What the launch does that weakens the server's isolation: shown loudly. */
+	warnings: string[],
+	/**  The environment a local option sets, as written (`{field}` where a field fills it in). */
+	env: KeyValueText[],
 };
 
 /**  The last test of an installed server, in short, for its card. */
@@ -695,6 +699,8 @@ export type InstallRequest = {
 	 *  the version's publication date.
 	 */
 	no_pin?: boolean,
+	/**  The user accepted that this server takes a secret on its command line. */
+	allow_secret_args?: boolean,
 };
 
 /**  Where a job is. */
@@ -727,6 +733,31 @@ export type KeyValue = {
 	value: string | null,
 	secret: boolean,
 	set?: boolean | null,
+};
+
+/**  A name and its text. */
+export type KeyValueText = {
+	key: string,
+	value: string,
+};
+
+/**  One difference between the old and the new launch. */
+export type LaunchChange = {
+	/**  `command`, `arguments`, `package`, `url host`, `env NAME`, `header NAME`, `working directory`. */
+	what: string,
+	/**  As it was (`None`: it is new). */
+	from: string | null,
+	/**  As it will be (`None`: it is gone). */
+	to: string | null,
+};
+
+/**  The launch diff of a config replacement. */
+export type LaunchDiff = {
+	changes: LaunchChange[],
+	/**  Another program, package or host receives what the server is given. */
+	new_destination: boolean,
+	/**  The server has secrets (they go to the launch: env, headers, URL, arguments). */
+	carries_secrets: boolean,
 };
 
 /**  One window of the marketplace's list. */
@@ -1293,7 +1324,10 @@ export type ToolEntry = {
 export type ToolFlagView = {
 	/**  The tool's name, or `(server instructions)`. */
 	tool: string,
-	/**  `hidden_instruction`, `sensitive_path`, `invisible_unicode` or `long_description`. */
+	/**
+	 *  `hidden_instruction`, `sensitive_path`, `invisible_unicode`, `control_characters` or
+	 *  `long_description`.
+	 */
 	code: string,
 	detail: string,
 };
@@ -1413,6 +1447,8 @@ export type UpdatePreview = {
 	tools: ToolDiff,
 	/**  Fields the new version no longer asks for. */
 	dropped_fields: string[],
+	/**  How its launch differs from the installed one's. */
+	launch: LaunchDiff,
 };
 
 /**  The "Use in…" section of a server's detail view. */

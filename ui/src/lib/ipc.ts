@@ -329,11 +329,18 @@ export function newCallId(): string {
   return `ui-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
-/** Prepare and test `name`'s update (to `to`, or the latest); nothing is saved. */
-export function prepareUpdate(name: string, to: string | null, onProgress: (p: StageProgress) => void): Promise<UpdatePreview> {
+/** Prepare and test `name`'s update (to `to`, or the latest); nothing is saved. Where its
+ * secrets would go to a new program, package or host, it fails with `update_new_destination`
+ * unless `acceptNewDestination`. */
+export function prepareUpdate(
+  name: string,
+  to: string | null,
+  acceptNewDestination: boolean,
+  onProgress: (p: StageProgress) => void,
+): Promise<UpdatePreview> {
   const channel = new Channel<StageProgress>();
   channel.onmessage = onProgress;
-  return unwrap(() => commands.prepareUpdate(name, to, channel));
+  return unwrap(() => commands.prepareUpdate(name, to, acceptNewDestination, channel));
 }
 
 /** Hear the paths of `.mcpb` files dropped on the window. */

@@ -41,6 +41,7 @@ const FLAG_LABEL: Record<string, string> = {
   hidden_instruction: "Instructions aimed at the model",
   sensitive_path: "Mentions a sensitive file",
   invisible_unicode: "Invisible Unicode characters",
+  control_characters: "Terminal control characters",
   long_description: "Very long description",
 };
 

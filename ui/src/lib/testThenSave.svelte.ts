@@ -26,6 +26,8 @@ export class TestThenSave {
   report = $state<TestReport | null>(null);
   /** A test that could not run to a report (not a field error, not a cancel). */
   error = $state<string | null>(null);
+  /** The code of the core's error behind `error`. */
+  errorCode = $state<string | null>(null);
   /** The fingerprint the last report was made for. */
   testedWith = $state<string | null>(null);
   /** The last test's id (the core keeps its result to save with). */
@@ -54,6 +56,7 @@ export class TestThenSave {
     this.stages = [];
     this.report = null;
     this.error = null;
+    this.errorCode = null;
     this.testedWith = null;
     this.testId = null;
     this.cancelled = false;
@@ -78,7 +81,10 @@ export class TestThenSave {
       else if (f.code === "cancelled") {
         this.stages = this.stages.filter((s) => s.status !== "running");
         this.cancelled = true;
-      } else this.error = f.message;
+      } else {
+        this.error = f.message;
+        this.errorCode = f.code;
+      }
     } finally {
       this.running = null;
       hooks.onend?.();

@@ -391,7 +391,7 @@ impl Api {
         let config = self.servers.config().load()?;
         let dir = self.servers.config().dir();
         let (plan, backup) =
-            clients::export_now(&config, dir, kind, &path, &cli, &selection.choice())
+            clients::export_now(&config, dir, kind, &path, &cli, &selection.choice(), false)
                 .map_err(client_error)?;
         Ok(ExportResult {
             client: kind.id().into(),
@@ -445,12 +445,19 @@ impl Api {
                 })
                 .collect(),
             skipped: plan
-                .skipped
+                .recognised
                 .iter()
-                .map(|s| DriftView {
+                .map(|r| DriftView {
+                    entry: r.entry.clone(),
+                    state: format!(
+                        "it is the installed server `{}`: nothing new is installed",
+                        r.name
+                    ),
+                })
+                .chain(plan.skipped.iter().map(|s| DriftView {
                     entry: s.entry.clone(),
                     state: s.reason.clone(),
-                })
+                }))
                 .collect(),
         })
     }
@@ -466,13 +473,38 @@ impl Api {
     ) -> Result<ImportResultView, ApiError> {
         let (_, mut plan) = self.import_plan(client)?;
         plan.servers.retain(|s| entries.contains(&s.entry));
+        plan.recognised.retain(|r| entries.contains(&r.entry));
         for server in &plan.servers {
             self.allowed(crate::policy::Subject::Imported { name: &server.name })?;
         }
-        let report = clients::apply_import(&self.servers, &plan);
+        if rewrite_source
+            && let Some(what) = std::fs::read_to_string(&plan.path)
+                .ok()
+                .and_then(|text| clients::jsonc::rewrite_loss(&text))
+        {
+            return Err(ApiError::new(
+                "would_lose",
+                format!(
+                    "{} {what}, so nothing was imported. Import without rewriting the file, or \
+                     edit it by hand.",
+                    plan.path.display()
+                ),
+            ));
+        }
+        let mut report = clients::apply_import(&self.servers, &plan);
+        if rewrite_source && !report.imported.is_empty() {
+            // Only entries whose server passes its test become launchers.
+            let market = self.market()?;
+            let servers = &self.servers;
+            let catalog = market.catalog();
+            let report_ref = &mut report;
+            super::testing::block_on_own_thread(move || {
+                clients::test_before_rewrite(servers, catalog, report_ref)
+            })?;
+        }
         let backup = if rewrite_source {
             let cli = self.cli().map_err(|m| ApiError::new("no_cli", m))?;
-            clients::rewrite_source(self.servers.config().dir(), &plan, &report, &cli)
+            clients::rewrite_source(self.servers.config().dir(), &plan, &report, &cli, false)
                 .map_err(client_error)?
         } else {
             None
@@ -483,6 +515,9 @@ impl Api {
                 .failed
                 .into_iter()
                 .map(|(entry, why)| format!("{entry}: {why}"))
+                .chain(report.kept_in_source.into_iter().map(|(entry, why)| {
+                    format!("{entry}: imported, but its test failed ({why}), so it stays as it was in the client's file")
+                }))
                 .collect(),
             backup: backup.as_deref().map(text),
         })

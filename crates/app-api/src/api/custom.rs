@@ -40,13 +40,14 @@ pub(super) fn to_custom(
                     secret: true,
                     set: is_set(&r.secret),
                 },
-                ConfigValue::Plain(_) if looks_secret(k) => KeyValue {
+                ConfigValue::Plain(_) | ConfigValue::FromEnv(_) if looks_secret(k) => KeyValue {
                     key: k.clone(),
                     value: None,
                     secret: false,
                     set: Some(true),
                 },
-                ConfigValue::Plain(p) => KeyValue {
+                ConfigValue::Plain(p)
+                | ConfigValue::FromEnv(crate::config::EnvTemplate { from_env: p }) => KeyValue {
                     key: k.clone(),
                     value: Some(p.clone()),
                     secret: false,
@@ -169,36 +170,13 @@ pub(super) fn save(
             };
             servers.install(&prepared).map_err(|e| scrub(e.into()))?;
         }
-        (Some(old), Some(before)) => {
-            let namespace = config.secret_namespace(old).to_string();
-            if !secrets.is_empty() {
-                let store = servers.secrets()?;
-                for (key, value) in &secrets {
-                    store.set(&SecretKey::new(&namespace, key), value)?;
-                }
-            }
-            let (after, ()) = servers
-                .config()
-                .update(old, |server| {
-                    *server = config;
-                    Ok(())
-                })
+        (Some(old), Some(_)) => {
+            servers
+                .replace(old, &config, &secrets)
                 .map_err(|e| scrub(e.into()))?;
-            let still = after.secret_keys(old);
-            let dropped: Vec<SecretKey> = before
-                .secret_keys(old)
-                .into_iter()
-                .filter(|k| !still.contains(k))
-                .collect();
-            if !dropped.is_empty()
-                && let Ok(store) = servers.secrets()
-            {
-                for key in &dropped {
-                    let _ = store.delete(key);
-                }
-            }
             if old != name {
-                servers.rename(old, &name)?;
+                // The launchers in other apps' files follow the new name.
+                crate::lifecycle::rename_server(servers, old, &name)?;
             }
         }
         (Some(_), None) => unreachable!("loaded above"),

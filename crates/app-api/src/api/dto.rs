@@ -281,6 +281,18 @@ pub struct FormSpec {
     pub pin: Option<PinView>,
     /// What the user should know about this launch.
     pub notes: Vec<String>,
+    /// What the launch does that weakens the server's isolation: shown loudly.
+    pub warnings: Vec<String>,
+    /// The environment a local option sets, as written (`{field}` where a field fills it in).
+    pub env: Vec<KeyValueText>,
+}
+
+/// A name and its text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct KeyValueText {
+    pub key: String,
+    pub value: String,
 }
 
 /// Everything the install modal shows.
@@ -349,6 +361,9 @@ pub struct InstallRequest {
     /// the version's publication date.
     #[serde(default)]
     pub no_pin: bool,
+    /// The user accepted that this server takes a secret on its command line.
+    #[serde(default)]
+    pub allow_secret_args: bool,
 }
 
 /// An env variable or header of an installed server, as the UI may see it.
@@ -595,4 +610,6 @@ pub struct UpdatePreview {
     pub tools: super::pins::ToolDiff,
     /// Fields the new version no longer asks for.
     pub dropped_fields: Vec<String>,
+    /// How its launch differs from the installed one's.
+    pub launch: crate::launch_diff::LaunchDiff,
 }

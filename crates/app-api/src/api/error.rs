@@ -116,6 +116,9 @@ impl From<ManageError> for ApiError {
             ManageError::NoConfigDir => ApiError::new("config", err.to_string()),
             ManageError::Invalid { .. } => ApiError::new("invalid", err.to_string()),
             ManageError::Policy(_) => ApiError::new("policy", err.to_string()),
+            ManageError::SecretOnCommandLine { .. } => {
+                ApiError::new("secret_on_command_line", err.to_string())
+            }
             _ => ApiError::new("internal", err.to_string()),
         }
     }

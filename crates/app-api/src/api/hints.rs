@@ -23,7 +23,7 @@ pub(super) enum Place<'a> {
 pub(super) fn uses_credentials(server: &ServerConfig) -> bool {
     let secret_value = |(key, value): (&String, &ConfigValue)| match value {
         ConfigValue::Secret(_) => true,
-        ConfigValue::Plain(_) => looks_secret(key),
+        ConfigValue::Plain(_) | ConfigValue::FromEnv(_) => looks_secret(key),
     };
     !matches!(server.auth, Auth::None | Auth::Oauth2(_))
         || server.env.iter().any(secret_value)

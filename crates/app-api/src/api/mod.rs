@@ -303,6 +303,8 @@ impl Api {
         let mut prepared =
             form::engine::build(&blueprint, &spec, &input, name).map_err(|e| scrub(e.into()))?;
         form::inputs::record(&spec, &input, &mut prepared);
+        prepared.config.allow_secret_args = request.allow_secret_args;
+        crate::manage::refuse_secrets_on_argv(name, &prepared.config).map_err(ApiError::from)?;
         if let Some(dir) =
             bundles::bundle_token(&request.entry_id).and_then(|t| self.bundles.dir(t))
         {
@@ -722,6 +724,15 @@ fn spec_dto(spec: &form::FormSpec, oauth: Option<OAuthKind>) -> FormSpec {
             published_at: p.published_at.clone(),
         }),
         notes: spec.notes.clone(),
+        warnings: spec.warnings.clone(),
+        env: spec
+            .env
+            .iter()
+            .map(|(key, value)| dto::KeyValueText {
+                key: key.clone(),
+                value: value.clone(),
+            })
+            .collect(),
     }
 }
 

@@ -64,7 +64,8 @@ pub struct ToolChangeView {
 pub struct ToolFlagView {
     /// The tool's name, or `(server instructions)`.
     pub tool: String,
-    /// `hidden_instruction`, `sensitive_path`, `invisible_unicode` or `long_description`.
+    /// `hidden_instruction`, `sensitive_path`, `invisible_unicode`, `control_characters` or
+    /// `long_description`.
     pub code: String,
     pub detail: String,
 }

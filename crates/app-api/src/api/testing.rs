@@ -284,6 +284,29 @@ fn cancelled() -> ApiError {
     ApiError::new("cancelled", "the test was cancelled")
 }
 
+/// Run `work` on a scoped thread of its own with its own small runtime and wait for it: for a
+/// synchronous API function (which may borrow) that tests servers.
+pub(super) fn block_on_own_thread<T, F>(work: impl FnOnce() -> F + Send) -> Result<T, ApiError>
+where
+    T: Send,
+    F: Future<Output = T>,
+{
+    std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map(|runtime| runtime.block_on(work()))
+                    .map_err(|e| {
+                        ApiError::new("internal", format!("could not start the test runtime: {e}"))
+                    })
+            })
+            .join()
+            .unwrap_or_else(|_| Err(ApiError::new("internal", "the test stopped unexpectedly")))
+    })
+}
+
 /// Run `work` (a test) on a thread of its own with its own small runtime, and wait for it from
 /// any async context. The probe's futures need not be `Send`, a slow server never occupies the
 /// app's async workers, and the caller's future is `Send`.

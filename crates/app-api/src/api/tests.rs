@@ -54,6 +54,7 @@ fn install_fixture(api: &Api, name: &str) -> ServerView {
         ]),
         store_as_secret: BTreeMap::new(),
         no_pin: false,
+        allow_secret_args: false,
         test_id: None,
     })
     .unwrap()
@@ -158,6 +159,7 @@ fn errors_are_field_level_and_never_echo_values() {
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
             no_pin: false,
+            allow_secret_args: false,
             test_id: None,
         })
         .unwrap_err();
@@ -173,6 +175,7 @@ fn errors_are_field_level_and_never_echo_values() {
             values: BTreeMap::from([("BOGUS".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
             no_pin: false,
+            allow_secret_args: false,
             test_id: None,
         })
         .unwrap_err();
@@ -189,6 +192,7 @@ fn errors_are_field_level_and_never_echo_values() {
             values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
             store_as_secret: BTreeMap::new(),
             no_pin: false,
+            allow_secret_args: false,
             test_id: None,
         })
         .unwrap_err();
@@ -439,6 +443,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
         values: BTreeMap::from([("TOKEN".into(), SECRET.into())]),
         store_as_secret: BTreeMap::new(),
         no_pin: false,
+        allow_secret_args: false,
         test_id: None,
     };
     // The catalog command (`mcp-fixture`) is not on PATH here: the test fails to spawn.
@@ -456,6 +461,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
         .install(&InstallRequest {
             test_id: Some("pre-1".into()),
             no_pin: false,
+            allow_secret_args: false,
             ..request
         })
         .unwrap();

@@ -68,20 +68,45 @@ impl Api {
 
     /// Prepare `name`'s update to `to` (the latest when `None`): re-resolved with its values
     /// and secrets, tested; nothing is saved. The preview's token applies or discards it.
+    /// When the new version would take the server's secrets to a new program, package or host,
+    /// nothing is started unless `accept_new_destination`: the error `update_new_destination`
+    /// says what changes, for the user to agree to.
     pub async fn prepare_update(
         &self,
         name: &str,
         to: Option<&str>,
+        accept_new_destination: bool,
         mut progress: impl FnMut(StageProgress) + Send,
     ) -> Result<UpdatePreview, ApiError> {
         let market = self.market()?;
         let policy = crate::policy::current();
-        let pending = updates::prepare(&self.servers, &market, &policy, name, to, &[], |e| {
-            if let Some(p) = super::testing::progress_of(e) {
-                progress(p)
-            }
-        })
-        .await?;
+        let planned = updates::plan(&self.servers, &market, &policy, name, to, &[]).await?;
+        if planned.launch.needs_consent() && !accept_new_destination {
+            return Err(ApiError::new(
+                "update_new_destination",
+                format!(
+                    "{} {} would get this server's secrets, and it runs another program or \
+                     package or talks to another host: {}. Nothing was started.",
+                    name,
+                    planned.to_version,
+                    planned
+                        .launch
+                        .lines()
+                        .iter()
+                        .map(|l| l.trim())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            ));
+        }
+        let launch = planned.launch.clone();
+        let pending = planned
+            .test(|e| {
+                if let Some(p) = super::testing::progress_of(e) {
+                    progress(p)
+                }
+            })
+            .await;
         let snapshot = Snapshot::of(&pending.test.tools, pending.test.instructions.as_deref());
         let diff = ToolDiff::from(&DiffReport {
             name: name.to_owned(),
@@ -104,6 +129,7 @@ impl Api {
             test: TestReport::from_result(&pending.test, now_ms()),
             tools: diff,
             dropped_fields: pending.dropped_inputs.clone(),
+            launch,
         };
         if pending.passed() {
             self.updates.lock().insert(preview.token.clone(), pending);
@@ -116,11 +142,13 @@ impl Api {
         self: &std::sync::Arc<Self>,
         name: String,
         to: Option<String>,
+        accept_new_destination: bool,
         progress: impl FnMut(StageProgress) + Send + 'static,
     ) -> impl Future<Output = Result<UpdatePreview, ApiError>> + Send + 'static {
         let api = std::sync::Arc::clone(self);
         super::testing::on_own_thread(move || async move {
-            api.prepare_update(&name, to.as_deref(), progress).await
+            api.prepare_update(&name, to.as_deref(), accept_new_destination, progress)
+                .await
         })
     }
 

@@ -57,6 +57,10 @@ pub struct ExportPlan {
     pub disabled: Vec<String>,
     /// Whether applying the plan changes the file.
     pub changes_file: bool,
+    /// What rewriting the file would lose (its comments, an inexact number): the write is
+    /// refused unless forced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<String>,
     /// The whole new document (not shown: it holds the client's other settings).
     #[serde(skip)]
     doc: Map<String, Value>,
@@ -237,6 +241,9 @@ pub fn plan_export_choice(
         entries,
         disabled,
         changes_file: changed || !path.exists(),
+        loss: planned_from
+            .as_deref()
+            .and_then(|bytes| jsonc::rewrite_loss(&String::from_utf8_lossy(bytes))),
         doc,
         planned_from,
     })
@@ -244,7 +251,13 @@ pub fn plan_export_choice(
 
 /// Write the plan: backup, atomic write, and the record of what Plugboard now owns in the file.
 /// Returns the backup's path (none when the file did not exist or nothing changed).
-pub fn apply_export(plan: &ExportPlan, config_dir: &Path) -> Result<Option<PathBuf>, ClientError> {
+/// Unless `force`, a file the rewrite would lose something of is left alone
+/// ([`ClientError::WouldLose`]).
+pub fn apply_export(
+    plan: &ExportPlan,
+    config_dir: &Path,
+    force: bool,
+) -> Result<Option<PathBuf>, ClientError> {
     ExportState::update(config_dir, |state| {
         if std::fs::read(&plan.path).ok() != plan.planned_from {
             return Err(ClientError::ChangedSincePlan {
@@ -252,7 +265,7 @@ pub fn apply_export(plan: &ExportPlan, config_dir: &Path) -> Result<Option<PathB
             });
         }
         let backup = if plan.changes_file {
-            jsonc::write_with_backup(&plan.path, &plan.doc)?
+            jsonc::write_with_backup(&plan.path, &plan.doc, force)?
         } else {
             None
         };
@@ -285,12 +298,13 @@ pub fn export_now(
     path: &Path,
     plugboard: &Path,
     choice: &ExportChoice,
+    force: bool,
 ) -> Result<(ExportPlan, Option<PathBuf>), ClientError> {
     const ATTEMPTS: usize = 5;
     let mut attempt = 1;
     loop {
         let plan = plan_export_choice(config, config_dir, kind, path, plugboard, choice)?;
-        match apply_export(&plan, config_dir) {
+        match apply_export(&plan, config_dir, force) {
             Err(ClientError::ChangedSincePlan { .. }) if attempt < ATTEMPTS => attempt += 1,
             result => return result.map(|backup| (plan, backup)),
         }

@@ -21,10 +21,12 @@ use super::{
     ClientError, ClientFormat, ClientKind, VarSyntax, jsonc, launcher_entry, launcher_target,
 };
 use crate::config::{
-    Auth, Config, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_name,
+    Auth, Config, ConfigValue, EnvTemplate, SecretRef, ServerConfig, TransportKind, secret_arg,
+    validate_name,
 };
 use crate::form::{PreparedServer, new_secret_namespace};
 use crate::manage::{Servers, looks_secret};
+use crate::secret_shapes::looks_like_secret_value;
 use crate::secrets::Sensitive;
 
 /// The secret name an imported `Authorization: Bearer` token is stored under.
@@ -77,12 +79,27 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// An entry that is a server Plugboard has installed already (the same command and
+/// arguments, or the same URL): nothing new is installed, and a rewrite of the source makes
+/// the entry launch the installed server.
+#[derive(Debug, Serialize)]
+pub struct Recognised {
+    pub entry: String,
+    /// The installed server it is.
+    pub name: String,
+    /// Its literal secrets, kept out of the rewrite's backup.
+    #[serde(skip)]
+    pub secret_values: Vec<Sensitive<String>>,
+}
+
 /// What an import would do.
 #[derive(Debug, Serialize)]
 pub struct ImportPlan {
     pub client: ClientKind,
     pub path: PathBuf,
     pub servers: Vec<PlannedServer>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recognised: Vec<Recognised>,
     pub skipped: Vec<Skipped>,
 }
 
@@ -91,14 +108,47 @@ pub struct ImportPlan {
 pub struct ImportReport {
     /// (entry in the source, Plugboard name) of every server installed.
     pub imported: Vec<(String, String)>,
+    /// (entry, installed name) of every entry that is a server installed already.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recognised: Vec<(String, String)>,
     /// (entry, error) of every server that could not be installed.
     pub failed: Vec<(String, String)>,
+    /// (entry, why) of imported servers whose test failed: their entries in the source file
+    /// stay as they were, so the client keeps what worked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept_in_source: Vec<(String, String)>,
 }
 
-/// A value after variable expansion, and whether a password input went into it.
+/// A value after variable expansion: its text with the environment references kept
+/// (`${env:NAME}`), whether a password input went into it, and the variables it names.
 struct Expanded {
     text: String,
     secret: bool,
+    env_refs: Vec<String>,
+}
+
+impl Expanded {
+    /// The text with its environment references filled in from this environment.
+    fn filled(&self) -> Result<String, String> {
+        EnvTemplate {
+            from_env: self.text.clone(),
+        }
+        .fill(|name| std::env::var(name).ok())
+        .map_err(|name| {
+            format!("it uses `${{env:{name}}}` and {name} is not set in this environment")
+        })
+    }
+
+    /// An env or header value: a reference to the environment stays one.
+    fn into_value(self) -> ConfigValue {
+        if self.env_refs.is_empty() {
+            ConfigValue::Plain(self.text)
+        } else {
+            ConfigValue::FromEnv(EnvTemplate {
+                from_env: self.text,
+            })
+        }
+    }
 }
 
 struct Expander<'a> {
@@ -112,6 +162,7 @@ impl Expander<'_> {
     fn expand(&self, text: &str) -> Result<Expanded, String> {
         let mut out = String::new();
         let mut secret = false;
+        let mut env_refs = vec![];
         let mut rest = text;
         while let Some(start) = rest.find("${") {
             out.push_str(&rest[..start]);
@@ -123,6 +174,11 @@ impl Expander<'_> {
             };
             let inner = &after[..end];
             rest = &after[end + 1..];
+            if let Some(name) = self.env_reference(inner) {
+                out.push_str(&format!("${{env:{name}}}"));
+                env_refs.push(name.to_owned());
+                continue;
+            }
             match self.variable(inner)? {
                 Some((value, is_secret)) => {
                     out.push_str(&value);
@@ -136,7 +192,35 @@ impl Expander<'_> {
             }
         }
         out.push_str(rest);
-        Ok(Expanded { text: out, secret })
+        Ok(Expanded {
+            text: out,
+            secret,
+            env_refs,
+        })
+    }
+
+    /// The variable `${inner}` names in this client's syntax when it is a plain reference to
+    /// the environment (`${env:NAME}`, or `${NAME}` where the client expands that; not one with
+    /// a default): kept as a reference instead of copying today's value.
+    fn env_reference<'t>(&self, inner: &'t str) -> Option<&'t str> {
+        let name = match inner.strip_prefix("env:") {
+            Some(name) if self.vars.env_colon => name,
+            Some(_) => return None,
+            None if matches!(
+                inner,
+                "userHome"
+                    | "workspaceFolder"
+                    | "workspaceFolderBasename"
+                    | "workspaceRoot"
+                    | "cwd"
+            ) =>
+            {
+                return None;
+            }
+            None if self.vars.bare && !inner.contains(':') => inner,
+            None => return None,
+        };
+        crate::config::validate_env_key(name).ok().map(|_| name)
     }
 
     /// The value of `${inner}`, `None` when this client does not expand that form.
@@ -320,13 +404,17 @@ fn convert(
     let mut config = if let Some(url_key) = url_key {
         let raw = entry[*url_key].as_str().unwrap_or_default();
         let url = expander.expand(raw)?;
-        if url.secret {
-            return Err(
-                "a password input is part of its URL; Plugboard keeps URLs in plain config".into(),
-            );
-        }
+        let url_text = url.filled()?;
         let transport = remote_kind(kind).unwrap_or(TransportKind::Auto);
-        let mut config = ServerConfig::remote(transport, url.text);
+        let templated = url_without_secrets(
+            &url_text,
+            url.secret || !url.env_refs.is_empty(),
+            &mut secrets,
+        );
+        if !secrets.is_empty() {
+            moved.push("secrets of its URL".to_string());
+        }
+        let mut config = ServerConfig::remote(transport, templated);
         if let Some(headers) = entry.get("headers").and_then(Value::as_object) {
             for (key, value) in headers {
                 let Some(raw) = text_of(value) else {
@@ -336,14 +424,21 @@ fn convert(
                 let bearer = key.eq_ignore_ascii_case("authorization")
                     && value.text.len() > 7
                     && value.text[..7].eq_ignore_ascii_case("bearer ");
-                if bearer {
+                if !value.env_refs.is_empty() && !value.secret {
+                    // `Bearer ${env:TOKEN}`: the reference stays one, filled in at launch.
+                    config.headers.insert(key.clone(), value.into_value());
+                } else if bearer {
                     let token = value.text[7..].trim().to_string();
                     secrets.insert(BEARER_SECRET.to_string(), Sensitive::new(token));
                     config.auth = Auth::Bearer {
                         token: SecretRef::new(BEARER_SECRET),
                     };
                     moved.push("bearer token".to_string());
-                } else if looks_secret(key) || is_extra(key) || value.secret {
+                } else if looks_secret(key)
+                    || is_extra(key)
+                    || value.secret
+                    || value_holds_secret(&value.text)
+                {
                     secrets.insert(key.clone(), Sensitive::new(value.text));
                     config.headers.insert(
                         key.clone(),
@@ -384,20 +479,39 @@ fn convert(
                 return Err("one of its arguments is not a string".into());
             };
             let arg = expander.expand(&raw)?;
-            if arg.secret {
-                return Err(
-                    "a password input is passed as a command-line argument; Plugboard never puts \
-                     secrets on a command line. Make the server read it from an environment \
-                     variable, then import again"
-                        .into(),
-                );
+            let text = arg.filled()?;
+            let flag_before = args.last().map(String::as_str);
+            match secret_in_arg(&text, arg.secret || !arg.env_refs.is_empty(), flag_before) {
+                Some((prefix, value)) => {
+                    let secret = format!("ARG_{}", args.len() + 1);
+                    secrets.insert(secret.clone(), Sensitive::new(value));
+                    args.push(format!("{prefix}{}", crate::config::secret_arg(&secret)));
+                    moved.push(format!("argument {}", args.len()));
+                }
+                None => args.push(text),
             }
-            args.push(arg.text);
         }
         if command.secret {
             return Err("a password input is part of its command".into());
         }
+        let command = Expanded {
+            text: command.filled()?,
+            ..command
+        };
+        let on_argv = secrets.keys().any(|k| k.starts_with("ARG_"));
         let mut config = ServerConfig::stdio(command.text, args);
+        if on_argv {
+            // The client passed the secret on the command line; the server may know no other
+            // way. It keeps working, and the user is told how to do better.
+            config.allow_secret_args = true;
+            notes.push(
+                "it takes a secret on its command line, where every user of this machine can \
+                 read it; its value is now in the keyring, and it is still passed that way. If \
+                 the server can read it from an environment variable, move it there and run \
+                 `plugboard edit NAME --refuse-secret-args`"
+                    .into(),
+            );
+        }
         if let Some(env) = entry.get("env").and_then(Value::as_object) {
             for (key, value) in env {
                 let Some(raw) = text_of(value) else {
@@ -410,7 +524,14 @@ fn convert(
                     continue;
                 }
                 let value = expander.expand(&raw)?;
-                if looks_secret(key) || is_extra(key) || value.secret {
+                if !value.env_refs.is_empty() && !value.secret {
+                    // `${env:TOKEN}`: the reference stays one, filled in at launch.
+                    config.env.insert(key.clone(), value.into_value());
+                } else if looks_secret(key)
+                    || is_extra(key)
+                    || value.secret
+                    || value_holds_secret(&value.text)
+                {
                     secrets.insert(key.clone(), Sensitive::new(value.text));
                     config.env.insert(
                         key.clone(),
@@ -425,7 +546,7 @@ fn convert(
             }
         }
         if let Some(cwd) = entry.get("cwd").and_then(Value::as_str) {
-            config.cwd = Some(expander.expand(cwd)?.text);
+            config.cwd = Some(expander.expand(cwd)?.filled()?);
         }
         if entry.get("envFile").is_some() {
             notes.push(
@@ -442,6 +563,118 @@ fn convert(
     config.secret_namespace = Some(new_secret_namespace());
     config.validate()?;
     Ok((config, secrets, moved, notes))
+}
+
+/// Whether a value carries a secret nobody labelled: a token's shape, or a URL (a DSN such as
+/// `postgres://app:PW@db`) with a password or a secret-looking query parameter.
+fn value_holds_secret(value: &str) -> bool {
+    looks_like_secret_value(value)
+        || url::Url::parse(value).is_ok_and(|u| {
+            u.password().is_some()
+                || u.query_pairs()
+                    .any(|(k, v)| looks_secret(&k) || looks_like_secret_value(&v))
+        })
+}
+
+/// The secret in one argument, if any, as (the text kept before it, the secret): the value of
+/// `--api-key=VALUE`, the argument after a secret-looking flag (`--token VALUE`), a token's
+/// shape, a URL with a password, or (`whole`) all of it.
+fn secret_in_arg(arg: &str, whole: bool, flag_before: Option<&str>) -> Option<(String, String)> {
+    let is_flag = |f: &str| f.starts_with('-') && looks_secret(f.trim_start_matches('-'));
+    if let Some((flag, value)) = arg.split_once('=')
+        && flag.starts_with('-')
+        && !value.is_empty()
+        && (is_flag(flag) || whole || value_holds_secret(value))
+    {
+        return Some((format!("{flag}="), value.to_owned()));
+    }
+    let after_flag = flag_before.is_some_and(|f| is_flag(f) && !f.contains('='));
+    if whole || (after_flag && !arg.starts_with('-')) || value_holds_secret(arg) {
+        return Some((String::new(), arg.to_owned()));
+    }
+    None
+}
+
+/// A URL with its secrets replaced by `${secret:…}` references (their values go to
+/// `secrets`): a password in its user part, secret-looking query parameters and path
+/// segments, or (`whole_path_and_query`: a password input or an environment reference went
+/// into it) the whole path and query.
+fn url_without_secrets(
+    url: &str,
+    whole_path_and_query: bool,
+    secrets: &mut BTreeMap<String, Sensitive<String>>,
+) -> String {
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        return url.to_owned();
+    };
+    let mut out = format!("{}://", parsed.scheme());
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        if looks_like_secret_value(parsed.username()) {
+            secrets.insert(
+                "URL_USERNAME".into(),
+                Sensitive::new(parsed.username().to_owned()),
+            );
+            out.push_str(&secret_arg("URL_USERNAME"));
+        } else {
+            out.push_str(parsed.username());
+        }
+        if let Some(password) = parsed.password() {
+            secrets.insert("URL_PASSWORD".into(), Sensitive::new(password.to_owned()));
+            out.push(':');
+            out.push_str(&secret_arg("URL_PASSWORD"));
+        }
+        out.push('@');
+    }
+    out.push_str(parsed.host_str().unwrap_or_default());
+    if let Some(port) = parsed.port() {
+        out.push_str(&format!(":{port}"));
+    }
+    parsed.set_fragment(None);
+    if whole_path_and_query {
+        let rest = parsed[url::Position::BeforePath..].trim_start_matches('/');
+        if !rest.is_empty() {
+            secrets.insert("URL_PATH".into(), Sensitive::new(rest.to_owned()));
+            out.push('/');
+            out.push_str(&secret_arg("URL_PATH"));
+            return out;
+        }
+    }
+    for segment in parsed.path().split('/').skip(1) {
+        out.push('/');
+        if looks_like_secret_value(segment) {
+            secrets.insert("URL_PATH_TOKEN".into(), Sensitive::new(segment.to_owned()));
+            out.push_str(&secret_arg("URL_PATH_TOKEN"));
+        } else {
+            out.push_str(segment);
+        }
+    }
+    if let Some(query) = parsed.query() {
+        out.push('?');
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| {
+                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                let decoded: String = url::form_urlencoded::parse(pair.as_bytes())
+                    .next()
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default();
+                if !value.is_empty() && (looks_secret(key) || looks_like_secret_value(&decoded)) {
+                    let secret = format!(
+                        "URL_{}",
+                        key.to_ascii_uppercase()
+                            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+                    );
+                    // The value as written (still percent-encoded): filled back in unchanged.
+                    secrets.insert(secret.clone(), Sensitive::new(value.to_owned()));
+                    format!("{key}={}", secret_arg(&secret))
+                } else {
+                    pair.to_owned()
+                }
+            })
+            .collect();
+        out.push_str(&pairs.join("&"));
+    }
+    out
 }
 
 fn target_of(config: &ServerConfig) -> String {
@@ -487,10 +720,16 @@ pub fn plan_import(
         }
     };
     let mut taken: BTreeSet<String> = existing.names().map(str::to_string).collect();
+    let installed: Vec<(String, ServerConfig)> = existing
+        .servers()
+        .into_iter()
+        .filter_map(|(name, server)| Some((name.to_owned(), server.ok()?)))
+        .collect();
     let mut plan = ImportPlan {
         client: kind,
         path: path.to_path_buf(),
         servers: vec![],
+        recognised: vec![],
         skipped: vec![],
     };
     for (key, entry) in entries {
@@ -511,6 +750,14 @@ pub fn plan_import(
         }
         match convert(format, object, &expander, &options.extra_secrets) {
             Ok((config, secret_values, secrets, notes)) => {
+                if let Some((name, _)) = installed.iter().find(|(_, s)| same_server(s, &config)) {
+                    plan.recognised.push(Recognised {
+                        entry: key.clone(),
+                        name: name.clone(),
+                        secret_values: secret_values.into_values().collect(),
+                    });
+                    continue;
+                }
                 let name = unique_name(&base_name(key), &taken);
                 debug_assert!(validate_name(&name).is_ok());
                 taken.insert(name.clone());
@@ -549,7 +796,73 @@ pub fn apply_import(servers: &Servers, plan: &ImportPlan) -> ImportReport {
             Err(e) => report.failed.push((planned.entry.clone(), e.to_string())),
         }
     }
+    report.recognised = plan
+        .recognised
+        .iter()
+        .map(|r| (r.entry.clone(), r.name.clone()))
+        .collect();
     report
+}
+
+/// Test the servers just imported (in parallel) before their entries in the source file are
+/// turned into launchers: an entry whose server fails its test stays as it was in the source
+/// ([`ImportReport::kept_in_source`]), so a rewrite never takes away a server that worked.
+pub async fn test_before_rewrite(
+    servers: &Servers,
+    catalog: &crate::catalog::Catalog,
+    report: &mut ImportReport,
+) {
+    let tests = report.imported.iter().map(|(entry, name)| async move {
+        let result = crate::checks::test_installed(servers, catalog, name, None, |_| {}).await;
+        let failure = match result {
+            Ok(r) if r.ok => None,
+            Ok(r) => Some(r.error.unwrap_or_else(|| "its test failed".to_owned())),
+            Err(e) => Some(e.to_string()),
+        };
+        (entry.clone(), failure)
+    });
+    for (entry, failure) in futures::future::join_all(tests).await {
+        if let Some(why) = failure {
+            report.imported.retain(|(e, _)| *e != entry);
+            report.kept_in_source.push((entry, why));
+        }
+    }
+}
+
+/// Whether `a` and `b` are the same server: the same URL, or the same program with the same
+/// arguments (secret references stand for any value).
+fn same_server(a: &ServerConfig, b: &ServerConfig) -> bool {
+    let masked = |text: &str| {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find(crate::config::SECRET_ARG_OPEN) {
+            out.push_str(&rest[..at]);
+            out.push('\u{1}');
+            rest = rest[at..].find('}').map_or("", |end| &rest[at + end + 1..]);
+        }
+        out.push_str(rest);
+        out
+    };
+    match (&a.url, &b.url, &a.command, &b.command) {
+        (Some(x), Some(y), _, _) => {
+            masked(x.trim_end_matches('/')) == masked(y.trim_end_matches('/'))
+        }
+        (None, None, Some(x), Some(y)) => {
+            let program = |c: &str| {
+                Path::new(c)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
+            program(x) == program(y)
+                && a.args.len() == b.args.len()
+                && a.args
+                    .iter()
+                    .zip(&b.args)
+                    .all(|(p, q)| masked(p) == masked(q))
+        }
+        _ => false,
+    }
 }
 
 /// Turn the imported entries of the source file into `plugboard run NAME` launchers (after a
@@ -560,8 +873,9 @@ pub fn rewrite_source(
     plan: &ImportPlan,
     report: &ImportReport,
     plugboard: &Path,
+    force: bool,
 ) -> Result<Option<PathBuf>, ClientError> {
-    if report.imported.is_empty() {
+    if report.imported.is_empty() && report.recognised.is_empty() {
         return Ok(None);
     }
     let format = plan.client.format();
@@ -577,7 +891,7 @@ pub fn rewrite_source(
     };
     let mut written = vec![];
     let home = super::launcher_home(config_dir);
-    for (key, name) in &report.imported {
+    for (key, name) in report.imported.iter().chain(&report.recognised) {
         let launcher = launcher_entry(format, plugboard, name, home.as_deref());
         if let Some(slot) = entries.get_mut(key) {
             *slot = launcher.clone();
@@ -590,8 +904,13 @@ pub fn rewrite_source(
         .iter()
         .filter(|s| report.imported.iter().any(|(entry, _)| *entry == s.entry))
         .flat_map(|s| s.secret_values.values().map(|v| v.expose().as_str()))
+        .chain(
+            plan.recognised
+                .iter()
+                .flat_map(|r| r.secret_values.iter().map(|v| v.expose().as_str())),
+        )
         .collect();
-    let backup = jsonc::write_with_backup_without(&plan.path, &doc, &moved)?;
+    let backup = jsonc::write_with_backup_without(&plan.path, &doc, &moved, force)?;
     super::export::record_entries(config_dir, plan.client, &plan.path, &written)?;
     Ok(backup)
 }
@@ -659,6 +978,11 @@ mod tests {
             .expand("${PLUGBOARD_SURELY_UNSET_VAR:-fallback}/${env:KEEP}")
             .unwrap();
         assert_eq!(e.text, "fallback/${env:KEEP}");
-        assert!(claude.expand("${PLUGBOARD_SURELY_UNSET_VAR}").is_err());
+        // A reference to the environment stays one (in one syntax); filling it in now fails
+        // where the variable is unset.
+        let kept = claude.expand("${PLUGBOARD_SURELY_UNSET_VAR}").unwrap();
+        assert_eq!(kept.text, "${env:PLUGBOARD_SURELY_UNSET_VAR}");
+        assert_eq!(kept.env_refs, ["PLUGBOARD_SURELY_UNSET_VAR"]);
+        assert!(kept.filled().is_err());
     }
 }

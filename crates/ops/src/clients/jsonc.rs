@@ -136,6 +136,63 @@ pub fn has_comments(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// What rewriting a file of `text` would lose, if anything: its comments or trailing commas
+/// (a rewrite writes plain JSON), or a number JSON readers keep only approximately (an integer
+/// beyond 64 bits, more significant digits than a double holds).
+pub fn rewrite_loss(text: &str) -> Option<String> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    if serde_json::from_str::<Value>(text).is_err() {
+        return Some("has comments or trailing commas, which a rewrite does not keep".into());
+    }
+    inexact_number(text)
+        .map(|n| format!("holds the number {n}, which a rewrite cannot keep exactly"))
+}
+
+/// The first number in the JSON `text` that does not survive a round trip through a 64-bit
+/// integer or a double.
+fn inexact_number(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                let number = &text[start..i];
+                let integer = !number.contains(['.', 'e', 'E']);
+                let exact = if integer {
+                    number.parse::<i64>().is_ok() || number.parse::<u64>().is_ok()
+                } else {
+                    let mantissa = number.split(['e', 'E']).next().unwrap_or_default();
+                    let digits = mantissa
+                        .chars()
+                        .filter(char::is_ascii_digit)
+                        .collect::<String>();
+                    digits.trim_start_matches('0').trim_end_matches('0').len() <= 15
+                };
+                if !exact {
+                    return Some(number);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// The document as written: pretty JSON (two spaces), key order kept, final newline.
 pub fn render(doc: &Map<String, Value>) -> String {
     let mut text =
@@ -149,11 +206,15 @@ pub const BACKUPS_KEPT: usize = 3;
 
 /// Replace `path` with `doc`: first copy the current bytes to `<path>.plugboard-backup-<time>`
 /// (returned), then write a temp file with the original's permissions, fsync, rename.
+///
+/// Unless `force`, a file whose rewrite would lose something ([`rewrite_loss`]) is left alone
+/// with [`ClientError::WouldLose`].
 pub fn write_with_backup(
     path: &Path,
     doc: &Map<String, Value>,
+    force: bool,
 ) -> Result<Option<PathBuf>, ClientError> {
-    write_with_backup_without(path, doc, &[])
+    write_with_backup_without(path, doc, &[], force)
 }
 
 /// [`write_with_backup`] for a rewrite that takes `secrets` out of the file (an import moved
@@ -163,7 +224,17 @@ pub fn write_with_backup_without(
     path: &Path,
     doc: &Map<String, Value>,
     secrets: &[&str],
+    force: bool,
 ) -> Result<Option<PathBuf>, ClientError> {
+    if !force
+        && let Ok(current) = fs::read_to_string(path)
+        && let Some(what) = rewrite_loss(&current)
+    {
+        return Err(ClientError::WouldLose {
+            path: path.to_path_buf(),
+            what,
+        });
+    }
     let text = render(doc);
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)

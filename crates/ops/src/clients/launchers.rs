@@ -114,7 +114,7 @@ fn follow(config_dir: &std::path::Path, name: &str, new: Option<&str>) -> Vec<La
                 }
             }
             if here.iter().any(|c| c.action != "left")
-                && let Err(e) = jsonc::write_with_backup(&path, &doc)
+                && let Err(e) = jsonc::write_with_backup(&path, &doc, false)
             {
                 // Nothing was written: the record keeps what the file still holds.
                 changes.extend(keys.iter().map(|k| change(k, "left", Some(e.to_string()))));

@@ -27,6 +27,7 @@ pub mod state;
 pub mod vscode;
 pub mod windsurf;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -37,8 +38,8 @@ pub use export::{
     plan_export_choice,
 };
 pub use import::{
-    ImportOptions, ImportPlan, ImportReport, PlannedServer, Skipped, apply_import, plan_import,
-    rewrite_source,
+    ImportOptions, ImportPlan, ImportReport, PlannedServer, Recognised, Skipped, apply_import,
+    plan_import, rewrite_source, test_before_rewrite,
 };
 
 /// The MCP clients Plugboard can export to and import from.
@@ -191,6 +192,12 @@ pub enum ClientError {
          see the file as it is now"
     )]
     ChangedSincePlan { path: PathBuf },
+    /// Rewriting the file would lose what it has (comments, an inexact number): not written.
+    #[error(
+        "{path} {what}, so nothing was written; edit it by hand, or pass --force to rewrite it \
+         anyway (a backup beside it keeps it as it was)"
+    )]
+    WouldLose { path: PathBuf, what: String },
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]
@@ -287,7 +294,8 @@ pub struct ClientStatus {
     /// Whether Plugboard's entries differ from what it last wrote there (edited or removed by
     /// someone else).
     pub drifted: bool,
-    /// The entries that drifted: `missing` or `modified`.
+    /// The entries that drifted: `missing` or `modified` (since Plugboard wrote them), or
+    /// `server_gone` (it launches a server that is not installed: it fails in that client).
     pub drift: Vec<Drift>,
     /// Why the file could not be read, if it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -306,6 +314,11 @@ pub struct Drift {
 pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
     let dirs = Dirs::from_env();
     let recorded = state::ExportState::load(config_dir).unwrap_or_default();
+    let installed: Option<BTreeSet<String>> =
+        crate::config::ConfigStore::new(config_dir.to_owned())
+            .load()
+            .ok()
+            .map(|c| c.names().map(str::to_owned).collect());
     ClientKind::KNOWN
         .iter()
         .map(|kind| {
@@ -337,9 +350,20 @@ pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
                 .get(format.servers_key)
                 .and_then(Value::as_object)
                 .unwrap_or(&empty);
-            for entry in entries.values() {
+            for (key, entry) in entries {
                 match launcher_target(entry) {
-                    Some(name) => status.servers.push(name.to_string()),
+                    Some(name) => {
+                        if installed
+                            .as_ref()
+                            .is_some_and(|names| !names.contains(name))
+                        {
+                            status.drift.push(Drift {
+                                entry: key.clone(),
+                                state: "server_gone",
+                            });
+                        }
+                        status.servers.push(name.to_string());
+                    }
                     None => status.other_entries += 1,
                 }
             }

@@ -171,6 +171,13 @@ fn triggers() -> &'static Triggers {
 }
 
 /// The name of an invisible or direction-changing character, if `c` is one.
+/// A C0 or C1 control character other than tab and line breaks (ESC starts terminal escape
+/// sequences; C1's CSI and OSC do the same on some terminals).
+fn is_terminal_control(c: char) -> bool {
+    let u = c as u32;
+    (u < 0x20 && !matches!(c, '\t' | '\n' | '\r')) || u == 0x7F || (0x80..=0x9F).contains(&u)
+}
+
 fn invisible(c: char) -> Option<&'static str> {
     Some(match c as u32 {
         0x00AD => "SOFT HYPHEN",
@@ -247,6 +254,24 @@ pub fn scan_text(tool: &str, place: &str, text: &str, out: &mut Vec<Flag>) {
                 found.push(format!("{label} at character {i}"));
             }
         }
+    }
+    let controls: Vec<(usize, char)> = text
+        .chars()
+        .enumerate()
+        .filter(|(_, c)| is_terminal_control(*c))
+        .collect();
+    if let Some((first, c)) = controls.first() {
+        out.push(Flag {
+            tool: tool.to_owned(),
+            code: "control_characters".to_owned(),
+            detail: format!(
+                "{place} contains {} control character(s), the first U+{:04X} at character \
+                 {first}: terminal escape sequences can rewrite what a terminal shows (this \
+                 review included) or reach the clipboard",
+                controls.len(),
+                *c as u32
+            ),
+        });
     }
     if count > 0 {
         let mut detail = format!(
@@ -416,6 +441,17 @@ mod tests {
             out[0].detail
         );
         assert_eq!(codes(&"x".repeat(2001)), vec!["long_description"]);
+        // An escape sequence that would erase the screen, and a C1 CSI.
+        let mut out = vec![];
+        scan_text("t", "the description", "fine\u{1b}[2J\u{9b}1A", &mut out);
+        assert_eq!(out[0].code, "control_characters");
+        assert!(
+            out[0]
+                .detail
+                .contains("2 control character(s), the first U+001B"),
+            "{}",
+            out[0].detail
+        );
     }
 
     #[test]

@@ -528,16 +528,7 @@ impl Session {
 
     /// What the server offers, redacted, with each tool's risk and disabled state.
     pub fn offer(&self) -> Offer {
-        let mut lists = self.shared.lists();
-        for item in lists
-            .tools
-            .iter_mut()
-            .chain(&mut lists.resources)
-            .chain(&mut lists.templates)
-            .chain(&mut lists.prompts)
-        {
-            self.redactor().redact_json(item);
-        }
+        let lists = self.listed();
         let names: Vec<String> = lists
             .tools
             .iter()
@@ -729,6 +720,102 @@ impl Session {
             rounds,
             notes,
         })
+    }
+
+    /// The server's lists as it sent them, redacted: what the gateway passes on.
+    pub fn listed(&self) -> Lists {
+        let mut lists = self.shared.lists();
+        for item in lists
+            .tools
+            .iter_mut()
+            .chain(&mut lists.resources)
+            .chain(&mut lists.templates)
+            .chain(&mut lists.prompts)
+        {
+            self.redactor().redact_json(item);
+        }
+        lists
+    }
+
+    /// Whether `tool` is disabled for this server (never listed or called through it).
+    pub fn tool_disabled(&self, tool: &str) -> bool {
+        self.tools.disabled(tool)
+    }
+
+    /// Pass a request on for another client (the gateway): `method` (`tools/call`,
+    /// `resources/read` or `prompts/get`) with `params`, its input rounds answered by the
+    /// session's asker, bounded by `timeout`; the result as the server sent it, redacted. A
+    /// `tools/call` is checked first ([`Session::check_call`]: the tool exists, is enabled, and
+    /// its arguments fit its schema); the gateway has decided its permission.
+    pub async fn forward(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        timeout: Duration,
+        call_id: &str,
+    ) -> Result<Value, SessionError> {
+        let text = |key: &str| {
+            params
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let object = |key: &str| {
+            params
+                .get(key)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let (mut result, _) = match method {
+            "tools/call" => {
+                let (tool, arguments) = (text("name"), object("arguments"));
+                self.check_call(
+                    &tool,
+                    &Value::Object(arguments.clone()),
+                    Confirmation::Destructive,
+                )?;
+                self.exchange(call_id, timeout, |responses, state| {
+                    let mut params =
+                        CallToolRequestParams::new(tool.clone()).with_arguments(arguments.clone());
+                    params.input_responses = responses;
+                    params.request_state = state;
+                    ClientRequest::CallToolRequest(CallToolRequest::new(params))
+                })
+                .await?
+            }
+            "resources/read" => {
+                let uri = text("uri");
+                self.exchange(call_id, timeout, |responses, state| {
+                    let mut params = ReadResourceRequestParams::new(uri.clone());
+                    params.input_responses = responses;
+                    params.request_state = state;
+                    ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params))
+                })
+                .await?
+            }
+            "prompts/get" => {
+                let (name, arguments) = (text("name"), object("arguments"));
+                self.exchange(call_id, timeout, |responses, state| {
+                    let mut params = GetPromptRequestParams::new(name.clone());
+                    if !arguments.is_empty() {
+                        params = params.with_arguments(arguments.clone());
+                    }
+                    params.input_responses = responses;
+                    params.request_state = state;
+                    ClientRequest::GetPromptRequest(GetPromptRequest::new(params))
+                })
+                .await?
+            }
+            other => {
+                return Err(SessionError::Failed(format!(
+                    "{other} is not passed on to servers"
+                )));
+            }
+        };
+        self.redactor().redact_json(&mut result);
+        Ok(result)
     }
 
     /// Read a resource by URI.

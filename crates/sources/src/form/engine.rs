@@ -140,6 +140,8 @@ pub fn form(
         options,
         pin: option.pin.clone(),
         notes: option.notes.clone(),
+        warnings: super::warnings::isolation_warnings(option),
+        env: super::warnings::environment(option),
     })
 }
 
@@ -263,8 +265,10 @@ pub fn build(
             url,
             headers,
         } => {
-            let mut config =
-                ServerConfig::remote(*transport, render_url(url, &values, &mut errors));
+            let mut config = ServerConfig::remote(
+                *transport,
+                render_url(url, &values, &mut secrets, &mut errors),
+            );
             config.headers = render_values(headers, &values, &mut secrets, &mut errors, true);
             config
         }
@@ -276,8 +280,10 @@ pub fn build(
             url,
             headers,
         } => {
-            let mut config =
-                ServerConfig::remote(*transport, render_url(url, &values, &mut errors));
+            let mut config = ServerConfig::remote(
+                *transport,
+                render_url(url, &values, &mut secrets, &mut errors),
+            );
             config.headers = render_values(headers, &values, &mut secrets, &mut errors, true);
             config.launch = Some(LocalLaunch {
                 command: command.clone(),
@@ -652,12 +658,16 @@ fn render_values(
     out
 }
 
+/// The URL with its fields' values. A secret value stays out of it: the URL keeps
+/// `${secret:FIELD}` (substituted when the server is reached) and the value goes to `secrets`.
+/// A secret cannot name the host: where a server is must be plain to see.
 fn render_url(
     url: &Template,
     values: &BTreeMap<&str, Value>,
+    secrets: &mut BTreeMap<String, Sensitive<String>>,
     errors: &mut Vec<FieldError>,
 ) -> String {
-    match render(url, values, None) {
+    match render(url, values, Some(secrets)) {
         Some((text, _)) => {
             if let Err(message) = validate_remote_url(&text) {
                 errors.push(FieldError {

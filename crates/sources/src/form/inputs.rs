@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::spec::{FormInput, FormSpec, InputKind, PreparedServer};
-use crate::config::{ConfigValue, SecretRef};
+use crate::config::{ConfigValue, EnvTemplate, SecretRef};
 use crate::secrets::{SecretError, SecretKey, SecretStore, Sensitive};
 
 /// The name of the extra secret that keeps a secret field's value.
@@ -80,7 +80,7 @@ pub fn restore(
             continue;
         }
         match value {
-            ConfigValue::Plain(text) => {
+            ConfigValue::Plain(text) | ConfigValue::FromEnv(EnvTemplate { from_env: text }) => {
                 input.set(key.clone(), text.clone());
             }
             ConfigValue::Secret(reference) => {

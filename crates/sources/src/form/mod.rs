@@ -37,6 +37,7 @@ pub mod package_names;
 pub mod server_json;
 pub mod spec;
 pub mod template;
+pub mod warnings;
 
 use std::collections::BTreeMap;
 
@@ -88,6 +89,7 @@ pub fn field_states(spec: &FormSpec, server: &ServerConfig) -> BTreeMap<String, 
     let from_value = |v: Option<&ConfigValue>| match v {
         None => FieldState::Empty,
         Some(ConfigValue::Plain(p)) => FieldState::Plain(p.clone()),
+        Some(ConfigValue::FromEnv(t)) => FieldState::Plain(t.from_env.clone()),
         Some(ConfigValue::Secret(_)) => FieldState::SecretRef,
     };
     let curated = matches!(spec.source, FormSource::Curated { .. });

@@ -174,6 +174,13 @@ pub struct FormSpec {
     /// Notes about the launch (an unpinned version, a value passed on the command line).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What the launch does that weakens the server's isolation (container flags that give it
+    /// the host, environment values that change what runs): shown loudly before install.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The environment a local option sets, as written (`{field}` where a field fills it in).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 impl FormSpec {

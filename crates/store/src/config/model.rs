@@ -78,19 +78,70 @@ impl SecretRef {
     }
 }
 
-/// The value of an env variable or header: plain text, or a reference to a secret.
+/// The value of an env variable or header: plain text, a reference to a secret, or text
+/// that names variables of the environment Plugboard runs in (`${env:NAME}`, kept from another
+/// client's file on import and filled in when the server starts).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ConfigValue {
     Plain(String),
     Secret(SecretRef),
+    FromEnv(EnvTemplate),
+}
+
+/// Text with `${env:NAME}` references, serialized as `{"from_env": "Bearer ${env:TOKEN}"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvTemplate {
+    pub from_env: String,
+}
+
+/// The start of an environment reference: `${env:NAME}`.
+pub const ENV_REF_OPEN: &str = "${env:";
+
+impl EnvTemplate {
+    /// The variables the text names.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        let text = self.from_env.as_str();
+        text.match_indices(ENV_REF_OPEN).filter_map(move |(at, _)| {
+            let rest = &text[at + ENV_REF_OPEN.len()..];
+            let end = rest.find('}')?;
+            Some(&rest[..end]).filter(|n| !n.is_empty())
+        })
+    }
+
+    /// The text with each reference replaced by `lookup(NAME)`; the first name it cannot fill
+    /// is the error.
+    pub fn fill(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+        let mut out = String::new();
+        let mut rest = self.from_env.as_str();
+        while let Some(at) = rest.find(ENV_REF_OPEN) {
+            let after = &rest[at + ENV_REF_OPEN.len()..];
+            let Some(end) = after.find('}') else { break };
+            out.push_str(&rest[..at]);
+            let name = &after[..end];
+            out.push_str(&lookup(name).ok_or_else(|| name.to_owned())?);
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
 }
 
 impl ConfigValue {
     pub fn secret_name(&self) -> Option<&str> {
         match self {
             ConfigValue::Secret(r) => Some(&r.secret),
-            ConfigValue::Plain(_) => None,
+            ConfigValue::Plain(_) | ConfigValue::FromEnv(_) => None,
+        }
+    }
+
+    /// How the value reads in a listing: plain text as it is, a template as its text; `None`
+    /// for a secret.
+    pub fn shown(&self) -> Option<&str> {
+        match self {
+            ConfigValue::Plain(text) => Some(text),
+            ConfigValue::FromEnv(t) => Some(&t.from_env),
+            ConfigValue::Secret(_) => None,
         }
     }
 }
@@ -292,6 +343,10 @@ pub struct ServerConfig {
     /// way can read them). Off unless the user said so for this server.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_insecure_http: bool,
+    /// Put secrets on the server's command line, where every local user can read them
+    /// (`/proc/PID/cmdline`) and runners log them. Off unless the user said so for this server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_secret_args: bool,
     /// Seconds to allow for a whole test (connect, handshake, listing, probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
@@ -346,6 +401,7 @@ impl ServerConfig {
             headers: BTreeMap::new(),
             auth: Auth::None,
             allow_insecure_http: false,
+            allow_secret_args: false,
             timeout: None,
             enabled: true,
             source: None,
@@ -391,6 +447,7 @@ impl ServerConfig {
                 self.args
                     .iter()
                     .chain(launch.into_iter().flat_map(|l| l.args.iter()))
+                    .chain(self.url.iter())
                     .flat_map(|a| arg_secret_names(a)),
             )
             .chain(
@@ -542,6 +599,19 @@ pub fn validate_remote_url(raw: &str) -> Result<url::Url, String> {
     }
     if parsed.host_str().is_none_or(str::is_empty) {
         return Err(format!("`{raw}` has no host"));
+    }
+    // A secret may be in the path, the query or the user part (`${secret:NAME}`, substituted
+    // when the server is reached), never in the host: where a server is must be plain to see.
+    let after_scheme = &raw[raw.find("//").map_or(0, |at| at + 2)..];
+    let authority = after_scheme
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    if host.contains(SECRET_ARG_OPEN) {
+        return Err(format!(
+            "`{raw}` takes its host from a secret; the host must be plain"
+        ));
     }
     Ok(parsed)
 }

@@ -69,8 +69,18 @@ pub fn adapted_name(server: &str, tool: &str) -> String {
 
 /// Adapted names for all tools of one server, in order, unique among themselves.
 pub fn adapted_names<S: AsRef<str>>(server: &str, tools: &[S]) -> Vec<String> {
+    names_under(PREFIX, server, tools)
+}
+
+/// The gateway's names for the tools (prompts, resource templates) of one server:
+/// `<server>__<tool>`, by the same rules as [`adapted_names`] without the `mcp__` prefix.
+pub fn namespaced_names<S: AsRef<str>>(server: &str, tools: &[S]) -> Vec<String> {
+    names_under("", server, tools)
+}
+
+fn names_under<S: AsRef<str>>(prefix: &str, server: &str, tools: &[S]) -> Vec<String> {
     let server_part = server_part(server);
-    let head = format!("{PREFIX}{server_part}{SEPARATOR}");
+    let head = format!("{prefix}{server_part}{SEPARATOR}");
     let budget = MAX_LEN - head.len();
     let mut taken: HashSet<String> = HashSet::new();
     let mut names = Vec::with_capacity(tools.len());

@@ -1,0 +1,726 @@
+//! The servers of one gateway: each opened as a session of its own (the connection layer, with
+//! its secrets, OAuth, era and tool states), all at once; one that fails to start, hangs or
+//! dies is marked down with why, restarted with backoff, and never holds the others back. The
+//! merged lists carry namespaced names (`<server>__<name>`); every call is routed back by them
+//! and runs through the permission pipeline: route → enabled → no known secret in the
+//! arguments → permission (allow / ask / deny) → the call → the activity record.
+//!
+//! Everything here runs on one thread (a `LocalSet`): sessions' futures need not be `Send`.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::Notify;
+
+use super::activity::{ActivityLog, ActivityRecord, shape_of};
+use super::permissions::{Permission, decide};
+use super::profiles::Profile;
+use crate::manage::Servers;
+use crate::probe::naming;
+use crate::session::{self, Session, SessionError, SessionOptions, ToolRisk};
+
+/// How long a server may take to start before it counts as down (unless its own timeout is
+/// shorter).
+pub const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one call may take.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(300);
+/// The longest wait between two restarts of a server that keeps failing.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Where one server stands.
+#[derive(Clone)]
+pub enum State {
+    Starting,
+    Ready(Rc<Session>),
+    Down {
+        why: String,
+        hint: String,
+        stderr_tail: Option<String>,
+        /// Restarts tried so far.
+        attempts: u32,
+    },
+}
+
+impl State {
+    pub fn label(&self) -> &'static str {
+        match self {
+            State::Starting => "starting",
+            State::Ready(_) => "connected",
+            State::Down { .. } => "down",
+        }
+    }
+}
+
+/// What a call through the hub became, for the client and the record.
+pub struct Routed {
+    /// The JSON-RPC result (or a tool result with `isError` for a refusal the model should see).
+    pub result: Result<Value, (i64, String)>,
+    pub decision: &'static str,
+}
+
+/// Asks the user whether a call may go on (the client's elicitation); `None`: it cannot ask.
+pub type AskUser = Rc<dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Option<bool>>>>>;
+
+/// A route: the server and its own name for the thing.
+#[derive(Clone, Debug, PartialEq)]
+struct Route {
+    server: String,
+    name: String,
+}
+
+/// The servers of one profile.
+pub struct Hub {
+    servers: Arc<Servers>,
+    profile_name: String,
+    profile: Profile,
+    members: BTreeMap<String, RefCell<State>>,
+    /// Namespaced tool and prompt names seen so far → where they go (kept when a server goes
+    /// down, so a call to it is answered "down", not "unknown").
+    tools: RefCell<HashMap<String, Route>>,
+    prompts: RefCell<HashMap<String, Route>>,
+    /// Resource URIs → the server that listed them.
+    resources: RefCell<HashMap<String, String>>,
+    /// Collisions resolved in the last listing (reported on stderr once).
+    reported_collisions: RefCell<HashSet<String>>,
+    activity: ActivityLog,
+    floor: Permission,
+    /// Woken when a server's state changes (for `list_changed`).
+    pub changed: Rc<Notify>,
+    /// Woken when every server has left `Starting`.
+    settled: Rc<Notify>,
+    client: RefCell<Option<String>>,
+}
+
+impl Hub {
+    /// A hub for `servers_in_profile` of profile `profile_name`; nothing is started yet.
+    pub fn new(
+        servers: Arc<Servers>,
+        profile_name: &str,
+        profile: Profile,
+        servers_in_profile: Vec<String>,
+        floor: Permission,
+    ) -> Rc<Hub> {
+        let activity = ActivityLog::in_config_dir(servers.config().dir());
+        Rc::new(Hub {
+            members: servers_in_profile
+                .into_iter()
+                .map(|n| (n, RefCell::new(State::Starting)))
+                .collect(),
+            servers,
+            profile_name: profile_name.to_owned(),
+            profile,
+            tools: RefCell::default(),
+            prompts: RefCell::default(),
+            resources: RefCell::default(),
+            reported_collisions: RefCell::default(),
+            activity,
+            floor,
+            changed: Rc::new(Notify::new()),
+            settled: Rc::new(Notify::new()),
+            client: RefCell::new(None),
+        })
+    }
+
+    /// The client's name, for the activity record.
+    pub fn set_client(&self, name: Option<String>) {
+        *self.client.borrow_mut() = name;
+    }
+
+    /// Start every server at once (on the current `LocalSet`).
+    pub fn start_all(self: &Rc<Self>) {
+        for name in self.members.keys() {
+            let hub = Rc::clone(self);
+            let name = name.clone();
+            tokio::task::spawn_local(async move { hub.start_one(&name, 0).await });
+        }
+    }
+
+    async fn start_one(self: Rc<Self>, name: &str, attempts: u32) {
+        let options = SessionOptions {
+            timeout: Some(START_TIMEOUT),
+            ..SessionOptions::default()
+        };
+        let opened = tokio::time::timeout(
+            START_TIMEOUT,
+            session::open_installed(&self.servers, name, options),
+        )
+        .await;
+        let state = match opened {
+            Ok(Ok(session)) => State::Ready(Rc::new(session)),
+            Ok(Err(SessionError::Open {
+                failure,
+                stderr_tail,
+                ..
+            })) => State::Down {
+                why: failure.error,
+                hint: failure.hint,
+                stderr_tail,
+                attempts,
+            },
+            Ok(Err(other)) => State::Down {
+                why: other.to_string(),
+                hint: format!("`plugboard doctor {name}` says what to do"),
+                stderr_tail: None,
+                attempts,
+            },
+            Err(_) => State::Down {
+                why: format!("it did not start within {} s", START_TIMEOUT.as_secs()),
+                hint: format!("`plugboard test {name}` shows where it hangs"),
+                stderr_tail: None,
+                attempts,
+            },
+        };
+        if let State::Down { why, .. } = &state {
+            eprintln!("plugboard serve: `{name}` is down: {why}");
+        }
+        let down = matches!(state, State::Down { .. });
+        self.set_state(name, state);
+        if down {
+            self.schedule_restart(name, attempts);
+        }
+    }
+
+    fn set_state(&self, name: &str, state: State) {
+        if let Some(slot) = self.members.get(name) {
+            *slot.borrow_mut() = state;
+        }
+        self.changed.notify_waiters();
+        if self.starting() == 0 {
+            self.settled.notify_waiters();
+        }
+    }
+
+    fn starting(&self) -> usize {
+        self.members
+            .values()
+            .filter(|s| matches!(*s.borrow(), State::Starting))
+            .count()
+    }
+
+    /// Restart `name` after a pause that doubles with each failure (1 s, 2 s, … up to a minute).
+    fn schedule_restart(self: &Rc<Self>, name: &str, attempts: u32) {
+        let hub = Rc::clone(self);
+        let name = name.to_owned();
+        let pause = Duration::from_secs(1 << attempts.min(6)).min(MAX_BACKOFF);
+        tokio::task::spawn_local(async move {
+            tokio::time::sleep(pause).await;
+            hub.start_one(&name, attempts + 1).await;
+        });
+    }
+
+    /// Wait until every server has started or failed, at most `limit`.
+    pub async fn settle(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while self.starting() > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let settled = self.settled.notified();
+            if self.starting() == 0 {
+                return;
+            }
+            let _ = tokio::time::timeout(left, settled).await;
+        }
+    }
+
+    /// Each server and its state, in name order.
+    pub fn states(&self) -> Vec<(String, State)> {
+        self.members
+            .iter()
+            .map(|(n, s)| (n.clone(), s.borrow().clone()))
+            .collect()
+    }
+
+    fn ready(&self) -> Vec<(String, Rc<Session>)> {
+        self.members
+            .iter()
+            .filter_map(|(n, s)| match &*s.borrow() {
+                State::Ready(session) => Some((n.clone(), Rc::clone(session))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The instructions of the servers, each under its name.
+    pub fn instructions(&self) -> Option<String> {
+        let parts: Vec<String> = self
+            .ready()
+            .iter()
+            .filter_map(|(name, s)| {
+                s.info()
+                    .instructions
+                    .as_ref()
+                    .filter(|i| !i.trim().is_empty())
+                    .map(|i| format!("## {name}\n{}", s.redactor().redact(i)))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n\n"))
+    }
+
+    /// The merged tools: every enabled tool of every connected server, namespaced.
+    pub fn list_tools(&self) -> Vec<Value> {
+        self.merged(
+            |lists| lists.tools,
+            |session, tool| session.tool_disabled(tool),
+            &self.tools,
+        )
+    }
+
+    /// The merged prompts, namespaced.
+    pub fn list_prompts(&self) -> Vec<Value> {
+        self.merged(|lists| lists.prompts, |_, _| false, &self.prompts)
+    }
+
+    /// The merged resources (URIs as the servers gave them; each routed back to its server).
+    pub fn list_resources(&self) -> Vec<Value> {
+        let mut out = vec![];
+        let mut routes = self.resources.borrow_mut();
+        for (server, session) in self.ready() {
+            for resource in session.listed().resources {
+                if let Some(uri) = resource.get("uri").and_then(Value::as_str) {
+                    routes
+                        .entry(uri.to_owned())
+                        .or_insert_with(|| server.clone());
+                }
+                out.push(resource);
+            }
+        }
+        out
+    }
+
+    /// The merged resource templates, their names namespaced.
+    pub fn list_templates(&self) -> Vec<Value> {
+        let mut out = vec![];
+        for (server, session) in self.ready() {
+            let templates = session.listed().templates;
+            let names: Vec<String> = templates.iter().map(|t| name_of(t).to_owned()).collect();
+            for (mut template, namespaced) in templates
+                .into_iter()
+                .zip(naming::namespaced_names(&server, &names))
+            {
+                template["name"] = Value::String(namespaced);
+                out.push(template);
+            }
+        }
+        out
+    }
+
+    fn merged(
+        &self,
+        pick: impl Fn(session::Lists) -> Vec<Value>,
+        hidden: impl Fn(&Session, &str) -> bool,
+        routes: &RefCell<HashMap<String, Route>>,
+    ) -> Vec<Value> {
+        let mut out = vec![];
+        let mut taken: HashSet<String> = HashSet::new();
+        let mut routes = routes.borrow_mut();
+        for (server, session) in self.ready() {
+            let items: Vec<Value> = pick(session.listed())
+                .into_iter()
+                .filter(|item| !hidden(&session, name_of(item)))
+                .collect();
+            let names: Vec<&str> = items.iter().map(name_of).collect();
+            for (mut item, namespaced) in items
+                .iter()
+                .cloned()
+                .zip(naming::namespaced_names(&server, &names))
+            {
+                let own = name_of(&item).to_owned();
+                let namespaced = self.unique(namespaced, &mut taken, &server, &own);
+                routes.insert(
+                    namespaced.clone(),
+                    Route {
+                        server: server.clone(),
+                        name: own,
+                    },
+                );
+                item["name"] = Value::String(namespaced);
+                out.push(item);
+            }
+        }
+        out
+    }
+
+    /// `name`, or (when another server's item took it: `a__b` + `c` and `a` + `b__c`) the same
+    /// with `_2`, `_3`, … within the 64-character cap, reported once.
+    fn unique(&self, name: String, taken: &mut HashSet<String>, server: &str, own: &str) -> String {
+        let mut candidate = name.clone();
+        let mut n = 2;
+        while taken.contains(&candidate) {
+            let suffix = format!("_{n}");
+            let keep = name.len().min(naming::MAX_LEN - suffix.len());
+            candidate = format!("{}{suffix}", &name[..keep]);
+            n += 1;
+        }
+        if candidate != name
+            && self
+                .reported_collisions
+                .borrow_mut()
+                .insert(candidate.clone())
+        {
+            eprintln!(
+                "plugboard serve: `{own}` of `{server}` is listed as `{candidate}`: `{name}` was taken"
+            );
+        }
+        taken.insert(candidate.clone());
+        candidate
+    }
+
+    /// Route a `prompts/get` or `resources/read` to its server.
+    pub async fn forward_other(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        call_id: &str,
+    ) -> Result<Value, (i64, String)> {
+        let (server, mut params) = match method {
+            "prompts/get" => {
+                let name = params
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if self.prompts.borrow().is_empty() {
+                    self.list_prompts();
+                }
+                let route = self.prompts.borrow().get(name).cloned();
+                let Some(route) = route else {
+                    return Err((-32602, format!("no prompt `{name}` in this profile")));
+                };
+                let mut params = params.clone();
+                params.insert("name".into(), Value::String(route.name));
+                (route.server, params)
+            }
+            _ => {
+                let uri = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if self.resources.borrow().is_empty() {
+                    self.list_resources();
+                }
+                let server = self
+                    .resources
+                    .borrow()
+                    .get(uri)
+                    .cloned()
+                    .or_else(|| self.template_owner(uri));
+                let Some(server) = server else {
+                    return Err((
+                        -32602,
+                        format!("no server of this profile lists the resource `{uri}`"),
+                    ));
+                };
+                (server, params.clone())
+            }
+        };
+        let session = match self.members.get(&server).map(|s| s.borrow().clone()) {
+            Some(State::Ready(session)) => session,
+            _ => return Err((-32603, format!("server `{server}` is not running"))),
+        };
+        params.remove("_meta");
+        session
+            .forward(method, &params, CALL_TIMEOUT, call_id)
+            .await
+            .map_err(|e| (error_code(&e), e.to_string()))
+    }
+
+    /// The server whose resource template's fixed beginning `uri` starts with.
+    fn template_owner(&self, uri: &str) -> Option<String> {
+        self.ready().into_iter().find_map(|(server, session)| {
+            session
+                .listed()
+                .templates
+                .iter()
+                .filter_map(|t| t.get("uriTemplate").and_then(Value::as_str))
+                .map(|t| t.split('{').next().unwrap_or_default())
+                .any(|prefix| !prefix.is_empty() && uri.starts_with(prefix))
+                .then_some(server)
+        })
+    }
+
+    /// Cancel a call in flight.
+    pub fn cancel(&self, server: &str, call_id: &str) {
+        if let Some(State::Ready(session)) = self.members.get(server).map(|s| s.borrow().clone()) {
+            session.cancel(call_id);
+        }
+    }
+
+    /// Which server a namespaced tool goes to.
+    pub fn server_of_tool(&self, namespaced: &str) -> Option<String> {
+        self.tools
+            .borrow()
+            .get(namespaced)
+            .map(|r| r.server.clone())
+    }
+
+    /// A `tools/call`: through the pipeline, to its server, recorded.
+    pub async fn call_tool(
+        self: &Rc<Self>,
+        params: &Map<String, Value>,
+        call_id: &str,
+        ask: Option<AskUser>,
+    ) -> Routed {
+        let started = Instant::now();
+        let at_ms = crate::clock::now_ms();
+        let namespaced = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let arguments = params
+            .get("arguments")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        if self.tools.borrow().is_empty() {
+            self.list_tools();
+        }
+        let route = self.tools.borrow().get(&namespaced).cloned();
+        let (routed, server, tool) = match route {
+            None => (
+                Routed {
+                    result: Err((
+                        -32602,
+                        format!("no tool `{namespaced}` in profile `{}`", self.profile_name),
+                    )),
+                    decision: "unknown",
+                },
+                String::new(),
+                namespaced.clone(),
+            ),
+            Some(route) => {
+                let routed = self
+                    .pipeline(&route, &namespaced, &arguments, params, call_id, ask)
+                    .await;
+                (routed, route.server, route.name)
+            }
+        };
+        let result_bytes = match &routed.result {
+            Ok(v) => serde_json::to_vec(v).map(|b| b.len()).unwrap_or(0),
+            Err(_) => 0,
+        };
+        let outcome = match &routed.result {
+            Ok(v) if v.get("isError") == Some(&Value::Bool(true)) => {
+                if matches!(routed.decision, "allow" | "ask_accepted") {
+                    "tool_error"
+                } else {
+                    "refused"
+                }
+            }
+            Ok(_) => "ok",
+            Err(_) => "error",
+        };
+        self.activity.append(&ActivityRecord {
+            at_ms,
+            client: self.client.borrow().clone(),
+            profile: self.profile_name.clone(),
+            server,
+            tool,
+            decision: routed.decision.to_owned(),
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            outcome: outcome.to_owned(),
+            argument_shape: shape_of(&arguments),
+            result_bytes,
+        });
+        routed
+    }
+
+    async fn pipeline(
+        self: &Rc<Self>,
+        route: &Route,
+        namespaced: &str,
+        arguments: &Map<String, Value>,
+        params: &Map<String, Value>,
+        call_id: &str,
+        ask: Option<AskUser>,
+    ) -> Routed {
+        let refused = |decision: &'static str, text: String| Routed {
+            result: Ok(tool_error(&text)),
+            decision,
+        };
+        let state = self.members.get(&route.server).map(|s| s.borrow().clone());
+        let session = match state {
+            Some(State::Ready(session)) => session,
+            Some(State::Down { why, hint, .. }) => {
+                return refused(
+                    "server_down",
+                    format!("server `{}` is down: {why}. {hint}", route.server),
+                );
+            }
+            _ => {
+                return refused(
+                    "server_down",
+                    format!(
+                        "server `{}` is still starting; try again in a moment",
+                        route.server
+                    ),
+                );
+            }
+        };
+        if session.tool_disabled(&route.name) {
+            return refused(
+                "disabled",
+                format!(
+                    "`{namespaced}` is switched off (`plugboard tools {} --enable {}` switches it on)",
+                    route.server, route.name
+                ),
+            );
+        }
+        // A secret of any server of this profile in the arguments: a model being steered to
+        // carry a credential somewhere. Nothing is sent.
+        let text = Value::Object(arguments.clone()).to_string();
+        if let Some(owner) = self
+            .ready()
+            .iter()
+            .find(|(_, s)| s.redactor().holds_secret(&text))
+            .map(|(n, _)| n.clone())
+        {
+            return refused(
+                "secret_in_arguments",
+                format!("the arguments hold a secret of server `{owner}`; the call was not sent"),
+            );
+        }
+        let risk = session
+            .listed()
+            .tools
+            .iter()
+            .find(|t| name_of(t) == route.name)
+            .map(|t| ToolRisk::of(t.get("annotations")))
+            .unwrap_or(ToolRisk::Writes);
+        let mut decision = "allow";
+        match decide(
+            &self.profile.permissions,
+            &route.server,
+            namespaced,
+            risk,
+            self.floor,
+        ) {
+            Permission::Allow => {}
+            Permission::Deny => {
+                return refused(
+                    "deny",
+                    format!(
+                        "`{namespaced}` is denied in profile `{}` (`plugboard profile edit {} --allow {namespaced}` allows it)",
+                        self.profile_name, self.profile_name
+                    ),
+                );
+            }
+            Permission::Ask => {
+                let question = format!(
+                    "Allow `{}` of server `{}` to run{}?",
+                    route.name,
+                    route.server,
+                    if risk == ToolRisk::ReadOnly {
+                        ""
+                    } else {
+                        " (it may change things)"
+                    }
+                );
+                let answer = match ask {
+                    Some(ask) => ask(question).await,
+                    None => None,
+                };
+                match answer {
+                    Some(true) => decision = "ask_accepted",
+                    Some(false) => {
+                        return refused(
+                            "ask_declined",
+                            format!("the user declined `{namespaced}`"),
+                        );
+                    }
+                    None => {
+                        return refused(
+                            "ask_unanswerable",
+                            format!(
+                                "`{namespaced}` needs the user's permission and this client cannot ask \
+                                 (it declares no elicitation); allow it with `plugboard profile edit {} --allow {namespaced}`",
+                                self.profile_name
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        let mut forwarded = params.clone();
+        forwarded.insert("name".into(), Value::String(route.name.clone()));
+        forwarded.remove("_meta");
+        match session
+            .forward("tools/call", &forwarded, CALL_TIMEOUT, call_id)
+            .await
+        {
+            Ok(result) => Routed {
+                result: Ok(result),
+                decision,
+            },
+            Err(SessionError::InvalidArguments { issues }) => refused(
+                "invalid_arguments",
+                format!(
+                    "the arguments do not fit `{namespaced}`'s input schema: {}",
+                    issues
+                        .iter()
+                        .map(|i| i.describe())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            ),
+            Err(SessionError::Closed(why)) => {
+                // It died: down, restarted with backoff; the list changes.
+                let tail = session.stderr_tail().await;
+                self.set_state(
+                    &route.server,
+                    State::Down {
+                        why: format!("its connection ended ({why})"),
+                        hint: format!(
+                            "it is restarted; `plugboard doctor {}` says why it stopped",
+                            route.server
+                        ),
+                        stderr_tail: tail,
+                        attempts: 0,
+                    },
+                );
+                self.schedule_restart(&route.server, 0);
+                refused(
+                    "server_down",
+                    format!(
+                        "server `{}` stopped during the call; it is being restarted",
+                        route.server
+                    ),
+                )
+            }
+            Err(e) => Routed {
+                result: Err((error_code(&e), e.to_string())),
+                decision,
+            },
+        }
+    }
+
+    /// Close every session (their processes end with them).
+    pub async fn close(&self) {
+        for (_, session) in self.ready() {
+            session.close().await;
+        }
+    }
+}
+
+fn name_of(item: &Value) -> &str {
+    item.get("name").and_then(Value::as_str).unwrap_or_default()
+}
+
+/// A tool result that tells the model why nothing ran.
+fn tool_error(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+fn error_code(e: &SessionError) -> i64 {
+    match e {
+        SessionError::Rpc { code, .. } => i64::from(*code),
+        SessionError::UnknownTool { .. } | SessionError::InvalidArguments { .. } => -32602,
+        SessionError::Cancelled => -32800,
+        _ => -32603,
+    }
+}

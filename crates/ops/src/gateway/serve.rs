@@ -1,0 +1,346 @@
+//! `plugboard serve` on stdio: one MCP server for a client, in front of a profile's servers.
+//! The client may speak either era: a legacy client begins with `initialize` (answered with
+//! the merged capabilities and instructions), a modern one sends `server/discover` or requests
+//! carrying `_meta` (answered with `resultType` and the lists' caching hints). Requests run
+//! concurrently; each answer is written as one line when it is ready. The gateway's own
+//! requests to the client (elicitation, to ask before a call) go out on the same stream. When
+//! the client's input ends, every server is closed and the gateway exits: no process is left.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use super::hub::{AskUser, Hub};
+use crate::connect::era::{
+    self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
+};
+
+/// How long a client's answer to "may this call run?" may take; no answer is a no.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long the first `tools/list` waits for servers still starting.
+pub const FIRST_LIST_WAIT: Duration = Duration::from_secs(30);
+
+/// What the client said about itself.
+#[derive(Default)]
+struct ClientSide {
+    /// `None` until the first message says which era.
+    modern: Option<bool>,
+    capabilities: Value,
+}
+
+struct Connection {
+    hub: Rc<Hub>,
+    out: mpsc::UnboundedSender<Value>,
+    client: RefCell<ClientSide>,
+    /// Our requests to the client awaiting its answer, by id.
+    pending: RefCell<HashMap<String, oneshot::Sender<Value>>>,
+    next_id: RefCell<u64>,
+    /// Calls in flight: the client's request id → (server, call id), for cancellation.
+    calls: RefCell<HashMap<String, (String, String)>>,
+    listed_once: RefCell<bool>,
+}
+
+/// Serve `hub` on this process's stdin and stdout until stdin ends. Must run inside a
+/// `LocalSet`.
+pub async fn serve_stdio(hub: Rc<Hub>) {
+    let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
+    let writer = tokio::task::spawn_local(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(message) = outgoing.recv().await {
+            let mut line = serde_json::to_vec(&message).expect("JSON serializes");
+            line.push(b'\n');
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let conn = Rc::new(Connection {
+        hub: Rc::clone(&hub),
+        out,
+        client: RefCell::default(),
+        pending: RefCell::default(),
+        next_id: RefCell::new(0),
+        calls: RefCell::default(),
+        listed_once: RefCell::new(false),
+    });
+    hub.start_all();
+    // Tell a legacy client when the tools change (a server came up late, went down, came back).
+    {
+        let conn = Rc::clone(&conn);
+        tokio::task::spawn_local(async move {
+            loop {
+                conn.hub.changed.notified().await;
+                let legacy = conn.client.borrow().modern == Some(false);
+                if legacy && *conn.listed_once.borrow() {
+                    let _ = conn.out.send(
+                        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                    );
+                }
+            }
+        });
+    }
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message: Value = match serde_json::from_str(&line) {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = conn.out.send(json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": -32700, "message": format!("not JSON: {e}")}}));
+                continue;
+            }
+        };
+        let conn = Rc::clone(&conn);
+        tokio::task::spawn_local(async move { conn.on_message(message).await });
+    }
+    hub.close().await;
+    drop(conn);
+    let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+}
+
+impl Connection {
+    fn send(&self, message: Value) {
+        let _ = self.out.send(message);
+    }
+
+    async fn on_message(self: Rc<Self>, message: Value) {
+        let id = message.get("id").cloned();
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let params = message
+            .get("params")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        match (method, id) {
+            // The client's answer to one of our requests.
+            (None, Some(id)) => {
+                if let Some(waiting) = self.pending.borrow_mut().remove(&id.to_string()) {
+                    let _ = waiting.send(message);
+                }
+            }
+            (Some(method), None) => self.on_notification(&method, &params),
+            (Some(method), Some(id)) => {
+                let answer = self.on_request(&method, &params, &id).await;
+                let modern = self.client.borrow().modern == Some(true);
+                let reply = match answer {
+                    Ok(mut result) => {
+                        if modern && let Some(object) = result.as_object_mut() {
+                            object
+                                .entry("resultType")
+                                .or_insert_with(|| json!("complete"));
+                            if method.ends_with("/list") {
+                                object.entry("ttlMs").or_insert_with(|| json!(0));
+                                object
+                                    .entry("cacheScope")
+                                    .or_insert_with(|| json!("private"));
+                            }
+                        }
+                        json!({"jsonrpc": "2.0", "id": id, "result": result})
+                    }
+                    Err((code, text)) => json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": code, "message": text}}),
+                };
+                self.send(reply);
+            }
+            (None, None) => {}
+        }
+    }
+
+    fn on_notification(&self, method: &str, params: &Map<String, Value>) {
+        if method == "notifications/cancelled"
+            && let Some(request) = params.get("requestId")
+            && let Some((server, call_id)) = self.calls.borrow().get(&request.to_string()).cloned()
+        {
+            self.hub.cancel(&server, &call_id);
+        }
+    }
+
+    /// The era and capabilities the client's request shows.
+    fn note_client(&self, method: &str, params: &Map<String, Value>) -> Result<(), (i64, String)> {
+        let meta = params.get("_meta").and_then(Value::as_object);
+        let version = meta
+            .and_then(|m| m.get(META_PROTOCOL_VERSION))
+            .and_then(Value::as_str);
+        let mut client = self.client.borrow_mut();
+        if method == "initialize" {
+            client.modern = Some(false);
+            client.capabilities = params.get("capabilities").cloned().unwrap_or(json!({}));
+            let name = params
+                .get("clientInfo")
+                .and_then(|i| i.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            self.hub.set_client(name);
+            return Ok(());
+        }
+        if let Some(version) = version {
+            if !era::modern_versions().iter().any(|v| v.as_str() == version) {
+                return Err((
+                    i64::from(era::UNSUPPORTED_PROTOCOL_VERSION),
+                    format!("unsupported protocol version {version}"),
+                ));
+            }
+            client.modern = Some(true);
+            if let Some(capabilities) = meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)) {
+                client.capabilities = capabilities.clone();
+            }
+            if let Some(name) = meta
+                .and_then(|m| m.get(era::META_CLIENT_INFO))
+                .and_then(|i| i.get("name"))
+                .and_then(Value::as_str)
+            {
+                self.hub.set_client(Some(name.to_owned()));
+            }
+        } else if method == "server/discover" {
+            client.modern = Some(true);
+        }
+        Ok(())
+    }
+
+    async fn on_request(
+        self: &Rc<Self>,
+        method: &str,
+        params: &Map<String, Value>,
+        id: &Value,
+    ) -> Result<Value, (i64, String)> {
+        self.note_client(method, params)?;
+        match method {
+            "initialize" => {
+                self.hub.settle(FIRST_LIST_WAIT).await;
+                let asked = params
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let version = era::legacy_versions()
+                    .iter()
+                    .find(|v| v.as_str() == asked)
+                    .or(era::legacy_versions().first())
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                let mut result = json!({
+                    "protocolVersion": version,
+                    "capabilities": capabilities(),
+                    "serverInfo": server_info(),
+                });
+                if let Some(instructions) = self.hub.instructions() {
+                    result["instructions"] = Value::String(instructions);
+                }
+                Ok(result)
+            }
+            "server/discover" => {
+                self.hub.settle(FIRST_LIST_WAIT).await;
+                let mut result = json!({
+                    "supportedVersions": era::modern_versions().iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+                    "capabilities": capabilities(),
+                    "_meta": {META_SERVER_INFO: server_info()},
+                });
+                if let Some(instructions) = self.hub.instructions() {
+                    result["instructions"] = Value::String(instructions);
+                }
+                Ok(result)
+            }
+            "ping" | "logging/setLevel" => Ok(json!({})),
+            "tools/list" => {
+                if !*self.listed_once.borrow() {
+                    self.hub.settle(FIRST_LIST_WAIT).await;
+                    *self.listed_once.borrow_mut() = true;
+                }
+                Ok(json!({"tools": self.hub.list_tools()}))
+            }
+            "prompts/list" => Ok(json!({"prompts": self.hub.list_prompts()})),
+            "resources/list" => Ok(json!({"resources": self.hub.list_resources()})),
+            "resources/templates/list" => {
+                Ok(json!({"resourceTemplates": self.hub.list_templates()}))
+            }
+            "tools/call" => {
+                let call_id = format!("gw-{id}");
+                if let Some(name) = params.get("name").and_then(Value::as_str)
+                    && let Some(server) = self.hub.server_of_tool(name)
+                {
+                    self.calls
+                        .borrow_mut()
+                        .insert(id.to_string(), (server, call_id.clone()));
+                }
+                let routed = self.hub.call_tool(params, &call_id, self.asker()).await;
+                self.calls.borrow_mut().remove(&id.to_string());
+                routed.result
+            }
+            "prompts/get" | "resources/read" => {
+                let call_id = format!("gw-{id}");
+                self.hub.forward_other(method, params, &call_id).await
+            }
+            other => Err((
+                -32601,
+                format!("`{other}` is not served by the Plugboard gateway"),
+            )),
+        }
+    }
+
+    /// Asks through the client's elicitation, when it declared it (legacy clients: modern ones
+    /// would need the answer inside an `input_required` result, which the gateway does not make
+    /// yet).
+    fn asker(self: &Rc<Self>) -> Option<AskUser> {
+        let client = self.client.borrow();
+        if client.modern != Some(false) || client.capabilities.get("elicitation").is_none() {
+            return None;
+        }
+        let conn = Rc::clone(self);
+        Some(Rc::new(move |question: String| {
+            let conn = Rc::clone(&conn);
+            Box::pin(async move { conn.elicit(question).await })
+                as std::pin::Pin<Box<dyn Future<Output = Option<bool>>>>
+        }))
+    }
+
+    async fn elicit(&self, question: String) -> Option<bool> {
+        let id = {
+            let mut next = self.next_id.borrow_mut();
+            *next += 1;
+            format!("plugboard-ask-{next}")
+        };
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .borrow_mut()
+            .insert(Value::String(id.clone()).to_string(), tx);
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": {
+                "mode": "form",
+                "message": question,
+                "requestedSchema": {"type": "object", "properties": {}},
+            }}),
+        );
+        let answer = tokio::time::timeout(ASK_TIMEOUT, rx).await;
+        self.pending
+            .borrow_mut()
+            .remove(&Value::String(id).to_string());
+        match answer {
+            Ok(Ok(reply)) => {
+                Some(reply.pointer("/result/action").and_then(Value::as_str) == Some("accept"))
+            }
+            // No answer in time, or the client went away: no.
+            _ => Some(false),
+        }
+    }
+}
+
+fn capabilities() -> Value {
+    json!({
+        "tools": {"listChanged": true},
+        "prompts": {"listChanged": false},
+        "resources": {"listChanged": false, "subscribe": false},
+    })
+}
+
+fn server_info() -> Value {
+    json!({"name": "plugboard", "version": env!("CARGO_PKG_VERSION")})
+}

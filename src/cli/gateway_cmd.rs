@@ -1,0 +1,195 @@
+//! `plugboard serve`, `plugboard profile …` and `plugboard activity`: the gateway, its
+//! profiles and its record of calls.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::CliError;
+use super::args::{ActivityArgs, ProfileCommand, ServeArgs};
+use super::output::{print_json, print_table};
+use super::test_cmd::runtime;
+use crate::gateway::activity::ActivityLog;
+use crate::gateway::hub::Hub;
+use crate::gateway::{Permission, ProfileError, ProfileStore, servers_of};
+use crate::manage::Servers;
+
+impl From<ProfileError> for CliError {
+    fn from(err: ProfileError) -> Self {
+        match err {
+            ProfileError::File { .. } => CliError::failed(err.to_string()),
+            other => CliError::usage(other.to_string()),
+        }
+    }
+}
+
+/// Serve the profile on stdio until the client's input ends.
+pub fn serve(args: ServeArgs) -> Result<(), CliError> {
+    let servers = Arc::new(Servers::open_default()?);
+    let profile = ProfileStore::in_config_dir(servers.config().dir()).get(&args.profile)?;
+    let config = servers.config().load()?;
+    let members = servers_of(&profile, &config);
+    crate::policy::current().usable()?;
+    let adopts = crate::connect::orphans::adopt_orphans();
+    eprintln!(
+        "plugboard serve: profile `{}`, {} server(s): {}",
+        args.profile,
+        members.len(),
+        members.join(", ")
+    );
+    let hub = Hub::new(
+        Arc::clone(&servers),
+        &args.profile,
+        profile,
+        members,
+        Permission::Allow,
+    );
+    let local = tokio::task::LocalSet::new();
+    runtime()?.block_on(local.run_until(crate::gateway::serve::serve_stdio(Rc::clone(&hub))));
+    if adopts {
+        crate::connect::orphans::end_orphans();
+    }
+    Ok(())
+}
+
+pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliError> {
+    let store = ProfileStore::in_config_dir(servers.config().dir());
+    let config = servers.config().load()?;
+    match command {
+        ProfileCommand::Create {
+            name,
+            servers: list,
+        } => {
+            store.create(&name, list, &config)?;
+            println!(
+                "Created profile `{name}`. A client launches it with `plugboard serve --profile {name}`."
+            );
+        }
+        ProfileCommand::List { json } => {
+            let profiles = store.list()?;
+            if json.json {
+                let shown: Vec<_> = profiles
+                    .iter()
+                    .map(|(name, p)| {
+                        json!({"name": name, "servers": servers_of(p, &config),
+                               "all_enabled": p.servers.is_none(), "permissions": p.permissions})
+                    })
+                    .collect();
+                return print_json(&shown);
+            }
+            let mut rows = vec![vec!["PROFILE".to_owned(), "SERVERS".into(), "RULES".into()]];
+            for (name, p) in &profiles {
+                let servers = servers_of(p, &config);
+                rows.push(vec![
+                    name.clone(),
+                    if p.servers.is_none() {
+                        format!("every enabled server ({})", servers.len())
+                    } else {
+                        servers.join(", ")
+                    },
+                    p.permissions.len().to_string(),
+                ]);
+            }
+            print_table(&rows);
+        }
+        ProfileCommand::Show { name, json } => {
+            let p = store.get(&name)?;
+            let servers = servers_of(&p, &config);
+            if json.json {
+                return print_json(&json!({"name": name, "servers": servers,
+                    "all_enabled": p.servers.is_none(), "permissions": p.permissions}));
+            }
+            println!("Profile `{name}`");
+            println!(
+                "  servers: {}",
+                if servers.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    servers.join(", ")
+                }
+            );
+            for (rule, permission) in &p.permissions {
+                println!("  {rule}: {}", permission.as_str());
+            }
+        }
+        ProfileCommand::Edit {
+            name,
+            add,
+            remove,
+            allow,
+            ask,
+            deny,
+            clear,
+        } => {
+            let p = store.edit(&name, &config, |p| {
+                if !add.is_empty() || !remove.is_empty() {
+                    let list = p.servers.get_or_insert_with(Vec::new);
+                    list.extend(add.iter().cloned());
+                    list.retain(|s| !remove.contains(s));
+                }
+                for (rules, permission) in [
+                    (&allow, Permission::Allow),
+                    (&ask, Permission::Ask),
+                    (&deny, Permission::Deny),
+                ] {
+                    for rule in rules {
+                        p.permissions.insert(rule.clone(), permission);
+                    }
+                }
+                for rule in &clear {
+                    p.permissions.remove(rule);
+                }
+            })?;
+            println!(
+                "Updated profile `{name}`: {} server(s), {} rule(s). Running gateways take it up \
+                 when they restart.",
+                servers_of(&p, &config).len(),
+                p.permissions.len()
+            );
+        }
+        ProfileCommand::Remove { name } => {
+            store.remove(&name)?;
+            println!("Removed profile `{name}`.");
+        }
+    }
+    Ok(())
+}
+
+pub fn activity(servers: &Servers, args: ActivityArgs) -> Result<(), CliError> {
+    let mut records = ActivityLog::in_config_dir(servers.config().dir()).read();
+    if let Some(server) = &args.server {
+        records.retain(|r| &r.server == server);
+    }
+    let skip = records.len().saturating_sub(args.last);
+    let records = &records[skip..];
+    if args.json.json {
+        return print_json(records);
+    }
+    if records.is_empty() {
+        println!("No calls through the gateway yet.");
+        return Ok(());
+    }
+    let mut rows = vec![vec![
+        "WHEN (UTC)".to_owned(),
+        "CLIENT".into(),
+        "PROFILE".into(),
+        "TOOL".into(),
+        "DECISION".into(),
+        "OUTCOME".into(),
+        "MS".into(),
+    ]];
+    for r in records {
+        rows.push(vec![
+            crate::registry::time::format_rfc3339((r.at_ms / 1000) as i64),
+            r.client.clone().unwrap_or_else(|| "-".into()),
+            r.profile.clone(),
+            format!("{}__{}", r.server, r.tool),
+            r.decision.clone(),
+            r.outcome.clone(),
+            format!("{:.0}", r.duration_ms),
+        ]);
+    }
+    print_table(&rows);
+    Ok(())
+}

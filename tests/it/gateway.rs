@@ -1,0 +1,314 @@
+//! The gateway (`plugboard serve`) as a client meets it over stdio: one server in front of a
+//! profile's servers, tools namespaced `<server>__<tool>`, a server that cannot start left out
+//! (and said so) without holding the others back, a denied tool refused, an `ask` answered
+//! through the client's elicitation (accept and decline), a secret of a server refused in
+//! arguments, every call in the activity record without its values, and no process left when
+//! the client goes away.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::run_stdio::add_fixture;
+use crate::support::fixture::assert_no_process_left;
+use crate::support::{Home, assert_code, stdout};
+
+/// A client of `plugboard serve` speaking line-delimited JSON-RPC.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Client {
+    fn start(home: &Home, profile: &str) -> Client {
+        let mut child = home
+            .cmd(&["serve", "--profile", profile])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        Client {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next: 0,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(
+            self.stdout.read_line(&mut line).unwrap() > 0,
+            "the gateway closed its output"
+        );
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Send a request and read until its answer, handing any request of the gateway to
+    /// `answer` (and dropping notifications).
+    fn request_with(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut answer: impl FnMut(&Value) -> Value,
+    ) -> Value {
+        self.next += 1;
+        let id = self.next;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.read();
+            if message.get("method").is_some() {
+                if let Some(request_id) = message.get("id") {
+                    let result = answer(&message);
+                    self.send(&json!({"jsonrpc": "2.0", "id": request_id, "result": result}));
+                }
+                continue;
+            }
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.request_with(method, params, |m| panic!("unexpected request {m}"))
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    /// Close the client's side and wait for the gateway to exit.
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin);
+        self.child.wait().unwrap()
+    }
+}
+
+fn text_of(result: &Value) -> String {
+    result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn a_profile_is_served_as_one_server_with_namespaced_tools_and_a_pipeline() {
+    let home = Home::new();
+    let alpha = add_fixture(&home, "alpha", &[], None);
+    let beta = add_fixture(&home, "beta", &[], Some("beta-secret-value-0123456789"));
+    // A server that cannot start: it is reported and left out, never waited for past its end.
+    let out = home.run(&[
+        "add",
+        "broken",
+        "--no-test",
+        "--stdio",
+        "--",
+        "sh",
+        "-c",
+        "echo cannot start >&2; exit 7",
+    ]);
+    assert_code(&out, 0);
+    // Another installed server the profile does not serve.
+    let other = add_fixture(&home, "outside", &[], None);
+    for args in [
+        vec![
+            "profile", "create", "work", "--server", "alpha", "--server", "beta", "--server",
+            "broken",
+        ],
+        vec![
+            "profile",
+            "edit",
+            "work",
+            "--deny",
+            "beta__add",
+            "--ask",
+            "alpha__add",
+        ],
+    ] {
+        assert_code(&home.run(&args), 0);
+    }
+
+    let mut client = Client::start(&home, "work");
+    let init = client.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "gateway-test", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "plugboard", "{init}");
+    client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let listed = client.request("tools/list", json!({}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for expected in ["alpha__echo", "alpha__add", "beta__echo", "beta__add"] {
+        assert!(names.contains(&expected), "{expected} missing: {names:?}");
+    }
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("broken__") || n.starts_with("outside__")),
+        "{names:?}"
+    );
+
+    // A read-only tool, allowed by default.
+    let echoed = client.call("alpha__echo", json!({"message": "through the gateway"}));
+    assert!(text_of(&echoed).contains("through the gateway"), "{echoed}");
+    // Denied by the profile: refused, the model is told why.
+    let denied = client.call("beta__add", json!({"a": 1, "b": 2}));
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    assert!(text_of(&denied).contains("denied"), "{denied}");
+    // `ask`: the client's elicitation answers, accept then decline.
+    let mut asked = 0;
+    let accepted = client.request_with(
+        "tools/call",
+        json!({"name": "alpha__add", "arguments": {"a": 2, "b": 3}}),
+        |request| {
+            assert_eq!(request["method"], "elicitation/create", "{request}");
+            asked += 1;
+            json!({"action": "accept", "content": {}})
+        },
+    );
+    assert_eq!(asked, 1);
+    assert!(text_of(&accepted).contains('5'), "{accepted}");
+    let declined = client.request_with(
+        "tools/call",
+        json!({"name": "alpha__add", "arguments": {"a": 2, "b": 3}}),
+        |_| json!({"action": "decline"}),
+    );
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    assert!(text_of(&declined).contains("declined"), "{declined}");
+    // A secret of one of the profile's servers in the arguments: not sent anywhere.
+    let leaking = client.call(
+        "alpha__echo",
+        json!({"message": "beta-secret-value-0123456789"}),
+    );
+    assert_eq!(leaking["result"]["isError"], true, "{leaking}");
+    assert!(text_of(&leaking).contains("secret"), "{leaking}");
+    // An unknown name is an error of the request.
+    let unknown = client.call("nobody__echo", json!({}));
+    assert!(unknown.get("error").is_some(), "{unknown}");
+
+    assert!(client.finish().success());
+    for marker in [&alpha, &beta, &other] {
+        assert_no_process_left(marker);
+    }
+
+    // The record: every call, its decision, the shape of its arguments and never a value.
+    let out = home.run(&["activity", "--json"]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    let records: Value = serde_json::from_str(&text).unwrap();
+    let decisions: Vec<&str> = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            "allow",
+            "deny",
+            "ask_accepted",
+            "ask_declined",
+            "secret_in_arguments",
+            "unknown"
+        ],
+        "{records}"
+    );
+    assert_eq!(records[0]["client"], "gateway-test");
+    assert_eq!(records[0]["argument_shape"], json!({"message": "string"}));
+    for value in ["through the gateway", "beta-secret-value"] {
+        assert!(!text.contains(value), "the record holds a value: {text}");
+        let file = std::fs::read_to_string(home.path().join("activity/activity.jsonl")).unwrap();
+        assert!(!file.contains(value), "{file}");
+    }
+}
+
+/// A modern client (no `initialize`: `server/discover`, `_meta` on each request) gets the same
+/// namespaced tools, with the modern result fields.
+#[test]
+fn a_modern_client_is_served_too() {
+    let home = Home::new();
+    let alpha = add_fixture(&home, "alpha", &["--era", "modern"], None);
+    let mut client = Client::start(&home, "default");
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let discovered = client.request("server/discover", json!({"_meta": meta}));
+    assert!(
+        discovered["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28")),
+        "{discovered}"
+    );
+    let listed = client.request("tools/list", json!({"_meta": meta}));
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    assert!(
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "alpha__echo"),
+        "{listed}"
+    );
+    let echoed = client.request(
+        "tools/call",
+        json!({"name": "alpha__echo", "arguments": {"message": "modern"}, "_meta": meta}),
+    );
+    assert!(text_of(&echoed).contains("modern"), "{echoed}");
+    assert!(client.finish().success());
+    assert_no_process_left(&alpha);
+}
+
+/// Renaming a server renames it in the profiles that name it; removing takes it out.
+#[test]
+fn profiles_follow_renames_and_removals() {
+    let home = Home::new();
+    add_fixture(&home, "notes", &[], None);
+    add_fixture(&home, "kept", &[], None);
+    assert_code(
+        &home.run(&[
+            "profile", "create", "p", "--server", "notes", "--server", "kept",
+        ]),
+        0,
+    );
+    assert_code(
+        &home.run(&["profile", "edit", "p", "--deny", "notes__add"]),
+        0,
+    );
+    assert_code(&home.run(&["rename", "notes", "journal"]), 0);
+    let shown: Value =
+        serde_json::from_str(&stdout(&home.run(&["profile", "show", "p", "--json"]))).unwrap();
+    assert_eq!(shown["servers"], json!(["journal", "kept"]), "{shown}");
+    assert_eq!(
+        shown["permissions"],
+        json!({"journal__add": "deny"}),
+        "{shown}"
+    );
+    assert_code(&home.run(&["remove", "journal"]), 0);
+    let shown: Value =
+        serde_json::from_str(&stdout(&home.run(&["profile", "show", "p", "--json"]))).unwrap();
+    assert_eq!(shown["servers"], json!(["kept"]), "{shown}");
+    assert_eq!(shown["permissions"], json!({}), "{shown}");
+    // A profile of a server that is not installed is refused.
+    let out = home.run(&["profile", "create", "q", "--server", "ghost"]);
+    assert_code(&out, 2);
+}
