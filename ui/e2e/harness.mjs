@@ -49,7 +49,17 @@ export let s = null;
 /** Start the app; the time until its marketplace shows cards. */
 export async function launch() {
   const t0 = Date.now();
-  s = await Session.create(base, { "tauri:options": { application: APP } });
+  const capabilities = { "tauri:options": { application: APP } };
+  try {
+    s = await Session.create(base, capabilities);
+  } catch (e) {
+    // Now and then (about one start in a hundred under CI load) WebKitWebDriver never answers
+    // a new session. The driver is started afresh once; an app that really hangs fails again.
+    console.log(`        no app session (${e.message}); tauri-driver restarted, starting the app again`);
+    await stopDriver();
+    await startDriver();
+    s = await Session.create(base, capabilities);
+  }
   await s.waitFor('[data-testid="catalog-card"]', { timeout: 20000, what: "the marketplace" });
   return Date.now() - t0;
 }

@@ -245,6 +245,7 @@ fn client_view(s: &ClientStatus) -> ClientView {
 fn client_error(err: ClientError) -> ApiError {
     match err {
         ClientError::Manage(e) => e.into(),
+        ClientError::WouldLose { .. } => ApiError::new("would_lose", err.to_string()),
         other => ApiError::new("client", other.to_string()),
     }
 }
