@@ -482,6 +482,9 @@ pub struct ActivityArgs {
     /// The last N calls (default 50)
     #[arg(long, default_value_t = 50)]
     pub last: usize,
+    /// Keep printing calls as they are made (with --json: one JSON object per line)
+    #[arg(long)]
+    pub follow: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }

@@ -10,7 +10,7 @@ use super::CliError;
 use super::args::{ActivityArgs, ProfileCommand, ServeArgs};
 use super::output::{print_json, print_table};
 use super::test_cmd::runtime;
-use crate::gateway::activity::ActivityLog;
+use crate::gateway::activity::{ActivityLog, ActivityRecord};
 use crate::gateway::hub::Hub;
 use crate::gateway::{Permission, ProfileError, ProfileStore, servers_of};
 use crate::manage::Servers;
@@ -157,12 +157,24 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
 }
 
 pub fn activity(servers: &Servers, args: ActivityArgs) -> Result<(), CliError> {
-    let mut records = ActivityLog::in_config_dir(servers.config().dir()).read();
-    if let Some(server) = &args.server {
-        records.retain(|r| &r.server == server);
-    }
+    let log = ActivityLog::in_config_dir(servers.config().dir());
+    let mut cursor = log.end();
+    let mut records = log.read();
+    let wanted = |r: &ActivityRecord| args.server.as_ref().is_none_or(|s| &r.server == s);
+    records.retain(wanted);
     let skip = records.len().saturating_sub(args.last);
     let records = &records[skip..];
+    if args.follow {
+        for record in records {
+            print_record(record, args.json.json)?;
+        }
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            for record in log.since(&mut cursor).iter().filter(|r| wanted(r)) {
+                print_record(record, args.json.json)?;
+            }
+        }
+    }
     if args.json.json {
         return print_json(records);
     }
@@ -179,17 +191,31 @@ pub fn activity(servers: &Servers, args: ActivityArgs) -> Result<(), CliError> {
         "OUTCOME".into(),
         "MS".into(),
     ]];
-    for r in records {
-        rows.push(vec![
-            crate::registry::time::format_rfc3339((r.at_ms / 1000) as i64),
-            r.client.clone().unwrap_or_else(|| "-".into()),
-            r.profile.clone(),
-            format!("{}__{}", r.server, r.tool),
-            r.decision.clone(),
-            r.outcome.clone(),
-            format!("{:.0}", r.duration_ms),
-        ]);
-    }
+    rows.extend(records.iter().map(row_of));
     print_table(&rows);
+    Ok(())
+}
+
+fn row_of(r: &ActivityRecord) -> Vec<String> {
+    vec![
+        crate::registry::time::format_rfc3339((r.at_ms / 1000) as i64),
+        r.client.clone().unwrap_or_else(|| "-".into()),
+        r.profile.clone(),
+        format!("{}__{}", r.server, r.tool),
+        r.decision.clone(),
+        r.outcome.clone(),
+        format!("{:.0}", r.duration_ms),
+    ]
+}
+
+/// One record as `--follow` prints it: a JSON line, or the table's columns.
+fn print_record(record: &ActivityRecord, json: bool) -> Result<(), CliError> {
+    if json {
+        let line = serde_json::to_string(record)
+            .map_err(|e| CliError::failed(format!("could not encode a record: {e}")))?;
+        std::println!("{}", super::output::json_safe(&line));
+    } else {
+        println!("{}", row_of(record).join("  "));
+    }
     Ok(())
 }

@@ -55,7 +55,7 @@ fn shown_escaped(c: char) -> bool {
 /// A JSON document safe for a terminal, with the same content: serde escapes C0 controls
 /// already; DEL, C1 controls and bidirectional overrides (which occur only inside strings) are
 /// written as `\uXXXX` escapes too.
-fn json_safe(text: &str) -> Cow<'_, str> {
+pub fn json_safe(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c != '\r' && shown_escaped(c)) {
         return Cow::Borrowed(text);
     }

@@ -312,3 +312,34 @@ fn profiles_follow_renames_and_removals() {
     let out = home.run(&["profile", "create", "q", "--server", "ghost"]);
     assert_code(&out, 2);
 }
+
+/// `activity --follow --json` prints each call as a JSON line as it is made.
+#[test]
+fn activity_follow_prints_calls_as_they_happen() {
+    let home = Home::new();
+    let alpha = add_fixture(&home, "alpha", &[], None);
+    let mut follow = home
+        .cmd(&["activity", "--follow", "--json"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
+    let mut client = Client::start(&home, "default");
+    client.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "follower", "version": "1"}}),
+    );
+    client.request("tools/list", json!({}));
+    let echoed = client.call("alpha__echo", json!({"message": "followed"}));
+    assert!(text_of(&echoed).contains("followed"), "{echoed}");
+    let line = lines.next().unwrap().unwrap();
+    let record: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(record["tool"], "echo", "{record}");
+    assert_eq!(record["client"], "follower", "{record}");
+    assert!(!line.contains("followed"), "a value in the record: {line}");
+    follow.kill().unwrap();
+    follow.wait().unwrap();
+    assert!(client.finish().success());
+    assert_no_process_left(&alpha);
+}

@@ -53,8 +53,8 @@ export async function launch() {
   try {
     s = await Session.create(base, capabilities);
   } catch (e) {
-    // Now and then (about one start in a hundred under CI load) WebKitWebDriver never answers
-    // a new session. The driver is started afresh once; an app that really hangs fails again.
+    // Once in a fresh-clone CI run (2026-12-06) WebKitWebDriver never answered a new session.
+    // The driver is started afresh once; an app that really hangs fails again.
     console.log(`        no app session (${e.message}); tauri-driver restarted, starting the app again`);
     await stopDriver();
     await startDriver();

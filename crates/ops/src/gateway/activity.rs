@@ -55,6 +55,13 @@ pub fn shape_of(arguments: &Map<String, Value>) -> Map<String, Value> {
         .collect()
 }
 
+/// Where `activity --follow` is in the current file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FollowCursor {
+    inode: u64,
+    offset: u64,
+}
+
 /// The activity record of one config directory.
 pub struct ActivityLog {
     dir: PathBuf,
@@ -95,6 +102,49 @@ impl ActivityLog {
         let mut line = serde_json::to_vec(record).expect("a record serializes");
         line.push(b'\n');
         file.write_all(&line)
+    }
+
+    /// The records appended to the current file since `cursor` (which then points past them);
+    /// a file rotated in between is read from its start. For `activity --follow`.
+    pub fn since(&self, cursor: &mut FollowCursor) -> Vec<ActivityRecord> {
+        use std::io::{Read, Seek, SeekFrom};
+        use std::os::unix::fs::MetadataExt;
+        let Ok(mut file) = std::fs::File::open(self.path()) else {
+            return vec![];
+        };
+        let Ok(meta) = file.metadata() else {
+            return vec![];
+        };
+        if meta.ino() != cursor.inode || meta.len() < cursor.offset {
+            *cursor = FollowCursor {
+                inode: meta.ino(),
+                offset: 0,
+            };
+        }
+        let mut fresh = String::new();
+        if file.seek(SeekFrom::Start(cursor.offset)).is_err()
+            || file.read_to_string(&mut fresh).is_err()
+        {
+            return vec![];
+        }
+        // Only whole lines: a record being written is read on the next call.
+        let complete = fresh.rfind('\n').map_or(0, |at| at + 1);
+        cursor.offset += complete as u64;
+        fresh[..complete]
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// A cursor at the end of the current file.
+    pub fn end(&self) -> FollowCursor {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(self.path())
+            .map(|m| FollowCursor {
+                inode: m.ino(),
+                offset: m.len(),
+            })
+            .unwrap_or_default()
     }
 
     /// Every record kept, oldest first (the rotated file, then the current one). Lines that do
