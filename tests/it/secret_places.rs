@@ -255,7 +255,7 @@ fn import_moves_every_literal_secret_and_keeps_env_references() {
     require_keyring();
     let home = Home::new();
     let dir = tempfile::tempdir().unwrap();
-    let api_key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+    let api_key = "sk_live_PLUGBOARDtestFAKE0000000";
     let gh = token("ghp_");
     let query_key = token("q");
     let user_token = token("ghp_");
