@@ -175,6 +175,8 @@ pub enum Command {
     Profile(ProfileCommand),
     /// The calls made through the gateway (their shape, never their values)
     Activity(ActivityArgs),
+    /// What a server may touch (folders, network) in its sandbox; change it (then re-test)
+    Sandbox(SandboxArgs),
     /// Write Plugboard's servers into another MCP client's config as `plugboard run` launchers
     Export(ExportArgs),
     /// Import the servers of another MCP client's config (secrets move into Plugboard's store)
@@ -489,6 +491,35 @@ pub struct ActivityArgs {
     pub json: JsonFlag,
 }
 
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// The installed server
+    pub name: String,
+    /// Turn the sandbox on
+    #[arg(long, conflicts_with = "off")]
+    pub on: bool,
+    /// Turn the sandbox off: the server runs with all of your rights
+    #[arg(long)]
+    pub off: bool,
+    /// The network it may use: `any`, `none` or HOST[:PORT][,HOST[:PORT]…]
+    #[arg(long, value_name = "any|none|HOST[:PORT],…")]
+    pub network: Option<String>,
+    /// A folder or file it may read (repeatable; absolute or ~/…)
+    #[arg(long, value_name = "PATH")]
+    pub allow_read: Vec<String>,
+    /// A folder or file it may read and change (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub allow_write: Vec<String>,
+    /// A folder or file taken away from what its launch would grant (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub deny: Vec<String>,
+    /// After a change, do not re-test the server
+    #[arg(long)]
+    pub no_test: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
 /// The other MCP clients whose config files Plugboard reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ClientArg {
@@ -697,6 +728,9 @@ pub struct InstallArgs {
     /// Accept a server that takes a secret on its command line (every local user can read it)
     #[arg(long)]
     pub allow_secret_args: bool,
+    /// Run it without a sandbox: with all of your rights (see `plugboard sandbox`)
+    #[arg(long)]
+    pub no_sandbox: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -748,6 +782,9 @@ pub struct AddArgs {
     /// Let an argument carry a secret (`${secret:NAME}`): every local user can read a command line
     #[arg(long, requires = "stdio")]
     pub allow_secret_args: bool,
+    /// Run it without a sandbox: with all of your rights (see `plugboard sandbox`)
+    #[arg(long)]
+    pub no_sandbox: bool,
     /// The command and its arguments
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,

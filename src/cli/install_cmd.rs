@@ -255,6 +255,9 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
     let mut prepared = prepared;
     record(&spec, &input, &mut prepared);
     prepared.config.allow_secret_args = args.allow_secret_args;
+    if args.no_sandbox && prepared.config.sandbox.is_some() {
+        prepared.config.sandbox = Some(Default::default());
+    }
     if let Some(bundle) = &opened {
         prepared.config.cwd = Some(bundle.dir().display().to_string());
     }
@@ -406,6 +409,10 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     config.timeout = args.timeout;
     config.allow_secret_args = args.allow_secret_args;
     config.secret_namespace = Some(new_secret_namespace());
+    config.sandbox = match config.new_sandbox() {
+        Some(_) if args.no_sandbox => Some(Default::default()),
+        planned => planned,
+    };
     let stdin_key = if args.bearer_stdin {
         Some(BEARER_TOKEN.to_string())
     } else {

@@ -40,6 +40,7 @@ mod pin_cmd;
 mod policy_cmd;
 mod registry_cmd;
 mod run_cmd;
+mod sandbox_cmd;
 mod secrets_cmd;
 mod servers_cmd;
 mod test_cmd;
@@ -221,6 +222,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Diagnose(args) => diagnose_cmd::diagnose(&servers, args),
                 Command::Profile(command) => gateway_cmd::profile(&servers, command),
                 Command::Activity(args) => gateway_cmd::activity(&servers, args),
+                Command::Sandbox(args) => sandbox_cmd::sandbox(&servers, args),
                 Command::Catalog(_)
                 | Command::Tour
                 | Command::Run(_)

@@ -104,6 +104,9 @@ pub fn print_result(name: &str, result: &TestResult) {
         for warning in &result.warnings {
             println!("  note: {warning}");
         }
+        if let Some(sandbox) = &result.sandbox {
+            println!("  sandbox: {sandbox}");
+        }
     } else {
         let kind = result.error_kind.map(|k| k.as_str()).unwrap_or("unknown");
         println!(
@@ -112,6 +115,9 @@ pub fn print_result(name: &str, result: &TestResult) {
         );
         if let Some(hint) = &result.hint {
             println!("  what to do: {hint}");
+        }
+        if let Some(sandbox) = &result.sandbox {
+            println!("  sandbox: {sandbox}");
         }
         if let Some(tail) = result
             .stderr_tail
@@ -177,7 +183,7 @@ pub fn test(servers: &Servers, args: TestArgs) -> Result<(), CliError> {
 /// this large built in `test`, then moved into `block_on`, made each of those frames its size
 /// in stack pages: each a page fault the first time, so in every run.
 #[inline(never)]
-fn installed_test<'a>(
+pub fn installed_test<'a>(
     servers: &'a Servers,
     catalog: &'a Catalog,
     name: &'a str,

@@ -75,8 +75,9 @@ fn every_module_starts_with_a_doc_comment() {
 
 /// The workspace's members and their layers, lowest first. The desktop shell is a member (one
 /// lockfile and target directory for everything shipped) but not a default member.
-const LAYERS: [&str; 6] = [
+const LAYERS: [&str; 7] = [
     "plugboard-base",
+    "plugboard-sandbox",
     "plugboard-store",
     "plugboard-wire",
     "plugboard-sources",

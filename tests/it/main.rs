@@ -40,6 +40,7 @@ mod registry_forms;
 mod run_eras;
 mod run_remote;
 mod run_stdio;
+mod sandbox;
 mod secret_leaks;
 mod secret_places;
 mod session_everything;

@@ -55,6 +55,9 @@ fn a_changed_description_is_diffed_and_stays_unapproved_until_approved() {
             "add",
             "fx",
             "--no-test",
+            // The wrapper reads the suffix file and runs the fixture, which its command line
+            // does not name: a sandbox would (rightly) deny both.
+            "--no-sandbox",
             "--stdio",
             "--",
             cmd.to_str().unwrap(),

@@ -485,7 +485,16 @@ fn every_page_is_filtered_and_tools_added_later_wait_for_review() {
     std::fs::write(&count, "5").unwrap();
     let wrapper = paging_fixture(home.path(), &count);
     assert_code(
-        &home.run(&["add", "pages", "--stdio", "--", wrapper.to_str().unwrap()]),
+        &home.run(&[
+            "add",
+            "pages",
+            // The wrapper reads the count file and runs the fixture, which its command line
+            // does not name: a sandbox would (rightly) deny both.
+            "--no-sandbox",
+            "--stdio",
+            "--",
+            wrapper.to_str().unwrap(),
+        ]),
         0,
     );
     let listing = json_out(&home.run(&["tools", "pages", "--json"]));

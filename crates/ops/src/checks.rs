@@ -162,6 +162,9 @@ pub async fn test_installed(
         Err(failure) => failed_before_resolving(&server, failure),
     };
     let mut result = result;
+    let store = store_for(servers, name, &server)
+        .unwrap_or_else(|_| Arc::new(MemoryStore::new()) as Arc<dyn SecretStore>);
+    crate::sandbox::annotate(name, &server, store.as_ref(), &mut result);
     crate::pinning::attach(servers.config().dir(), name, &mut result);
     let _ = HealthStore::in_config_dir(servers.config().dir()).record(&HealthRecord {
         name: name.to_string(),
@@ -190,10 +193,16 @@ pub async fn test_prepared(
         timeout,
         known_era: None,
     };
-    crate::local_http::test_with_local(&prepared.name, &prepared.config, &store, timeout, || {
-        probe::test_config(&prepared.name, &prepared.config, &store, &options, progress)
-    })
-    .await
+    let mut result = crate::local_http::test_with_local(
+        &prepared.name,
+        &prepared.config,
+        &store,
+        timeout,
+        || probe::test_config(&prepared.name, &prepared.config, &store, &options, progress),
+    )
+    .await;
+    crate::sandbox::annotate(&prepared.name, &prepared.config, &store, &mut result);
+    result
 }
 
 /// Test a server as the custom editor would save it, before anything is saved: `config` with

@@ -21,6 +21,7 @@ pub mod local_http;
 pub mod manage;
 pub mod pinning;
 pub mod run;
+pub mod sandbox;
 pub mod session;
 pub mod tokens;
 pub mod tools;

@@ -161,7 +161,7 @@ impl LocalServer {
         secrets: &dyn SecretStore,
         limit: Duration,
     ) -> Result<LocalServer, StartError> {
-        let (target, redactor) =
+        let (mut target, redactor) =
             resolve_launch(name, server, secrets).map_err(|e| StartError::from(e.failure()))?;
         let (host, port) = host_port(server).ok_or_else(|| {
             StartError::from(Failure::new(
@@ -183,12 +183,16 @@ impl LocalServer {
                 ),
             )));
         }
+        if let Some(plan) = &mut target.sandbox {
+            plan.listen = Some(port);
+        }
         let env = target.child_env();
         let spawned = spawn(
             &target.program,
             &target.args,
             &env,
             target.cwd.as_deref(),
+            target.sandbox.as_ref(),
             Monitor::new(),
         )
         .map_err(|e| {

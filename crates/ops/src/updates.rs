@@ -341,6 +341,7 @@ pub async fn plan(
     let launch = launch_diff(name, &old, &prepared.config);
     // Consent to secrets on the command line holds for the same program and package only.
     prepared.config.allow_secret_args = old.allow_secret_args && !launch.new_destination;
+    prepared.config.sandbox = old.sandbox.clone();
     crate::manage::refuse_secrets_on_argv(name, &prepared.config)?;
     Ok(PlannedUpdate {
         name: name.to_owned(),

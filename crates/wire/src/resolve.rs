@@ -130,6 +130,7 @@ pub fn resolve_launch(
     local.env = launch.env.clone();
     local.cwd = launch.cwd.clone();
     local.allow_secret_args = server.allow_secret_args;
+    local.sandbox = server.sandbox.clone();
     local.secret_namespace = Some(server.secret_namespace(name).to_owned());
     let (target, redactor) = resolve(name, &local, secrets, None)?.into_parts();
     match target {
@@ -453,14 +454,24 @@ pub fn resolve(
                 // no log files, a secret on the command line stays out of them.
                 env_values.push(("npm_config_logs_max".to_owned(), Sensitive::new("0".into())));
             }
-            Target::Stdio(StdioTarget {
+            let mut target = StdioTarget {
                 command,
                 program: found.path,
                 args,
                 env: env_values,
                 cwd,
                 via_login_shell: found.via_login_shell,
-            })
+                sandbox: None,
+            };
+            if let Some(settings) = server.sandbox.as_ref().filter(|s| s.enabled) {
+                target
+                    .plan_sandbox(settings, server.secret_namespace(name))
+                    .map_err(|detail| ResolveError::Invalid {
+                        server: name.to_owned(),
+                        detail,
+                    })?;
+            }
+            Target::Stdio(target)
         }
         _ => {
             let raw = server.url.as_deref().unwrap_or_default();

@@ -251,8 +251,10 @@ fn build(
         config.extra = before.extra.clone();
         config.tools = before.tools.clone();
         config.secret_namespace = Some(before.secret_namespace(old_name).to_string());
+        config.sandbox = before.sandbox.clone();
     } else {
         config.secret_namespace = Some(new_secret_namespace());
+        config.sandbox = config.new_sandbox();
     }
     let cwd = input.cwd.trim();
     if !cwd.is_empty() {

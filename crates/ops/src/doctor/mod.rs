@@ -166,6 +166,25 @@ pub async fn diagnose(
     if proceed {
         let result = checks::test_installed(servers, catalog, name, timeout, |_| {}).await?;
         explain(name, &server, &result, &mut findings).await;
+        if let Some(denial) = crate::sandbox::denial_in(name, &result) {
+            // What the sandbox refused explains the failure better than the probe's kind.
+            findings.retain(|f| !f.code.starts_with("probe."));
+            let mut finding = Finding::error("sandbox.denied", denial.what, denial.fix);
+            finding.stage = failed_stage(&result);
+            findings.push(finding);
+        } else if let Some(sandbox) = &result.sandbox {
+            let finding = if sandbox.starts_with("Not sandboxed") {
+                Finding::warning(
+                    "sandbox.not_enforced",
+                    sandbox.clone(),
+                    "the server runs with all of your rights; a kernel with Landlock (Linux \
+                     5.13 or later, enabled at boot) enforces its sandbox",
+                )
+            } else {
+                Finding::info("sandbox.state", format!("sandbox: {sandbox}"))
+            };
+            findings.push(finding);
+        }
         if let Some(rot) = deps::explain(name, &server, &result, servers.config().dir()) {
             // The dependencies' story explains the failure better than the probe's kind.
             findings.retain(|f| !f.code.starts_with("probe."));

@@ -282,8 +282,18 @@ pub async fn relay(
     }
     #[cfg(unix)]
     cmd.process_group(0);
+    // Kept until the spawn returns: the child binds itself to its ruleset before exec.
+    let sandbox = target
+        .sandbox
+        .as_ref()
+        .map(plugboard_sandbox::prepare)
+        .transpose()
+        .map_err(|e| RunError::Spawn {
+            command: target.command.clone(),
+            detail: redactor.redact(&e.to_string()),
+        })?;
     #[cfg(target_os = "linux")]
-    // SAFETY: only async-signal-safe calls (prctl, getppid) between fork and exec.
+    // SAFETY: only async-signal-safe calls (prctl, getppid, landlock) between fork and exec.
     unsafe {
         let parent = libc::getpid();
         cmd.pre_exec(move || {
@@ -303,6 +313,9 @@ pub async fn relay(
             }
             Ok(())
         });
+        if let Some(sandbox) = &sandbox {
+            cmd.pre_exec(sandbox.child_setup());
+        }
     }
     // Our handlers are in place before the server starts: a signal that arrives as soon as it
     // runs is forwarded, not the default death of this process (the server would then die of

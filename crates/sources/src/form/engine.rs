@@ -337,6 +337,7 @@ pub fn build(
     }
     config.source = Some(source_of(blueprint, option));
     config.secret_namespace = Some(new_secret_namespace());
+    config.sandbox = config.new_sandbox();
     if let Err(detail) = config.validate() {
         return Err(FormErrors::one("option", detail));
     }

@@ -350,6 +350,10 @@ pub struct ServerConfig {
     /// Seconds to allow for a whole test (connect, handshake, listing, probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
+    /// What a stdio server may touch (`plugboard sandbox`). Absent: not sandboxed (servers
+    /// saved before the sandbox existed run as they did until the user turns it on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<plugboard_sandbox::Settings>,
     /// Absent means enabled.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub enabled: bool,
@@ -403,6 +407,7 @@ impl ServerConfig {
             allow_insecure_http: false,
             allow_secret_args: false,
             timeout: None,
+            sandbox: None,
             enabled: true,
             source: None,
             launch: None,
@@ -410,6 +415,18 @@ impl ServerConfig {
             tools: ToolPolicy::default(),
             extra: Map::new(),
         }
+    }
+
+    /// The sandbox a newly added server starts with: on for a server started on this machine,
+    /// except a container runtime's client (the container is its isolation); none for a
+    /// remote server.
+    pub fn new_sandbox(&self) -> Option<plugboard_sandbox::Settings> {
+        let command = match (&self.transport, &self.launch) {
+            (TransportKind::Stdio, _) => self.command.as_deref()?,
+            (_, Some(launch)) => &launch.command,
+            _ => return None,
+        };
+        (!plugboard_sandbox::is_container_runtime(command)).then(plugboard_sandbox::Settings::on)
     }
 
     /// The namespace this server's secret references resolve in. Hand-written servers without

@@ -483,6 +483,7 @@ impl Connection {
                     &target.args,
                     &env,
                     target.cwd.as_deref(),
+                    target.sandbox.as_ref(),
                     monitor.clone(),
                 )
                 .map_err(|source| ConnectError::Spawn {

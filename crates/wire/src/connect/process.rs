@@ -89,6 +89,8 @@ pub struct ChildProcess {
     exit: watch::Receiver<Option<ExitInfo>>,
     kill: Option<oneshot::Sender<()>>,
     guard: GroupGuard,
+    /// What the kernel enforces on it, when it was started in a sandbox.
+    sandbox: Option<plugboard_sandbox::Enforcement>,
 }
 
 /// Kills the whole process group when dropped while armed.
@@ -145,12 +147,13 @@ fn group_alive(_pgid: u32) -> bool {
 }
 
 /// Spawn `program` with exactly `env` (nothing inherited), in `cwd`, in a new process group,
-/// with stdin/stdout piped and stderr captured.
+/// with stdin/stdout piped and stderr captured, inside `sandbox` when there is one.
 pub fn spawn(
     program: &Path,
     args: &[String],
     env: &[(String, OsString)],
     cwd: Option<&Path>,
+    sandbox: Option<&plugboard_sandbox::Plan>,
     monitor: Arc<Monitor>,
 ) -> std::io::Result<Spawned> {
     let mut cmd = Command::new(program);
@@ -171,7 +174,17 @@ pub fn spawn(
         // CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW
         cmd.creation_flags(0x0000_0200 | 0x0800_0000);
     }
+    // Kept until the spawn returns: the child binds itself to its ruleset before exec.
+    let prepared = sandbox.map(plugboard_sandbox::prepare).transpose()?;
+    #[cfg(target_os = "linux")]
+    if let Some(prepared) = &prepared {
+        // SAFETY: the hook makes only async-signal-safe system calls.
+        unsafe {
+            cmd.pre_exec(prepared.child_setup());
+        }
+    }
     let mut child = cmd.spawn()?;
+    let sandbox = prepared.map(|p| p.enforcement);
     let pid = child.id().unwrap_or(0);
     let guard = GroupGuard {
         pgid: (cfg!(unix) && pid != 0).then_some(pid),
@@ -222,6 +235,7 @@ pub fn spawn(
             exit,
             kill: Some(kill_tx),
             guard,
+            sandbox,
         },
         stdin,
         stdout,
@@ -232,6 +246,11 @@ impl ChildProcess {
     /// The process id (and process group id) of the server.
     pub fn pid(&self) -> u32 {
         self.pid
+    }
+
+    /// What the kernel enforces on the process, when it was started in a sandbox.
+    pub fn sandbox(&self) -> Option<&plugboard_sandbox::Enforcement> {
+        self.sandbox.as_ref()
     }
 
     /// What the process wrote to stderr so far.

@@ -21,6 +21,8 @@ pub struct StdioTarget {
     pub cwd: Option<PathBuf>,
     /// The command was found only on the login shell's PATH.
     pub via_login_shell: bool,
+    /// What it may touch, when its sandbox is on.
+    pub sandbox: Option<plugboard_sandbox::Plan>,
 }
 
 impl StdioTarget {
@@ -31,7 +33,44 @@ impl StdioTarget {
             env.retain(|(k, _)| k != key);
             env.push((key.clone(), OsString::from(value.expose())));
         }
+        if let Some(plan) = &self.sandbox {
+            for key in ["TMPDIR", "TMP", "TEMP"] {
+                env.retain(|(k, _)| k != key);
+                env.push((key.to_owned(), plan.tmp.clone().into_os_string()));
+            }
+        }
         env
+    }
+
+    /// Plan the sandbox of this launch from `settings`; `key` names its private temporary
+    /// folder (the server's secret namespace, stable across renames).
+    pub fn plan_sandbox(
+        &mut self,
+        settings: &plugboard_sandbox::Settings,
+        key: &str,
+    ) -> Result<(), String> {
+        let tmp = plugboard_sandbox::private_tmp(key)
+            .map_err(|e| format!("its sandbox has no private temporary folder: {e}"))?;
+        let env = self.child_env();
+        let value = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let home = value("HOME").map(PathBuf::from);
+        let search_path = value("PATH");
+        let plan = plugboard_sandbox::plan(
+            settings,
+            &plugboard_sandbox::Inputs {
+                home: home.as_deref(),
+                command: &self.command,
+                program: &self.program,
+                search_path: search_path.as_deref(),
+                args: &self.args,
+                cwd: self.cwd.as_deref(),
+                env_values: self.env.iter().map(|(_, v)| v.expose().as_str()).collect(),
+                tmp,
+            },
+        )
+        .map_err(|e| format!("its sandbox cannot be enforced as set: {e}"))?;
+        self.sandbox = Some(plan);
+        Ok(())
     }
 }
 

@@ -206,6 +206,9 @@ pub struct TestResult {
     /// Tool descriptions that look like instructions aimed at the model (also in `warnings`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_flags: Vec<crate::pin_report::Flag>,
+    /// What the server's sandbox let it touch, in one sentence (installed stdio servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 impl TestResult {
@@ -233,6 +236,7 @@ impl TestResult {
             pin_state: None,
             tool_changes: None,
             tool_flags: vec![],
+            sandbox: None,
         }
     }
 
