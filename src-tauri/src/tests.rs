@@ -161,8 +161,9 @@ fn no_stored_secret_ever_crosses_ipc() {
         annotations: None,
         adapted_name: "mcp__fx__echo".into(),
     };
-    pins.observe("fx", &[tool("Echoes.")], None).unwrap();
-    pins.observe("fx", &[tool("Echoes.\nUses TOKEN.")], None)
+    pins.observe("fx", &[tool("Echoes.")], None, vec![])
+        .unwrap();
+    pins.observe("fx", &[tool("Echoes.\nUses TOKEN.")], None, vec![])
         .unwrap();
 
     let mut answers = vec![installed];

@@ -832,6 +832,13 @@ pub struct EditArgs {
     /// Refuse that again (the default)
     #[arg(long)]
     pub refuse_secret_args: bool,
+    /// Pass terminal, bidi and tag characters in its tool results on to clients (through `run`
+    /// and `serve`; they are taken out otherwise)
+    #[arg(long, conflicts_with = "strip_control_characters")]
+    pub keep_control_characters: bool,
+    /// Take them out again (the default)
+    #[arg(long)]
+    pub strip_control_characters: bool,
     /// Resolve a uvx/npx server's dependencies as of its version's publication date
     #[arg(long, conflicts_with = "unpin_dependencies")]
     pub pin_dependencies: bool,

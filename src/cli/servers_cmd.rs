@@ -306,6 +306,11 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
     } else if args.refuse_secret_args {
         patch.allow_secret_args = Some(false);
     }
+    if args.keep_control_characters {
+        patch.keep_control_characters = Some(true);
+    } else if args.strip_control_characters {
+        patch.keep_control_characters = Some(false);
+    }
     servers.edit(&args.name, patch)?;
     println!("Updated `{}`.", args.name);
     Ok(())

@@ -176,6 +176,7 @@ fn print_tools(view: &ServerTools) {
         let state = match (tool.enabled, tool.reason) {
             (true, _) => "on",
             (false, StateReason::Unreviewed) => "off (new, not reviewed)",
+            (false, StateReason::Flagged) => "off (flagged: approve to use)",
             (false, _) => "off",
         };
         rows.push(vec![

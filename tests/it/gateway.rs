@@ -167,6 +167,12 @@ fn a_profile_is_served_as_one_server_with_namespaced_tools_and_a_pipeline() {
     // A read-only tool, allowed by default.
     let echoed = client.call("alpha__echo", json!({"message": "through the gateway"}));
     assert!(text_of(&echoed).contains("through the gateway"), "{echoed}");
+    // Terminal and bidi controls do not reach the model.
+    let echoed = client.call(
+        "alpha__echo",
+        json!({"message": "a\u{1b}]52;c;eA==\u{7}b\u{202e}c"}),
+    );
+    assert_eq!(text_of(&echoed), "a]52;c;eA==bc", "{echoed}");
     // Denied by the profile: refused, the model is told why.
     let denied = client.call("beta__add", json!({"a": 1, "b": 2}));
     assert_eq!(denied["result"]["isError"], true, "{denied}");
@@ -221,6 +227,7 @@ fn a_profile_is_served_as_one_server_with_namespaced_tools_and_a_pipeline() {
     assert_eq!(
         decisions,
         [
+            "allow",
             "allow",
             "deny",
             "ask_accepted",

@@ -41,6 +41,7 @@ mod run_eras;
 mod run_remote;
 mod run_stdio;
 mod sandbox;
+mod scanner;
 mod secret_leaks;
 mod secret_places;
 mod session_everything;

@@ -200,8 +200,60 @@ fn hidden_instructions_and_zero_width_characters_are_flagged() {
     assert!(result["warnings"].as_array().unwrap().iter().any(|w| {
         w.as_str()
             .unwrap()
-            .contains("tool `echo` is flagged (hidden_instruction)")
+            .contains("tool `echo` is flagged (hidden_instruction, critical)")
     }));
+    let critical = flags
+        .iter()
+        .find(|f| f["code"] == "hidden_instruction")
+        .unwrap();
+    assert_eq!(critical["severity"], "critical");
+    assert_eq!(critical["place"], "description");
+    let span = &critical["span"];
+    let description: Vec<char> = result["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .unwrap()["description"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .collect();
+    let found: String = description
+        [span["start"].as_u64().unwrap() as usize..span["end"].as_u64().unwrap() as usize]
+        .iter()
+        .collect();
+    assert!(found.to_lowercase().contains("important"), "{found}");
+    // A critical finding holds the tool until approved: off in the tool list, and refused.
+    let tools = json(&home.run(&["tools", "poison", "--json"]));
+    let echo = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .unwrap();
+    assert_eq!(echo["enabled"], false, "{tools}");
+    let listing = stdout(&home.run(&["tools", "poison"]));
+    assert!(
+        listing.contains("off (flagged: approve to use)"),
+        "{listing}"
+    );
+    let add = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "add")
+        .unwrap();
+    assert_eq!(
+        add["enabled"], true,
+        "an unflagged tool of the same server stays on"
+    );
+    let out = home.run(&["call", "poison", "echo", "--arg", "message=hi", "-y"]);
+    assert_ne!(out.status.code(), Some(0), "a held tool was called");
+    // Switching it on by name does not release it: only approval does.
+    assert_code(&home.run(&["tools", "poison", "--enable", "echo"]), 0);
+    let out = home.run(&["call", "poison", "echo", "--arg", "message=hi", "-y"]);
+    assert_ne!(out.status.code(), Some(0), "a held tool was called");
     let out = home.run(&["diff", "poison", "--json"]);
     assert_code(&out, 1);
     let report = json(&out);
@@ -217,6 +269,8 @@ fn hidden_instructions_and_zero_width_characters_are_flagged() {
     let out = home.run(&["test", "poison", "--json"]);
     let result = json(&out);
     assert_eq!(result["pin_state"], "approved");
+    let out = home.run(&["call", "poison", "echo", "--arg", "message=hi", "-y"]);
+    assert_code(&out, 0);
     // Approved, but still never silent.
     assert!(!result["tool_flags"].as_array().unwrap().is_empty());
 

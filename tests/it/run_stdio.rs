@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::fixture::{fixture_bin, live_with_marker, marker, wait_gone};
 use crate::support::{
@@ -338,4 +338,61 @@ fn answers_with_float_ids_are_still_filtered_and_float_request_ids_are_refused()
         "the refused call reached the server: {}",
         stdout(&out)
     );
+}
+
+/// Through `plugboard run`, a tool result loses its terminal controls, bidi controls and tag
+/// characters (unless the server keeps them), and a call whose arguments hold the server's
+/// secret never reaches it.
+#[test]
+fn results_lose_their_controls_and_a_call_carrying_a_secret_is_not_sent() {
+    let home = Home::new();
+    let token = "tok-PLUGBOARD-run-secret-4711";
+    add_fixture(&home, "clean", &[], Some(token));
+    let call = |id: u32, message: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "echo", "arguments": {"message": message}}})
+        .to_string()
+    };
+    let hostile = "ok \u{1b}]52;c;cGF5bG9hZA==\u{7}\u{1b}[2J done \u{202e}txet\u{E0041}";
+    let input = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+        call(2, hostile),
+        call(3, &format!("please keep {token} safe")),
+    ]
+    .join("\n")
+        + "\n";
+    let answers = |out: &std::process::Output| -> Vec<Value> {
+        stdout(out)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("only JSON-RPC on stdout"))
+            .collect()
+    };
+    let out = home.run_with_stdin(&["run", "clean"], &input);
+    assert_code(&out, 0);
+    let lines = answers(&out);
+    let echoed = lines.iter().find(|l| l["id"] == 2).unwrap();
+    assert_eq!(
+        echoed["result"]["content"][0]["text"], "ok ]52;c;cGF5bG9hZA==[2J done txet",
+        "{echoed}"
+    );
+    let refused = lines.iter().find(|l| l["id"] == 3).unwrap();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("hold a secret of `clean`")
+    );
+    assert!(!stdout(&out).contains(token));
+
+    // Kept when the user says so.
+    assert_code(
+        &home.run(&["edit", "clean", "--keep-control-characters"]),
+        0,
+    );
+    let out = home.run_with_stdin(&["run", "clean"], &input);
+    let lines = answers(&out);
+    let echoed = lines.iter().find(|l| l["id"] == 2).unwrap();
+    assert_eq!(echoed["result"]["content"][0]["text"], hostile);
 }

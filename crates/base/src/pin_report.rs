@@ -151,23 +151,69 @@ pub enum PathOp {
     Changed,
 }
 
-/// One thing about a tool that a person should look at before trusting it.
+/// How much a finding of the scanner matters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Worth knowing (a very long description).
+    Info,
+    /// Look before trusting it (a sensitive path mentioned, a value shaped like a secret).
+    #[default]
+    Warning,
+    /// Aimed at the model or hidden from the user: the tool stays disabled until approved.
+    Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// Where in a text a finding is: character offsets, end excluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// One thing about a tool, prompt or resource that a person should look at before trusting it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Flag {
-    /// The tool's name, or `pinning::flags::INSTRUCTIONS` for the server's instructions.
+    /// The tool's name, `(server instructions)` for the server's instructions, `(prompt NAME)`
+    /// or `(resource URI)`.
     pub tool: String,
-    /// `hidden_instruction`, `sensitive_path`, `invisible_unicode`, `control_characters` or
-    /// `long_description`.
+    /// The kind: `hidden_instruction`, `exfiltration`, `shadowing`, `sensitive_path`,
+    /// `embedded_secret`, `invisible_unicode`, `control_characters` or `long_description`.
     pub code: String,
     pub detail: String,
+    #[serde(default)]
+    pub severity: Severity,
+    /// Which text: `description`, `name`, `instructions` or `input_schema` with its JSON path.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub place: String,
+    /// Where in that text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<Span>,
 }
 
 impl Flag {
     /// The flag as one warning line.
     pub fn warning(&self) -> String {
         format!(
-            "tool `{}` is flagged ({}): {}",
-            self.tool, self.code, self.detail
+            "tool `{}` is flagged ({}, {}): {}",
+            self.tool,
+            self.code,
+            self.severity.as_str(),
+            self.detail
         )
+    }
+
+    pub fn is_critical(&self) -> bool {
+        self.severity == Severity::Critical
     }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::clients::{ClientKind, ClientStatus};
 use crate::manage::Servers;
-use crate::tools::{ServerTools, ToolsError, last_tools, reviewed};
+use crate::tools::{ServerTools, ToolsError, last_tools, review};
 
 /// The most tools a client uses at once, where it has a limit: VS Code sends at most 128 tools
 /// to a chat request, Cursor warns past 40.
@@ -65,7 +65,7 @@ pub fn all_server_tools(
     let mut out = vec![];
     for (name, server) in config.servers() {
         let Ok(server) = server else { continue };
-        let reviewed = reviewed(dir, &name)?;
+        let review = review(dir, &name)?;
         let build = if with_tokens {
             ServerTools::new
         } else {
@@ -75,7 +75,7 @@ pub fn all_server_tools(
             &name,
             server.enabled,
             &server.tools,
-            reviewed.as_ref(),
+            &review,
             last_tools(dir, &name).as_ref(),
         ));
     }
@@ -149,7 +149,7 @@ pub fn budget(servers: &Servers, only: Option<ClientKind>) -> Result<Budget, Too
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ToolPolicy;
+    use crate::config::{Review, ToolPolicy};
     use crate::probe::ToolInfo;
     use crate::tools::LastTools;
 
@@ -170,7 +170,7 @@ mod tests {
         for d in disabled {
             policy.set(d, false);
         }
-        ServerTools::new(name, enabled, &policy, None, Some(&last))
+        ServerTools::new(name, enabled, &policy, &Review::default(), Some(&last))
     }
 
     fn status(client: ClientKind, servers: &[&str]) -> ClientStatus {
@@ -192,7 +192,13 @@ mod tests {
         let all = vec![
             server("big", true, 45, &["t0"]),
             server("off", false, 10, &[]),
-            ServerTools::new("new", true, &ToolPolicy::default(), None, None),
+            ServerTools::new(
+                "new",
+                true,
+                &ToolPolicy::default(),
+                &Review::default(),
+                None,
+            ),
         ];
         let clients = vec![
             status(ClientKind::Cursor, &["big", "off"]),

@@ -25,6 +25,7 @@ pub mod sandbox;
 pub mod session;
 pub mod tokens;
 pub mod tools;
+pub mod traffic;
 pub mod updates;
 
 use plugboard_base::{clock, pin_report, regex_rules, tls};

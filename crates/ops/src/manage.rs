@@ -400,6 +400,8 @@ pub struct ServerPatch {
     pub allow_insecure_http: Option<bool>,
     /// Whether secrets may be put on the server's command line.
     pub allow_secret_args: Option<bool>,
+    /// Whether its tool results keep terminal, bidi and tag characters.
+    pub keep_control_characters: Option<bool>,
 }
 
 /// A server whose launch would put a secret on a command line, unless the user allowed it.
@@ -491,6 +493,9 @@ fn apply_patch(server: &mut ServerConfig, patch: &ServerPatch) {
     }
     if let Some(allow) = patch.allow_secret_args {
         server.allow_secret_args = allow;
+    }
+    if let Some(keep) = patch.keep_control_characters {
+        server.keep_control_characters = keep;
     }
 }
 

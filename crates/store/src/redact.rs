@@ -149,6 +149,9 @@ struct Inner {
     /// Finds every literal form of `values`, and every run of [`FRAGMENT_CHARS`] characters
     /// of `secrets`.
     literals: Literals,
+    /// The same for `secrets` alone (what [`Redactor::holds_secret`] looks for), built on its
+    /// first use and kept: the gateway asks it of every call.
+    secrets_only: std::sync::OnceLock<Literals>,
 }
 
 impl Redactor {
@@ -199,6 +202,7 @@ impl Redactor {
                 values,
                 secrets,
                 literals,
+                secrets_only: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -269,26 +273,28 @@ impl Redactor {
         if self.inner.secrets.is_empty() {
             return false;
         }
-        let only_secrets = Self::build(Vec::<String>::new(), self.inner.secrets.clone());
-        let mut spans = Vec::new();
-        only_secrets
-            .inner
-            .literals
-            .find(text, Pass::First, &mut spans);
-        if !spans.is_empty() {
-            return true;
-        }
-        [Decoded::json(text), Decoded::percent(text)]
-            .into_iter()
-            .flatten()
-            .any(|decoded| {
-                let mut spans = Vec::new();
-                only_secrets
-                    .inner
-                    .literals
-                    .find(&decoded.text, Pass::First, &mut spans);
-                !spans.is_empty()
-            })
+        let only_secrets = self.inner.secrets_only.get_or_init(|| {
+            let values: Vec<String> = self
+                .inner
+                .secrets
+                .iter()
+                .filter(|s| is_redactable(s.trim()))
+                .flat_map(|s| [s.trim().to_owned(), s.clone()])
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            Literals::new(&values, &self.inner.secrets)
+        });
+        let found = |text: &str| {
+            let mut spans = Vec::new();
+            only_secrets.find(text, Pass::First, &mut spans);
+            !spans.is_empty()
+        };
+        found(text)
+            || [Decoded::json(text), Decoded::percent(text)]
+                .into_iter()
+                .flatten()
+                .any(|decoded| found(&decoded.text))
     }
 
     /// Redacts every string in `value` in place, as [`Redactor::redact`] does.

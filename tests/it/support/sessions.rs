@@ -132,7 +132,7 @@ pub async fn open_known(
     let mut resolved = resolve(name, &server, &MemoryStore::new(), None).expect("resolves");
     resolved.set_known_era(known);
     let redactor = resolved.redactor().clone();
-    let tools = ToolStates::of(&server, None);
+    let tools = ToolStates::of(&server, plugboard::config::Review::default());
     let session = session::open_resolved(&resolved, redactor, options, tools).await?;
     Ok(Live {
         session,

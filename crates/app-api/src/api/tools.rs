@@ -53,7 +53,8 @@ pub struct ToolStateView {
     pub name: String,
     pub description: Option<String>,
     pub enabled: bool,
-    /// `chosen` (switched by name), `default`, or `unreviewed` (appeared after the approval).
+    /// `chosen` (switched by name), `default`, `unreviewed` (appeared after the approval) or
+    /// `flagged` (held by a critical finding until the tools are approved).
     pub reason: String,
     /// The annotations as the server sent them.
     pub annotations: Option<Value>,
@@ -97,6 +98,7 @@ fn tool_view(tool: &ToolView) -> ToolStateView {
             StateReason::Chosen => "chosen",
             StateReason::Default => "default",
             StateReason::Unreviewed => "unreviewed",
+            StateReason::Flagged => "flagged",
         }
         .into(),
         annotations: tool.annotations.clone(),

@@ -96,6 +96,16 @@ pub struct Hub {
 }
 
 impl Hub {
+    /// Whether `server` keeps terminal, bidi and tag characters in its results.
+    fn keeps_controls(&self, server: &str) -> bool {
+        self.servers
+            .config()
+            .load()
+            .ok()
+            .and_then(|c| c.server(server).ok())
+            .is_some_and(|s| s.keep_control_characters)
+    }
+
     /// A hub for `servers_in_profile` of profile `profile_name`; nothing is started yet.
     pub fn new(
         servers: Arc<Servers>,
@@ -653,10 +663,15 @@ impl Hub {
             .forward("tools/call", &forwarded, CALL_TIMEOUT, call_id)
             .await
         {
-            Ok(result) => Routed {
-                result: Ok(result),
-                decision,
-            },
+            Ok(mut result) => {
+                if !self.keeps_controls(&route.server) {
+                    crate::traffic::strip_result(&mut result);
+                }
+                Routed {
+                    result: Ok(result),
+                    decision,
+                }
+            }
             Err(SessionError::InvalidArguments { issues }) => refused(
                 "invalid_arguments",
                 format!(

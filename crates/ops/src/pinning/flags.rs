@@ -1,13 +1,17 @@
-//! Flags on tool definitions that look aimed at the model rather than at the user: hidden
-//! instructions ("ignore previous instructions", `<IMPORTANT>`, "do not tell the user", reading
-//! `~/.ssh` before use, "send the contents of"), invisible Unicode (zero-width, bidi controls,
-//! tag characters, which can carry text no one sees) and very long descriptions.
+//! The scanner: flags on tool, prompt and resource definitions that look aimed at the model
+//! rather than at the user, offline and deterministic. Hidden instructions ("ignore previous
+//! instructions", `<IMPORTANT>`, "do not tell the user", reading `~/.ssh` before use),
+//! exfiltration ("send the contents of", "post … to https://"), descriptions that talk about
+//! another installed server's tools (shadowing), sensitive paths, values shaped like secrets,
+//! invisible Unicode (zero-width, bidi controls, tag characters, which can carry text no one
+//! sees), terminal controls and very long descriptions. Each flag has a severity and the span
+//! of what it found; a critical one keeps its tool disabled until the user approves it.
 
 use std::sync::LazyLock;
 
 use serde_json::Value;
 
-pub use crate::pin_report::Flag;
+pub use crate::pin_report::{Flag, Severity, Span};
 use crate::regex_rules::{self, LazyRegex, Triggers, white_space};
 
 /// Descriptions longer than this many characters are flagged.
@@ -30,9 +34,10 @@ struct Pattern {
     code: &'static str,
     regex: LazyRegex,
     what: &'static str,
+    severity: Severity,
 }
 
-static PATTERNS: [Pattern; 7] = [
+static PATTERNS: [Pattern; 9] = [
     Pattern {
         code: "hidden_instruction",
         regex: LazyRegex::new(
@@ -52,6 +57,7 @@ static PATTERNS: [Pattern; 7] = [
             &["ignore", "disregard", "forget"],
         ),
         what: "tells the model to ignore its instructions",
+        severity: Severity::Critical,
     },
     Pattern {
         code: "hidden_instruction",
@@ -75,6 +81,7 @@ static PATTERNS: [Pattern; 7] = [
             ],
         ),
         what: "contains a pseudo-tag aimed at the model",
+        severity: Severity::Critical,
     },
     Pattern {
         code: "hidden_instruction",
@@ -89,6 +96,7 @@ static PATTERNS: [Pattern; 7] = [
             &["tell", "inform", "mention", "reveal", "show", "notify"],
         ),
         what: "tells the model to hide something from the user",
+        severity: Severity::Critical,
     },
     Pattern {
         code: "hidden_instruction",
@@ -105,6 +113,7 @@ static PATTERNS: [Pattern; 7] = [
             &["without"],
         ),
         what: "tells the model to act behind the user's back",
+        severity: Severity::Critical,
     },
     Pattern {
         code: "hidden_instruction",
@@ -121,6 +130,7 @@ static PATTERNS: [Pattern; 7] = [
             &["before"],
         ),
         what: "asks the model to read something before using the tool",
+        severity: Severity::Critical,
     },
     Pattern {
         code: "hidden_instruction",
@@ -141,11 +151,52 @@ static PATTERNS: [Pattern; 7] = [
             &["send", "forward", "upload", "post", "exfiltrate", "pass"],
         ),
         what: "asks the model to send content somewhere",
+        severity: Severity::Critical,
+    },
+    Pattern {
+        code: "hidden_instruction",
+        regex: LazyRegex::new(
+            concat!(
+                r"(?i-u)\b(before|prior",
+                s!(),
+                "+to)",
+                s!(),
+                "+(using|calling|running|invoking|any)",
+                s!(),
+                "+(any|every|all|other)",
+                s!(),
+                r"+(other",
+                s!(),
+                r"+)?(tools?|actions?|requests?)\b"
+            ),
+            &["before", "prior"],
+        ),
+        what: "tells the model what to do before any other tool",
+        severity: Severity::Critical,
+    },
+    Pattern {
+        code: "exfiltration",
+        regex: LazyRegex::new(
+            r"(?i-u)\b(send|post|upload|forward|transmit|submit|report|exfiltrate|copy)\b(?u-i:[^\n]){0,80}\bto(?u-i:[^\n]){0,20}\bhttps?://",
+            &[
+                "send",
+                "post",
+                "upload",
+                "forward",
+                "transmit",
+                "submit",
+                "report",
+                "exfiltrate",
+                "copy",
+            ],
+        ),
+        what: "asks the model to send something to a web address",
+        severity: Severity::Critical,
     },
     Pattern {
         code: "sensitive_path",
         regex: LazyRegex::new(
-            r"(?i-u)(~/\.ssh|\.ssh/id_|\bid_rsa\b|\bid_ed25519\b|\.aws/credentials|/etc/passwd|/etc/shadow|\.netrc\b|mcp\.json|\.cursor/|\.config/gcloud)",
+            r#"(?i-u)(~/\.ssh|\.ssh/id_|\bid_rsa\b|\bid_ed25519\b|\.aws/credentials|/etc/passwd|/etc/shadow|\.netrc\b|mcp\.json|\.cursor/|\.config/gcloud|(?:^|[\s'"`/(])\.env\b)"#,
             &[
                 ".ssh",
                 "id_rsa",
@@ -157,9 +208,11 @@ static PATTERNS: [Pattern; 7] = [
                 "mcp.json",
                 ".cursor/",
                 ".config/gcloud",
+                ".env",
             ],
         ),
         what: "mentions a sensitive file",
+        severity: Severity::Warning,
     },
 ];
 
@@ -220,31 +273,80 @@ fn excerpt(text: &str, start: usize, end: usize) -> String {
     format!("…{}…", clean.trim())
 }
 
+/// The character offsets of the byte range `start..end` of `text`.
+fn span_of(text: &str, start: usize, end: usize) -> Option<Span> {
+    let start_chars = text[..start].chars().count();
+    Some(Span {
+        start: start_chars,
+        end: start_chars + text[start..end].chars().count(),
+    })
+}
+
+/// `place` as a key: "the input schema at $.x" → "input schema at $.x".
+fn place_key(place: &str) -> String {
+    place.strip_prefix("the ").unwrap_or(place).to_owned()
+}
+
+/// Whether an invisible character is one that reorders or hides text (bidi controls, tag
+/// characters) rather than one that only joins or breaks words.
+fn hides_text(c: char) -> bool {
+    matches!(c as u32, 0x202A..=0x202E | 0x2066..=0x2069 | 0xE0000..=0xE007F)
+}
+
 /// The flags of one text (`tool` names whose text it is, `place` says where in the tool).
 pub fn scan_text(tool: &str, place: &str, text: &str, out: &mut Vec<Flag>) {
+    let flag = |code: &str, severity: Severity, detail: String, span: Option<Span>| Flag {
+        tool: tool.to_owned(),
+        code: code.to_owned(),
+        detail,
+        severity,
+        place: place_key(place),
+        span,
+    };
     let candidates = triggers().in_text(text);
     for (index, pattern) in PATTERNS.iter().enumerate() {
         if !regex_rules::has(candidates, index) {
             continue;
         }
         if let Some(m) = pattern.regex.get().find(text) {
-            out.push(Flag {
-                tool: tool.to_owned(),
-                code: pattern.code.to_owned(),
-                detail: format!(
+            out.push(flag(
+                pattern.code,
+                pattern.severity,
+                format!(
                     "{place} {}: \"{}\"",
                     pattern.what,
                     excerpt(text, m.start(), m.end())
                 ),
-            });
+                span_of(text, m.start(), m.end()),
+            ));
+        }
+    }
+    for (start, word) in words(text) {
+        if crate::secret_shapes::looks_like_secret_value(word) {
+            let shown: String = word.chars().take(4).collect();
+            out.push(flag(
+                "embedded_secret",
+                Severity::Warning,
+                format!(
+                    "{place} holds a value shaped like a secret (`{shown}…`, {} characters): a \
+                     credential published with a tool is no longer secret",
+                    word.chars().count()
+                ),
+                span_of(text, start, start + word.len()),
+            ));
+            break;
         }
     }
     let mut found: Vec<String> = vec![];
     let mut count = 0;
+    let mut hidden = false;
+    let mut first: Option<usize> = None;
     let mut tag_text = String::new();
     for (i, c) in text.chars().enumerate() {
         if let Some(name) = invisible(c) {
             count += 1;
+            first.get_or_insert(i);
+            hidden |= hides_text(c);
             let u = c as u32;
             if (0xE0020..=0xE007E).contains(&u) {
                 tag_text.push(char::from_u32(u - 0xE0000).unwrap_or('?'));
@@ -261,17 +363,21 @@ pub fn scan_text(tool: &str, place: &str, text: &str, out: &mut Vec<Flag>) {
         .filter(|(_, c)| is_terminal_control(*c))
         .collect();
     if let Some((first, c)) = controls.first() {
-        out.push(Flag {
-            tool: tool.to_owned(),
-            code: "control_characters".to_owned(),
-            detail: format!(
+        out.push(flag(
+            "control_characters",
+            Severity::Critical,
+            format!(
                 "{place} contains {} control character(s), the first U+{:04X} at character \
                  {first}: terminal escape sequences can rewrite what a terminal shows (this \
                  review included) or reach the clipboard",
                 controls.len(),
                 *c as u32
             ),
-        });
+            Some(Span {
+                start: *first,
+                end: first + 1,
+            }),
+        ));
     }
     if count > 0 {
         let mut detail = format!(
@@ -282,11 +388,109 @@ pub fn scan_text(tool: &str, place: &str, text: &str, out: &mut Vec<Flag>) {
             let shown: String = tag_text.chars().take(200).collect();
             detail.push_str(&format!("; hidden tag text reads \"{shown}\""));
         }
-        out.push(Flag {
-            tool: tool.to_owned(),
-            code: "invisible_unicode".to_owned(),
+        let at = first.unwrap_or(0);
+        out.push(flag(
+            "invisible_unicode",
+            if hidden {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            },
             detail,
-        });
+            Some(Span {
+                start: at,
+                end: at + 1,
+            }),
+        ));
+    }
+}
+
+/// The words of `text` with their byte offsets (split at white space, quotes, brackets and
+/// punctuation that ends a sentence).
+fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '<' | '>' | ','
+            )
+    })
+    .filter(|word| !word.is_empty())
+    .map(move |word| {
+        let start = word.as_ptr() as usize - text.as_ptr() as usize;
+        let word = word.trim_end_matches(['.', ';', ':']);
+        (start, word)
+    })
+}
+
+/// The tools of other installed servers, for [`scan_shadowing`].
+pub struct OtherServers<'a> {
+    pub servers: &'a [(String, Vec<String>)],
+    /// This server's own tool names (a name both have is not a mention of the other's).
+    pub own: &'a std::collections::BTreeSet<String>,
+}
+
+/// Whether `name` is distinctive enough that a mention of it means that tool (not a word).
+fn distinctive(name: &str) -> bool {
+    name.chars().count() >= 4 && name.contains(['_', '-']) || name.chars().count() >= 10
+}
+
+/// A flag when `text` names a tool of another installed server: a description that tells the
+/// model how to use someone else's tools can redirect them (tool shadowing).
+pub fn scan_shadowing(
+    tool: &str,
+    place: &str,
+    text: &str,
+    others: &OtherServers,
+    out: &mut Vec<Flag>,
+) {
+    let lower = text.to_lowercase();
+    for (server, tools) in others.servers {
+        for other in tools {
+            if others.own.contains(other) || !distinctive(other) {
+                continue;
+            }
+            let needle = other.to_lowercase();
+            let Some(at) = lower.match_indices(&needle).map(|(i, _)| i).find(|&i| {
+                let before = lower[..i].chars().next_back();
+                let after = lower[i + needle.len()..].chars().next();
+                let boundary = |c: Option<char>| {
+                    c.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-'))
+                };
+                boundary(before) && boundary(after)
+            }) else {
+                continue;
+            };
+            if lower.len() != text.len() {
+                // Lower-casing changed the length: offsets would be wrong; the flag stands
+                // without a span.
+                out.push(shadow_flag(tool, place, server, other, None));
+            } else {
+                out.push(shadow_flag(
+                    tool,
+                    place,
+                    server,
+                    other,
+                    span_of(text, at, at + needle.len()),
+                ));
+            }
+            return;
+        }
+    }
+}
+
+fn shadow_flag(tool: &str, place: &str, server: &str, other: &str, span: Option<Span>) -> Flag {
+    Flag {
+        tool: tool.to_owned(),
+        code: "shadowing".to_owned(),
+        detail: format!(
+            "{place} talks about `{other}`, a tool of the installed server `{server}`: a \
+             description that tells the model how to use another server's tools can redirect \
+             what they do"
+        ),
+        severity: Severity::Critical,
+        place: place_key(place),
+        span,
     }
 }
 
@@ -302,6 +506,9 @@ pub fn scan_tool(name: &str, description: Option<&str>, schema: &Value, out: &mu
                     "the description is {chars} characters long (more than {LONG_DESCRIPTION}); \
                      long descriptions can hide instructions and cost context"
                 ),
+                severity: Severity::Info,
+                place: "description".to_owned(),
+                span: None,
             });
         }
         scan_text(name, "the description", description, out);

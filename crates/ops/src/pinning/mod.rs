@@ -29,6 +29,7 @@ pub use flags::Flag;
 pub use crate::pin_report::{PinState, ToolChange, ToolChanges};
 
 use crate::clock::now_ms;
+use crate::config::Review;
 use crate::probe::{TestResult, ToolInfo};
 
 /// The version of the pin file format.
@@ -111,6 +112,42 @@ pub struct PinFile {
     pub approved_at_ms: Option<u64>,
     /// What the last successful test saw.
     pub observed: Snapshot,
+    /// The findings on what it saw (the scanner's, with the ones that need the other installed
+    /// servers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observed_flags: Vec<Flag>,
+    /// Tools a critical finding holds disabled: flagged, and not as approved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<String>,
+}
+
+impl PinFile {
+    /// The tools of the observed snapshot that a critical finding holds: every flagged one
+    /// whose definition is not the approved one.
+    fn hold(&mut self) {
+        let approved = self.approved.as_ref();
+        let mut held: Vec<String> = self
+            .observed_flags
+            .iter()
+            .filter(|f| f.is_critical())
+            .filter_map(|f| self.observed.tool(&f.tool))
+            .filter(|tool| approved.and_then(|a| a.tool(&tool.name)) != Some(*tool))
+            .map(|tool| tool.name.clone())
+            .collect();
+        held.sort();
+        held.dedup();
+        self.held = held;
+    }
+
+    /// The findings on the observed tools (computed again for a file written before they were
+    /// kept).
+    fn flags(&self) -> Vec<Flag> {
+        if self.observed_flags.is_empty() {
+            self.observed.flags()
+        } else {
+            self.observed_flags.clone()
+        }
+    }
 }
 
 /// The stored verdict on a server's tools.
@@ -366,10 +403,12 @@ impl PinStore {
         name: &str,
         tools: &[ToolInfo],
         instructions: Option<&str>,
+        more_flags: Vec<Flag>,
     ) -> Result<Observation, PinError> {
         let _lock = self.lock(name)?;
         let snapshot = Snapshot::of(tools, instructions);
-        let flags = snapshot.flags();
+        let mut flags = snapshot.flags();
+        flags.extend(more_flags);
         let existing = self.get(name)?;
         let (file, state) = match existing {
             None if flags.is_empty() => (
@@ -379,6 +418,8 @@ impl PinStore {
                     approved: Some(snapshot.clone()),
                     approved_at_ms: Some(snapshot.observed_at_ms),
                     observed: snapshot,
+                    observed_flags: vec![],
+                    held: vec![],
                 },
                 PinState::Pinned,
             ),
@@ -389,6 +430,8 @@ impl PinStore {
                     approved: None,
                     approved_at_ms: None,
                     observed: snapshot,
+                    observed_flags: vec![],
+                    held: vec![],
                 },
                 PinState::Unapproved,
             ),
@@ -404,6 +447,9 @@ impl PinStore {
                 (file, state)
             }
         };
+        let mut file = file;
+        file.observed_flags = flags.clone();
+        file.hold();
         self.write(&file)?;
         let changes = match state {
             PinState::ToolsChanged | PinState::Unapproved => {
@@ -430,7 +476,7 @@ impl PinStore {
         Ok(PinStatus::Changed(PinDiff {
             first_seen: file.approved.is_none(),
             changes,
-            flags: file.observed.flags(),
+            flags: file.flags(),
         }))
     }
 
@@ -464,9 +510,7 @@ impl PinStore {
             PinStatus::Approved => (
                 "approved",
                 ToolChanges::default(),
-                file.as_ref()
-                    .map(|f| f.observed.flags())
-                    .unwrap_or_default(),
+                file.as_ref().map(PinFile::flags).unwrap_or_default(),
             ),
             PinStatus::Changed(diff) if diff.first_seen => ("unapproved", diff.changes, diff.flags),
             PinStatus::Changed(diff) => ("tools_changed", diff.changes, diff.flags),
@@ -491,16 +535,15 @@ impl PinStore {
             .ok_or_else(|| PinError::NothingObserved(name.to_owned()))?;
         file.approved = Some(file.observed.clone());
         file.approved_at_ms = Some(now_ms());
+        file.hold();
         self.write(&file)?;
         Ok(file.observed.tools.len())
     }
 
-    /// The names of the approved tools of `name` (`None` when nothing is approved), read
-    /// without building the tools' definitions: `plugboard run` needs only the names.
-    pub fn approved_names(
-        &self,
-        name: &str,
-    ) -> Result<Option<std::collections::BTreeSet<String>>, PinError> {
+    /// What the pin of `name` says about its tools: the approved names (`None` when nothing
+    /// is approved) and the tools a critical finding holds, read without building the tools'
+    /// definitions: `plugboard run` needs only the names.
+    pub fn review(&self, name: &str) -> Result<Review, PinError> {
         #[derive(Deserialize)]
         struct Named {
             name: String,
@@ -513,11 +556,13 @@ impl PinStore {
         struct Names {
             format: u32,
             approved: Option<Approved>,
+            #[serde(default)]
+            held: Vec<String>,
         }
         let path = self.path(name);
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Review::default()),
             Err(err) => return Err(self.io(name, err)),
         };
         let corrupt = |detail: String| PinError::Corrupt {
@@ -532,9 +577,37 @@ impl PinStore {
                 names.format
             )));
         }
-        Ok(names
-            .approved
-            .map(|a| a.tools.into_iter().map(|t| t.name).collect()))
+        Ok(Review {
+            approved: names
+                .approved
+                .map(|a| a.tools.into_iter().map(|t| t.name).collect()),
+            held: names.held.into_iter().collect(),
+        })
+    }
+
+    /// The tool names each other pinned server last listed (for the shadowing check).
+    pub fn other_servers_tools(&self, except: &str) -> Vec<(String, Vec<String>)> {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return vec![];
+        };
+        let mut out: Vec<(String, Vec<String>)> = entries
+            .flatten()
+            .filter_map(|entry| {
+                let file = entry
+                    .file_name()
+                    .to_str()?
+                    .strip_suffix(".json")?
+                    .to_owned();
+                (file != except).then_some(file)
+            })
+            .filter_map(|name| {
+                let pin = self.get(&name).ok()??;
+                let tools = pin.observed.tools.iter().map(|t| t.name.clone()).collect();
+                Some((name, tools))
+            })
+            .collect();
+        out.sort();
+        out
     }
 
     /// Move a pin when its server is renamed.
@@ -569,6 +642,53 @@ pub fn compare_live(
     PinStore::in_config_dir(config_dir).compare_live(name, tools, instructions)
 }
 
+/// The findings that the tools' own snapshot cannot give: on the prompts and resources the
+/// server lists, and descriptions that talk about another installed server's tools.
+fn more_flags(store: &PinStore, name: &str, result: &TestResult) -> Vec<Flag> {
+    let mut out = vec![];
+    for prompt in &result.prompts {
+        if let Some(description) = &prompt.description {
+            flags::scan_text(
+                &format!("(prompt {})", prompt.name),
+                "the description",
+                description,
+                &mut out,
+            );
+        }
+    }
+    for resource in &result.resources {
+        if let Some(description) = &resource.description {
+            flags::scan_text(
+                &format!("(resource {})", resource.uri),
+                "the description",
+                description,
+                &mut out,
+            );
+        }
+    }
+    let others = store.other_servers_tools(name);
+    if !others.is_empty() {
+        let own: std::collections::BTreeSet<String> =
+            result.tools.iter().map(|t| t.name.clone()).collect();
+        let others = flags::OtherServers {
+            servers: &others,
+            own: &own,
+        };
+        for tool in &result.tools {
+            if let Some(description) = &tool.description {
+                flags::scan_shadowing(
+                    &tool.name,
+                    "the description",
+                    description,
+                    &others,
+                    &mut out,
+                );
+            }
+        }
+    }
+    out
+}
+
 /// Compare a successful test of installed server `name` with its pin and attach the outcome
 /// to `result` (state, changes, flags, warnings). A failed test is left alone.
 pub fn attach(config_dir: &Path, name: &str, result: &mut TestResult) {
@@ -576,7 +696,8 @@ pub fn attach(config_dir: &Path, name: &str, result: &mut TestResult) {
         return;
     }
     let store = PinStore::in_config_dir(config_dir);
-    match store.observe(name, &result.tools, result.instructions.as_deref()) {
+    let more = more_flags(&store, name, result);
+    match store.observe(name, &result.tools, result.instructions.as_deref(), more) {
         Ok(obs) => {
             match obs.state {
                 PinState::ToolsChanged => result.warnings.push(format!(
@@ -632,11 +753,11 @@ mod tests {
             tool("gone", "x", json!({})),
         ];
         assert_eq!(
-            store.observe("s", &v1, Some("hi")).unwrap().state,
+            store.observe("s", &v1, Some("hi"), vec![]).unwrap().state,
             PinState::Pinned
         );
         assert_eq!(
-            store.observe("s", &v1, Some("hi")).unwrap().state,
+            store.observe("s", &v1, Some("hi"), vec![]).unwrap().state,
             PinState::Approved
         );
         let v2 = vec![
@@ -647,7 +768,7 @@ mod tests {
             ),
             tool("new", "n", json!({})),
         ];
-        let obs = store.observe("s", &v2, Some("hi")).unwrap();
+        let obs = store.observe("s", &v2, Some("hi"), vec![]).unwrap();
         assert_eq!(obs.state, PinState::ToolsChanged);
         let changes = obs.changes.unwrap();
         assert_eq!(changes.added, vec!["new"]);
@@ -661,7 +782,7 @@ mod tests {
             store.compare_live("s", &v1, Some("hi")).unwrap(),
             PinStatus::Approved
         ));
-        let names = store.approved_names("s").unwrap().unwrap();
+        let names = store.review("s").unwrap().approved.unwrap();
         assert_eq!(names.into_iter().collect::<Vec<_>>(), ["echo", "gone"]);
         assert_eq!(store.approve("s").unwrap(), 2);
         assert_eq!(store.status("s").unwrap(), PinStatus::Approved);
@@ -677,12 +798,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = PinStore::in_config_dir(dir.path());
         let bad = vec![tool("t", "<IMPORTANT>do it</IMPORTANT>", json!({}))];
-        let obs = store.observe("s", &bad, None).unwrap();
+        let obs = store.observe("s", &bad, None, vec![]).unwrap();
         assert_eq!(obs.state, PinState::Unapproved);
         assert_eq!(obs.flags[0].code, "hidden_instruction");
         std::fs::write(store.path("s"), "{broken").unwrap();
         assert!(matches!(
-            store.observe("s", &bad, None),
+            store.observe("s", &bad, None, vec![]),
             Err(PinError::Corrupt { .. })
         ));
         assert_eq!(std::fs::read_to_string(store.path("s")).unwrap(), "{broken");

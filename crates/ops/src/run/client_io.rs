@@ -59,12 +59,13 @@ pub fn rules_for(
     name: &str,
     server: Option<&crate::config::ServerConfig>,
 ) -> Option<ToolRules> {
-    let reviewed = crate::tools::reviewed(config_dir, name).ok()?;
+    let review = crate::tools::review(config_dir, name).ok()?;
     Some(match server {
         Some(server) => ToolRules {
             policy: server.tools.clone(),
-            reviewed,
+            review,
             server_enabled: server.enabled,
+            keep_controls: server.keep_control_characters,
         },
         // Removed (or renamed) while a client is connected: nothing to offer it.
         None => ToolRules::default(),

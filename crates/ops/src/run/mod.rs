@@ -149,8 +149,9 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
     crate::admission::check(dir, name, &server)?;
     let rules = client_io::rules_for(dir, name, Some(&server)).unwrap_or(tool_filter::ToolRules {
         policy: server.tools.clone(),
-        reviewed: None,
+        review: crate::config::Review::default(),
         server_enabled: true,
+        keep_controls: server.keep_control_characters,
     });
     if !allow_unapproved {
         refuse_changed_tools(servers, name, &rules)?;
@@ -208,7 +209,7 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
         redactor = redactor.with_secrets([s.token.expose().as_str()]);
     }
     let known = crate::checks::known_era(servers, name);
-    let filter = Arc::new(tool_filter::ToolFilter::new(name, rules));
+    let filter = Arc::new(tool_filter::ToolFilter::new(name, rules).with_secrets(redactor.clone()));
     let (client, relay_side) = client_io::ClientIo::start(filter, dir, name);
     let code = match resolved.target() {
         Target::Stdio(target) => stdio::relay(name, target, redactor, known, relay_side).await,

@@ -19,12 +19,12 @@
 //! parsed only when it could be one of the above.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::config::ToolPolicy;
+use crate::config::{Review, ToolPolicy};
 
 /// What the filter enforces: the server's tool policy, the reviewed (approved) tool names, and
 /// whether the server is enabled at all (a server disabled while a client is connected shows
@@ -32,13 +32,15 @@ use crate::config::ToolPolicy;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolRules {
     pub policy: ToolPolicy,
-    pub reviewed: Option<BTreeSet<String>>,
+    pub review: Review,
     pub server_enabled: bool,
+    /// Leave terminal, bidi and tag characters in tool results (`keep_control_characters`).
+    pub keep_controls: bool,
 }
 
 impl ToolRules {
     pub fn allows(&self, tool: &str) -> bool {
-        self.server_enabled && self.policy.state(tool, self.reviewed.as_ref()).enabled
+        self.server_enabled && self.policy.state(tool, &self.review).enabled
     }
 }
 
@@ -65,6 +67,8 @@ struct Session {
     server_has_tools: bool,
     /// The client's name and version, as it introduced itself.
     client: Option<String>,
+    /// Ids of `tools/call` requests whose results are cleaned ([`crate::traffic`]).
+    calls: HashSet<String>,
 }
 
 /// The filter of one `plugboard run` session.
@@ -72,6 +76,8 @@ struct Session {
 pub struct ToolFilter {
     server: String,
     session: Mutex<Session>,
+    /// The server's secrets: a call whose arguments hold one is not sent.
+    secrets: Option<crate::redact::Redactor>,
 }
 
 const LISTEN_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -127,7 +133,32 @@ impl ToolFilter {
                 rules,
                 ..Session::default()
             }),
+            secrets: None,
         }
+    }
+
+    /// The filter, refusing calls whose arguments hold one of `secrets`' secrets.
+    pub fn with_secrets(mut self, secrets: crate::redact::Redactor) -> ToolFilter {
+        self.secrets = Some(secrets);
+        self
+    }
+
+    /// The error a call whose arguments hold a secret gets.
+    fn secret_refusal(&self, id: &Value, tool: &str) -> Value {
+        json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {
+                "code": -32602,
+                "message": format!(
+                    "the arguments of `{tool}` hold a secret of `{}` (a value from Plugboard's \
+                     secret store), so the call was not sent: a model should never pass a \
+                     credential in a tool's arguments",
+                    self.server
+                ),
+                "data": {"server": self.server, "tool": tool},
+            }
+        })
     }
 
     fn session(&self) -> std::sync::MutexGuard<'_, Session> {
@@ -236,6 +267,14 @@ impl ToolFilter {
                 if !session.rules.allows(tool) {
                     return Some(self.refusal(id, tool));
                 }
+                if let (Some(secrets), Some(arguments)) = (&self.secrets, params?.get("arguments"))
+                    && secrets.holds_secret(&arguments.to_string())
+                {
+                    return Some(self.secret_refusal(id, tool));
+                }
+                if !session.rules.keep_controls {
+                    session.calls.insert(id_key(id));
+                }
             }
             ("tools/list", Some(id)) => {
                 session.lists.insert(id_key(id));
@@ -268,7 +307,8 @@ impl ToolFilter {
         let mut session = self.session();
         let waiting = !session.lists.is_empty()
             || !session.handshakes.is_empty()
-            || !session.listeners.is_empty();
+            || !session.listeners.is_empty()
+            || !session.calls.is_empty();
         if !waiting {
             return Cow::Borrowed(line);
         }
@@ -285,6 +325,7 @@ impl ToolFilter {
                     session.lists.contains(&key)
                         || session.handshakes.contains(&key)
                         || session.listeners.contains_key(&key)
+                        || session.calls.contains(&key)
                 }),
             };
             if !ours {
@@ -338,6 +379,11 @@ impl ToolFilter {
         if session.listeners.remove(&key).is_some() {
             // The listen request was answered: its stream is over.
             return false;
+        }
+        if session.calls.remove(&key) {
+            return message
+                .get_mut("result")
+                .is_some_and(|result| crate::traffic::strip_result(result) > 0);
         }
         if session.lists.remove(&key) {
             let Some(tools) = message
@@ -420,8 +466,9 @@ mod tests {
         }
         ToolRules {
             policy,
-            reviewed: None,
+            review: Review::default(),
             server_enabled: true,
+            keep_controls: false,
         }
     }
 

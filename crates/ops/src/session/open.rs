@@ -5,7 +5,6 @@
 //! message ([`open_resolved`]), within the server's timeout. A failure is explained the way a
 //! failed test is (`probe::classify`), redacted, with the server's stderr tail.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -44,9 +43,7 @@ pub async fn open_installed(
     // `plugboard run` reads them; an unreadable pin file counts as nothing approved).
     let remembered = || Remembered {
         known: checks::known_era(servers, name),
-        reviewed: crate::tools::reviewed(servers.config().dir(), name)
-            .ok()
-            .flatten(),
+        review: crate::tools::review(servers.config().dir(), name).unwrap_or_default(),
     };
     if !matches!(server.auth, Auth::Oauth2(_)) {
         return resolve_and_open(name, &server, store.as_ref(), None, remembered(), options).await;
@@ -98,7 +95,7 @@ pub async fn open_installed(
 /// its approved pin.
 struct Remembered {
     known: Option<Era>,
-    reviewed: Option<BTreeSet<String>>,
+    review: crate::config::Review,
 }
 
 /// A failure before anything was connected, redacted with the config's plain values.
@@ -123,7 +120,7 @@ async fn resolve_and_open(
     remembered: Remembered,
     options: SessionOptions,
 ) -> Result<Session, SessionError> {
-    let Remembered { known, reviewed } = remembered;
+    let Remembered { known, review } = remembered;
     let mut resolved =
         resolve(name, server, store, None).map_err(|e| open_failure(server, e.failure()))?;
     resolved.set_known_era(known);
@@ -131,7 +128,7 @@ async fn resolve_and_open(
     if let Some(token) = token {
         redactor = redactor.with_secrets([token.as_str()]);
     }
-    let tools = ToolStates::of(server, reviewed);
+    let tools = ToolStates::of(server, review);
     open_resolved(&resolved, redactor, options, tools).await
 }
 

@@ -3,8 +3,6 @@
 //! for one marked destructive; a tool the user disabled cannot be called at all. Annotations
 //! are the server's unverified hints, and shown as such.
 
-use std::collections::BTreeSet;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -70,21 +68,21 @@ pub enum Confirmation {
 #[derive(Clone, Debug, Default)]
 pub struct ToolStates {
     policy: ToolPolicy,
-    reviewed: Option<BTreeSet<String>>,
+    review: crate::config::Review,
 }
 
 impl ToolStates {
     /// `server`'s policy, with the tool names of its approved pin (`None`: nothing approved).
-    pub fn of(server: &ServerConfig, reviewed: Option<BTreeSet<String>>) -> ToolStates {
+    pub fn of(server: &ServerConfig, review: crate::config::Review) -> ToolStates {
         ToolStates {
             policy: server.tools.clone(),
-            reviewed,
+            review,
         }
     }
 
     /// Whether `tool` is switched off (by name, or as a new tool waiting for review).
     pub fn disabled(&self, tool: &str) -> bool {
-        !self.policy.state(tool, self.reviewed.as_ref()).enabled
+        !self.policy.state(tool, &self.review).enabled
     }
 }
 
@@ -92,6 +90,7 @@ impl ToolStates {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::collections::BTreeSet;
 
     #[test]
     fn risk_follows_the_annotations() {
@@ -119,15 +118,15 @@ mod tests {
     #[test]
     fn disabled_tools_follow_the_servers_tool_policy() {
         let mut server = ServerConfig::stdio("x", vec![]);
-        assert!(!ToolStates::of(&server, None).disabled("rm"));
+        assert!(!ToolStates::of(&server, Default::default()).disabled("rm"));
         assert!(!ToolStates::default().disabled("rm"));
         server.tools.set("rm", false);
-        let states = ToolStates::of(&server, None);
+        let states = ToolStates::of(&server, Default::default());
         assert!(states.disabled("rm"));
         assert!(!states.disabled("ls"));
         // Pinned and approved: a tool outside the approved pin waits for review.
         let reviewed: BTreeSet<String> = ["ls".to_string()].into();
-        let states = ToolStates::of(&server, Some(reviewed));
+        let states = ToolStates::of(&server, crate::config::Review::approved(Some(reviewed)));
         assert!(states.disabled("rm") && states.disabled("new_tool"));
         assert!(!states.disabled("ls"));
     }

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 pub use hints::{Annotated, Hints};
 
-use crate::config::{ConfigError, NewTools, ServerConfig, StateReason, ToolPolicy};
+use crate::config::{ConfigError, NewTools, Review, ServerConfig, StateReason, ToolPolicy};
 use crate::health::HealthStore;
 use crate::manage::Servers;
 use crate::pinning::{PinError, PinStore};
@@ -105,8 +105,8 @@ pub fn last_tools(config_dir: &Path, name: &str) -> Option<LastTools> {
 
 /// The names of the tools in `name`'s approved pin: the reviewed tools. `None` when nothing is
 /// approved (then new tools are enabled unless the user chose otherwise).
-pub fn reviewed(config_dir: &Path, name: &str) -> Result<Option<BTreeSet<String>>, PinError> {
-    PinStore::in_config_dir(config_dir).approved_names(name)
+pub fn review(config_dir: &Path, name: &str) -> Result<Review, PinError> {
+    PinStore::in_config_dir(config_dir).review(name)
 }
 
 /// One tool as the CLI and the app show it.
@@ -147,10 +147,10 @@ impl ServerTools {
         name: &str,
         server_enabled: bool,
         policy: &ToolPolicy,
-        reviewed: Option<&BTreeSet<String>>,
+        review: &Review,
         last: Option<&LastTools>,
     ) -> ServerTools {
-        Self::build(name, server_enabled, policy, reviewed, last, true)
+        Self::build(name, server_enabled, policy, review, last, true)
     }
 
     /// The same without the token counts (all 0), for callers that need only which tools are
@@ -159,17 +159,17 @@ impl ServerTools {
         name: &str,
         server_enabled: bool,
         policy: &ToolPolicy,
-        reviewed: Option<&BTreeSet<String>>,
+        review: &Review,
         last: Option<&LastTools>,
     ) -> ServerTools {
-        Self::build(name, server_enabled, policy, reviewed, last, false)
+        Self::build(name, server_enabled, policy, review, last, false)
     }
 
     fn build(
         name: &str,
         server_enabled: bool,
         policy: &ToolPolicy,
-        reviewed: Option<&BTreeSet<String>>,
+        review: &Review,
         last: Option<&LastTools>,
         count: bool,
     ) -> ServerTools {
@@ -178,7 +178,7 @@ impl ServerTools {
             .unwrap_or_default()
             .iter()
             .map(|tool| {
-                let state = policy.state(&tool.name, reviewed);
+                let state = policy.state(&tool.name, review);
                 ToolView {
                     name: tool.name.clone(),
                     description: tool.description.clone(),
@@ -202,7 +202,7 @@ impl ServerTools {
             tokens: tools.iter().filter(|t| t.enabled).map(|t| t.tokens).sum(),
             enabled,
             tools,
-            new_tools: policy.new_tools_default(reviewed),
+            new_tools: policy.new_tools_default(review.approved.as_ref()),
             new_tools_chosen: policy.new_tools.is_some(),
         }
     }
@@ -215,12 +215,12 @@ fn view_of(
     server: &ServerConfig,
     last: Option<&LastTools>,
 ) -> Result<ServerTools, ToolsError> {
-    let reviewed = reviewed(servers.config().dir(), name)?;
+    let review = review(servers.config().dir(), name)?;
     Ok(ServerTools::new(
         name,
         server.enabled,
         &server.tools,
-        reviewed.as_ref(),
+        &review,
         last,
     ))
 }
@@ -408,7 +408,7 @@ mod tests {
             tools: tools.clone(),
             observed_at_ms: 1,
         };
-        let view = ServerTools::new("s", true, &policy, None, Some(&last));
+        let view = ServerTools::new("s", true, &policy, &Review::default(), Some(&last));
         let enabled: Vec<&str> = view
             .tools
             .iter()

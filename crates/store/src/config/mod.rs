@@ -15,4 +15,4 @@ pub use model::{
 };
 pub use paths::{config_dir, default_config_dir};
 pub use store::{CONFIG_FILE, CONFIG_VERSION, Config, ConfigError, ConfigStore};
-pub use tools::{NewTools, StateReason, ToolPolicy, ToolState};
+pub use tools::{NewTools, Review, StateReason, ToolPolicy, ToolState};

@@ -350,6 +350,10 @@ pub struct ServerConfig {
     /// Seconds to allow for a whole test (connect, handshake, listing, probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
+    /// Pass terminal, bidi and tag characters in tool results through `run` and the gateway
+    /// (they are taken out otherwise). Off unless the user said so for this server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_control_characters: bool,
     /// What a stdio server may touch (`plugboard sandbox`). Absent: not sandboxed (servers
     /// saved before the sandbox existed run as they did until the user turns it on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -407,6 +411,7 @@ impl ServerConfig {
             allow_insecure_http: false,
             allow_secret_args: false,
             timeout: None,
+            keep_control_characters: false,
             sandbox: None,
             enabled: true,
             source: None,

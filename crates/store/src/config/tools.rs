@@ -44,6 +44,27 @@ pub enum StateReason {
     Default,
     /// Not named, not in the approved pin, and new tools are disabled until reviewed.
     Unreviewed,
+    /// The scanner found something critical in its definition, which is not the approved one:
+    /// disabled until the user approves it, whatever else says.
+    Flagged,
+}
+
+/// What a server's pin says about its tools: the approved names (`None`: nothing approved) and
+/// the tools a critical finding holds until they are approved.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Review {
+    pub approved: Option<BTreeSet<String>>,
+    pub held: BTreeSet<String>,
+}
+
+impl Review {
+    /// Only approved names, nothing held.
+    pub fn approved(names: Option<BTreeSet<String>>) -> Review {
+        Review {
+            approved: names,
+            held: BTreeSet::new(),
+        }
+    }
 }
 
 /// The effective state of one tool.
@@ -87,7 +108,14 @@ impl ToolPolicy {
     }
 
     /// The state of tool `name`.
-    pub fn state(&self, name: &str, reviewed: Option<&BTreeSet<String>>) -> ToolState {
+    pub fn state(&self, name: &str, review: &Review) -> ToolState {
+        if review.held.contains(name) {
+            return ToolState {
+                enabled: false,
+                reason: StateReason::Flagged,
+            };
+        }
+        let reviewed = review.approved.as_ref();
         if self.disabled.contains(name) {
             return ToolState {
                 enabled: false,
@@ -145,12 +173,13 @@ mod tests {
     fn the_default_depends_on_approval() {
         let mut policy = ToolPolicy::default();
         assert!(policy.is_empty());
+        let none = Review::default();
         // Nothing approved: everything is enabled.
-        assert!(policy.state("x", None).enabled);
+        assert!(policy.state("x", &none).enabled);
         // Approved pin: reviewed tools enabled, others hidden until reviewed.
-        let reviewed = names(&["echo"]);
-        assert!(policy.state("echo", Some(&reviewed)).enabled);
-        let later = policy.state("later", Some(&reviewed));
+        let reviewed = Review::approved(Some(names(&["echo"])));
+        assert!(policy.state("echo", &reviewed).enabled);
+        let later = policy.state("later", &reviewed);
         assert_eq!(
             (later.enabled, later.reason),
             (false, StateReason::Unreviewed)
@@ -159,17 +188,27 @@ mod tests {
         // not named.
         policy.set("later", true);
         policy.set("echo", false);
-        assert!(policy.state("later", Some(&reviewed)).enabled);
-        assert_eq!(
-            policy.state("echo", Some(&reviewed)).reason,
-            StateReason::Chosen
-        );
-        assert!(!policy.state("echo", Some(&reviewed)).enabled);
+        assert!(policy.state("later", &reviewed).enabled);
+        assert_eq!(policy.state("echo", &reviewed).reason, StateReason::Chosen);
+        assert!(!policy.state("echo", &reviewed).enabled);
         policy.new_tools = Some(NewTools::Enabled);
-        assert!(policy.state("other", Some(&reviewed)).enabled);
+        assert!(policy.state("other", &reviewed).enabled);
         policy.new_tools = Some(NewTools::Disabled);
-        assert!(!policy.state("other", None).enabled);
-        assert_eq!(policy.state("other", None).reason, StateReason::Default);
+        assert!(!policy.state("other", &none).enabled);
+        assert_eq!(policy.state("other", &none).reason, StateReason::Default);
+    }
+
+    #[test]
+    fn a_held_tool_stays_disabled_even_when_chosen() {
+        let mut policy = ToolPolicy::default();
+        policy.set("poisoned", true);
+        let review = Review {
+            approved: None,
+            held: names(&["poisoned"]),
+        };
+        let state = policy.state("poisoned", &review);
+        assert_eq!((state.enabled, state.reason), (false, StateReason::Flagged));
+        assert!(policy.state("other", &review).enabled);
     }
 
     #[test]
