@@ -184,8 +184,9 @@ pub enum Command {
     /// Which secret store is used (OS keyring or encrypted file), and whether it works
     #[command(subcommand)]
     Secrets(SecretsCommand),
-    /// The MCP clients Plugboard knows: their config files and Plugboard's servers in them
-    Clients(JsonFlag),
+    /// The MCP clients Plugboard knows: their config files, Plugboard's servers in them and the
+    /// other entries (new ones since the last look marked); `--remove ENTRY` takes one out
+    Clients(ClientsArgs),
     /// The MCP registries whose servers the catalog lists: sync, status, add, remove
     #[command(subcommand)]
     Registry(RegistryCommand),
@@ -550,6 +551,21 @@ pub struct ExportArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ClientsArgs {
+    /// The client whose file `--remove` changes
+    #[arg(long, value_enum, requires = "remove")]
+    pub client: Option<ClientArg>,
+    /// Take this entry out of the client's file (a backup beside it keeps the file as it was)
+    #[arg(long, value_name = "ENTRY", requires = "client")]
+    pub remove: Option<String>,
+    /// Rewrite the file even when its comments or inexact numbers would be lost
+    #[arg(long, requires = "remove")]
+    pub force: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+#[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("from").required(true).args(["client", "file"])))]
 pub struct ImportArgs {
     /// Import from this client's config file
@@ -570,6 +586,13 @@ pub struct ImportArgs {
     /// Also treat this env variable or header as a secret (repeatable)
     #[arg(long, value_name = "KEY")]
     pub secret: Vec<String>,
+    /// Import only this entry of the file (repeatable)
+    #[arg(long, value_name = "ENTRY")]
+    pub only: Vec<String>,
+    /// Import disabled, sandboxed without network and without starting anything: for an entry
+    /// you did not put there yourself
+    #[arg(long, conflicts_with = "rewrite_source")]
+    pub quarantine: bool,
     /// Rewrite the source file so imported entries become `plugboard run` launchers and their
     /// plaintext secrets disappear from it (a backup is kept)
     #[arg(long)]

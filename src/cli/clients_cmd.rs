@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::CliError;
-use super::args::{ClientArg, ExportArgs, ImportArgs};
-use super::output::{print_json, print_table};
+use super::args::{ClientArg, ClientsArgs, ExportArgs, ImportArgs};
+use super::output::{print_json, print_table, truncate};
 use super::test_cmd::runtime;
 use crate::clients::import::{InputSpec, guess_format};
 use crate::clients::{
@@ -186,7 +186,11 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
         extra_secrets: args.secret.clone(),
         input: &input_value,
     };
-    let plan = plan_import(kind, &path, &config, &options)?;
+    let mut plan = plan_import(kind, &path, &config, &options)?;
+    crate::clients::quarantine::keep_only(&mut plan, &args.only)?;
+    if args.quarantine {
+        crate::clients::quarantine::quarantine(&mut plan);
+    }
     let policy = crate::policy::current();
     if policy.in_force() && !args.dry_run {
         let (market, _) = super::catalog_cmd::load_market()?;
@@ -375,7 +379,26 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
+/// `plugboard clients`: the table, or `--remove ENTRY` of one client's file.
+pub fn clients(servers: &Servers, args: ClientsArgs) -> Result<(), CliError> {
+    if let (Some(client), Some(entry)) = (args.client, &args.remove) {
+        let kind = kind_of(client);
+        let path = file_of(kind, None)?;
+        let backup = crate::clients::quarantine::remove_entry(kind, &path, entry, args.force)?;
+        println!(
+            "Removed `{entry}` from {} ({}).",
+            path.display(),
+            kind.label()
+        );
+        if let Some(backup) = backup {
+            println!("  The file as it was: {}", backup.display());
+        }
+        return Ok(());
+    }
+    detect(servers, args.json.json)
+}
+
+fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
     let statuses = detect_clients(servers.config().dir());
     let all = crate::budget::all_server_tools(servers, false)?;
     // The tools each client gets from its Plugboard entries (enabled tools of enabled servers).
@@ -398,7 +421,9 @@ pub fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
                 tools: *tools,
             })
             .collect();
-        return print_json(&rows);
+        print_json(&rows)?;
+        record_seen(servers, &statuses);
+        return Ok(());
     }
     let mut rows = vec![vec![
         "CLIENT".to_string(),
@@ -446,5 +471,37 @@ pub fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
         ]);
     }
     print_table(&rows);
+    let others: Vec<_> = statuses
+        .iter()
+        .flat_map(|s| s.others.iter().map(move |o| (s, o)))
+        .collect();
+    if !others.is_empty() {
+        println!();
+        println!("Other servers in these files (not launched through Plugboard):");
+        for (status, other) in &others {
+            println!(
+                "  {} {} / {}: {}",
+                if other.new { "NEW" } else { "   " },
+                status.label,
+                other.entry,
+                truncate(&other.launches, 90)
+            );
+        }
+        if others.iter().any(|(_, o)| o.new) {
+            println!(
+                "  NEW: not there when you last looked. If you did not add it, import it in \
+                 quarantine (`plugboard import --client C --only ENTRY --quarantine`) or take \
+                 it out (`plugboard clients --client C --remove ENTRY`)."
+            );
+        }
+    }
+    record_seen(servers, &statuses);
     Ok(())
+}
+
+/// What the user was just shown counts as seen from now on.
+fn record_seen(servers: &Servers, statuses: &[crate::clients::ClientStatus]) {
+    if let Err(e) = crate::clients::seen::record(servers.config().dir(), statuses) {
+        eprintln!("warning: cannot remember which entries you have seen: {e}");
+    }
 }

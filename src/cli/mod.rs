@@ -211,7 +211,7 @@ fn run(command: Command) -> Result<(), CliError> {
                 Command::Doctor(args) => doctor_cmd::doctor(&servers, args),
                 Command::Export(args) => clients_cmd::export(&servers, args),
                 Command::Import(args) => clients_cmd::import(&servers, args),
-                Command::Clients(args) => clients_cmd::detect(&servers, args.json),
+                Command::Clients(args) => clients_cmd::clients(&servers, args),
                 Command::Outdated(args) => update_cmd::outdated(&servers, args),
                 Command::Update(args) => update_cmd::update(&servers, args),
                 Command::Tools(args) => tools_cmd::tools(&servers, args),

@@ -35,6 +35,7 @@ mod policy_cli;
 mod private_home;
 mod probe_remote;
 mod probe_stdio;
+mod quarantine;
 mod registry_cli;
 mod registry_forms;
 mod run_eras;

@@ -181,6 +181,7 @@ mod tests {
             exists: true,
             servers: servers.iter().map(|s| s.to_string()).collect(),
             other_entries: 0,
+            others: vec![],
             drifted: false,
             drift: vec![],
             error: None,

@@ -23,6 +23,8 @@ pub mod generic;
 pub mod import;
 pub mod jsonc;
 pub mod launchers;
+pub mod quarantine;
+pub mod seen;
 pub mod state;
 pub mod vscode;
 pub mod windsurf;
@@ -291,6 +293,8 @@ pub struct ClientStatus {
     pub servers: Vec<String>,
     /// How many other (not Plugboard) entries the file has: candidates for import.
     pub other_entries: usize,
+    /// Those entries: what each launches, and whether it is new since the user last looked.
+    pub others: Vec<OtherEntry>,
     /// Whether Plugboard's entries differ from what it last wrote there (edited or removed by
     /// someone else).
     pub drifted: bool,
@@ -300,6 +304,58 @@ pub struct ClientStatus {
     /// Why the file could not be read, if it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// An entry of a client's file that is not a Plugboard launcher.
+#[derive(Clone, Debug, Serialize)]
+pub struct OtherEntry {
+    pub entry: String,
+    /// Its command line or URL, with anything shaped like a secret shown as `***`.
+    pub launches: String,
+    /// Not seen before in `plugboard clients` or the app (added, or changed, since the last
+    /// look): someone or something else put it there.
+    pub new: bool,
+    #[serde(skip)]
+    pub fingerprint: String,
+}
+
+/// What an entry launches, for display: command and arguments, or URL, with every argument
+/// shaped like a secret as `***`.
+fn launches(entry: &Value) -> String {
+    let shown = |text: &str| {
+        if crate::secret_shapes::looks_like_secret_value(text) {
+            "***".to_owned()
+        } else {
+            text.to_owned()
+        }
+    };
+    if let Some(url) = entry
+        .get("url")
+        .or_else(|| entry.get("serverUrl"))
+        .and_then(Value::as_str)
+    {
+        return match url::Url::parse(url) {
+            Ok(mut parsed) => {
+                parsed.set_query(None);
+                let _ = parsed.set_password(None);
+                parsed.to_string()
+            }
+            Err(_) => shown(url),
+        };
+    }
+    let command = entry.get("command").and_then(Value::as_str).unwrap_or("?");
+    std::iter::once(shown(command))
+        .chain(
+            entry
+                .get("args")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(shown),
+        )
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// One entry that is not what Plugboard last wrote.
@@ -314,6 +370,7 @@ pub struct Drift {
 pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
     let dirs = Dirs::from_env();
     let recorded = state::ExportState::load(config_dir).unwrap_or_default();
+    let seen = seen::Seen::load(config_dir);
     let installed: Option<BTreeSet<String>> =
         crate::config::ConfigStore::new(config_dir.to_owned())
             .load()
@@ -331,6 +388,7 @@ pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
                 exists: path.as_ref().is_some_and(|p| p.exists()),
                 servers: vec![],
                 other_entries: 0,
+                others: vec![],
                 drifted: false,
                 drift: vec![],
                 error: None,
@@ -364,7 +422,15 @@ pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
                         }
                         status.servers.push(name.to_string());
                     }
-                    None => status.other_entries += 1,
+                    None => {
+                        status.other_entries += 1;
+                        status.others.push(OtherEntry {
+                            entry: key.clone(),
+                            launches: launches(entry),
+                            new: !seen.has(&path, key, entry),
+                            fingerprint: seen::fingerprint(entry),
+                        });
+                    }
                 }
             }
             if let Some(record) = recorded.file(&path) {
