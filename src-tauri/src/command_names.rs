@@ -32,6 +32,8 @@ pub const COMMANDS: &[&str] = &[
     "oauth_cancel",
     "tool_diff",
     "approve_tools",
+    "server_sandbox",
+    "set_sandbox",
     "clients_overview",
     "use_in",
     "export_preview",

@@ -12,6 +12,7 @@ use plugboard_app_api::api::{
     StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
 };
 use plugboard_app_api::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
+use plugboard_app_api::api::{SandboxPanel, SandboxRequest};
 use plugboard_ops::session::{
     Answer, CallOutcome, Completion, CompletionTarget, Offer, PromptOutcome, ReadOutcome, RootView,
     SessionEvent, TraceEntry,
@@ -275,6 +276,24 @@ pub fn tool_diff(api: State<'_, Arc<Api>>, name: String) -> Res<ToolDiff> {
 #[specta::specta]
 pub fn approve_tools(api: State<'_, Arc<Api>>, name: String) -> Res<ToolDiff> {
     api.approve_tools(&name)
+}
+
+/// What server `name` may touch, and whether the kernel enforces it.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn server_sandbox(api: State<'_, Arc<Api>>, name: String) -> Res<SandboxPanel> {
+    api.server_sandbox(&name)
+}
+
+/// Change server `name`'s sandbox (nothing saved when it cannot be enforced as asked).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_sandbox(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    change: SandboxRequest,
+) -> Res<SandboxPanel> {
+    api.set_sandbox(&name, change)
 }
 
 /// The MCP clients on this machine and the Plugboard servers each launches.

@@ -55,6 +55,8 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::oauth_cancel,
             commands::tool_diff,
             commands::approve_tools,
+            commands::server_sandbox,
+            commands::set_sandbox,
             commands::clients_overview,
             commands::use_in,
             commands::export_preview,

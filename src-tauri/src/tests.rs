@@ -218,6 +218,16 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("tool_diff", json!({"name": "fx2"})),
         ("approve_tools", json!({"name": "fx2"})),
         ("tool_diff", json!({"name": "fx2"})),
+        // The sandbox: shown, changed, a change refused.
+        ("server_sandbox", json!({"name": "fx2"})),
+        (
+            "set_sandbox",
+            json!({"name": "fx2", "change": {"network": "none"}}),
+        ),
+        (
+            "set_sandbox",
+            json!({"name": "fx2", "change": {"network": "a b"}}),
+        ),
         // Per-tool control and the budget.
         ("server_tools", json!({"name": "fx2"})),
         (
@@ -264,7 +274,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 6, "the six bad calls fail: {answers:#?}");
+    assert_eq!(errors, 7, "the seven bad calls fail: {answers:#?}");
     assert!(
         answers
             .iter()

@@ -34,8 +34,17 @@ fn escape_sequences_from_a_server_are_shown_not_obeyed() {
         assert_code(&out, 0);
         assert_inert(&args.join(" "), &stdout(&out));
     }
-    // A tool's answer, too, is shown as text.
+    // Its escape sequences make the scanner hold `echo` until it is approved.
     let message = format!("message={HOSTILE}");
+    let out = home.run(&["call", "loud", "echo", "--arg", &message]);
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("plugboard approve loud"),
+        "{}",
+        stderr(&out)
+    );
+    assert_code(&home.run(&["approve", "loud"]), 0);
+    // A tool's answer, too, is shown as text.
     let out = home.run(&["call", "loud", "echo", "--arg", &message]);
     assert_code(&out, 0);
     let shown = stdout(&out);

@@ -15,6 +15,8 @@ export async function installedServers() {
     await s.waitFor(card("fx"));
     const state = await healthOf("fx");
     if (state !== "verified") throw new Error(`health ${state}`);
+    const chip = await (await s.find(card("fx"))).find('[data-testid="sandbox-chip"]');
+    if ((await chip.attr("data-state")) !== "enforced") throw new Error(`sandbox chip ${await chip.attr("data-state")}`);
     await shot("06-installed");
   });
 
@@ -51,6 +53,26 @@ export async function installedServers() {
     const tools = await text('[data-testid="tools"]');
     if (!tools.includes("mcp__fx__")) throw new Error(`no adapted names: ${tools.slice(0, 200)}`);
     await shot("07-detail");
+  });
+
+  await step("the sandbox: on by default, changed from the detail, tested again", async () => {
+    const sandbox = '[data-testid="sandbox-card"]';
+    await s.waitFor(sandbox);
+    const state = await (await s.find(sandbox)).attr("data-state");
+    if (state !== "enforced") throw new Error(`sandbox state ${state}`);
+    const summary = await text('[data-testid="sandbox-summary"]');
+    if (!/any network/.test(summary)) throw new Error(`summary: ${summary}`);
+    await select('[data-testid="sandbox-network"]', "none");
+    await s.waitUntil(async () => /no network/.test(await text('[data-testid="sandbox-summary"]')), { what: "the summary to say no network" });
+    if (!/"network":\s*"none"/.test(config())) throw new Error(`config not updated: ${config()}`);
+    // The change is tested: the fixture needs no network, so it stays verified.
+    await s.waitUntil(async () => (await (await s.find('[data-testid="server-detail"] [data-testid="health"]')).attr("data-state")) === "verified", {
+      timeout: 20000,
+      what: "verified in the new sandbox",
+    });
+    await select('[data-testid="sandbox-network"]', "any");
+    await s.waitUntil(async () => /any network/.test(await text('[data-testid="sandbox-summary"]')), { what: "the summary to say any network" });
+    await shot("07b-sandbox");
   });
 
   await step("edit and rename", async () => {

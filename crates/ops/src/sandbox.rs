@@ -143,6 +143,23 @@ fn plan_of(name: &str, server: &ServerConfig, store: &dyn SecretStore) -> Result
         .ok_or_else(|| "its sandbox could not be planned".to_owned())
 }
 
+/// Where `server`'s sandbox stands, from its settings and the kernel alone (no launch is
+/// planned): for a list of servers.
+pub fn state_of(server: &ServerConfig) -> SandboxState {
+    if !runs_locally(server) {
+        return SandboxState::NotApplicable;
+    }
+    let Some(settings) = server.sandbox.as_ref().filter(|s| s.enabled) else {
+        return SandboxState::Off;
+    };
+    let abi = plugboard_sandbox::landlock_abi();
+    if abi == 0 || (!settings.network.is_any() && abi < 4) {
+        SandboxState::NotEnforced
+    } else {
+        SandboxState::Enforced
+    }
+}
+
 /// The view of `server`'s sandbox.
 pub fn describe(name: &str, server: &ServerConfig, store: &dyn SecretStore) -> SandboxView {
     let home = home();

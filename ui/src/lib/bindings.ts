@@ -55,6 +55,10 @@ export const commands = {
 	toolDiff: (name: string) => typedError<ToolDiff, ApiError>(__TAURI_INVOKE("tool_diff", { name })),
 	/**  Approve the last seen tools of `name` (what `tool_diff` showed). */
 	approveTools: (name: string) => typedError<ToolDiff, ApiError>(__TAURI_INVOKE("approve_tools", { name })),
+	/**  What server `name` may touch, and whether the kernel enforces it. */
+	serverSandbox: (name: string) => typedError<SandboxPanel, ApiError>(__TAURI_INVOKE("server_sandbox", { name })),
+	/**  Change server `name`'s sandbox (nothing saved when it cannot be enforced as asked). */
+	setSandbox: (name: string, change: SandboxRequest) => typedError<SandboxPanel, ApiError>(__TAURI_INVOKE("set_sandbox", { name, change })),
 	/**  The MCP clients on this machine and the Plugboard servers each launches. */
 	clientsOverview: () => __TAURI_INVOKE<ClientsOverview>("clients_overview"),
 	/**  Which clients launch server `name`. */
@@ -1041,6 +1045,45 @@ export type RootView = {
 	name: string | null,
 };
 
+/**  One granted path. */
+export type SandboxGrant = {
+	/**  With the home as `~`. */
+	path: string,
+	/**  `system`, `runtime`, `cache`, `argument`, `environment`, `working_dir`, `temp`, `user`. */
+	reason: string,
+};
+
+/**  A server's sandbox as its detail page shows it. */
+export type SandboxPanel = {
+	/**
+	 *  `enforced`, `not_enforced` (on, but this kernel cannot: it runs unconfined), `off` or
+	 *  `not_applicable` (a remote server).
+	 */
+	state: string,
+	/**  One sentence: "Can read and write ~/notes; no network (…)". */
+	summary: string,
+	/**  `any`, `none` or `HOST:PORT,…`. */
+	network: string,
+	write: SandboxGrant[],
+	read: SandboxGrant[],
+	/**  What the user granted and denied by hand. */
+	allow_read: string[],
+	allow_write: string[],
+	deny: string[],
+	kernel_abi: number,
+	problem: string | null,
+};
+
+/**  A change to a server's sandbox; absent fields stay as they are. */
+export type SandboxRequest = {
+	enabled: boolean | null,
+	/**  `any`, `none` or `HOST[:PORT],…`. */
+	network: string | null,
+	allow_read?: string[],
+	allow_write?: string[],
+	deny?: string[],
+};
+
 /**  One server's share of the budget; `None`s when it was never tested. */
 export type ServerBudgetView = {
 	name: string,
@@ -1135,6 +1178,8 @@ export type ServerView = {
 	pin_state: PinStateView | null,
 	/**  Why the entry could not be read, for a broken entry. */
 	error: string | null,
+	/**  Its sandbox: `enforced`, `not_enforced`, `off` or `not_applicable` (a remote server). */
+	sandbox: string,
 };
 
 /**  One thing that happened in a session. */
@@ -1325,11 +1370,13 @@ export type ToolFlagView = {
 	/**  The tool's name, or `(server instructions)`. */
 	tool: string,
 	/**
-	 *  `hidden_instruction`, `sensitive_path`, `invisible_unicode`, `control_characters` or
-	 *  `long_description`.
+	 *  `hidden_instruction`, `exfiltration`, `shadowing`, `sensitive_path`, `embedded_secret`,
+	 *  `invisible_unicode`, `control_characters` or `long_description`.
 	 */
 	code: string,
 	detail: string,
+	/**  `critical` (the tool stays off until approved), `warning` or `info`. */
+	severity: string,
 };
 
 /**  A tool's input form. */
@@ -1356,7 +1403,10 @@ export type ToolStateView = {
 	name: string,
 	description: string | null,
 	enabled: boolean,
-	/**  `chosen` (switched by name), `default`, or `unreviewed` (appeared after the approval). */
+	/**
+	 *  `chosen` (switched by name), `default`, `unreviewed` (appeared after the approval) or
+	 *  `flagged` (held by a critical finding until the tools are approved).
+	 */
 	reason: string,
 	/**  The annotations as the server sent them. */
 	annotations: Value | null,

@@ -41,6 +41,8 @@ import type {
   RegistryStatus,
   RemoveResult,
   RootView,
+  SandboxPanel,
+  SandboxRequest,
   ServerDetail,
   ServerToolsView,
   ServerView,
@@ -167,6 +169,9 @@ export const api = {
   oauthComplete: (job: string): Promise<ServerView> => unwrap(() => commands.oauthComplete(job)),
   toolDiff: (name: string): Promise<ToolDiff> => unwrap(() => commands.toolDiff(name)),
   approveTools: (name: string): Promise<ToolDiff> => unwrap(() => commands.approveTools(name)),
+  serverSandbox: (name: string): Promise<SandboxPanel> => unwrap(() => commands.serverSandbox(name)),
+  setSandbox: (name: string, change: SandboxRequest): Promise<SandboxPanel> =>
+    unwrap(() => commands.setSandbox(name, change)),
   serverTools: (name: string): Promise<ServerToolsView> => unwrap(() => commands.serverTools(name)),
   setTools: (name: string, change: ToolsChangeInput): Promise<ToolsChangeResult> =>
     unwrap(() => commands.setTools(name, change)),

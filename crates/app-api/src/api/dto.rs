@@ -450,6 +450,8 @@ pub struct ServerView {
     pub pin_state: Option<super::PinStateView>,
     /// Why the entry could not be read, for a broken entry.
     pub error: Option<String>,
+    /// Its sandbox: `enforced`, `not_enforced`, `off` or `not_applicable` (a remote server).
+    pub sandbox: String,
 }
 
 /// A credential of an installed server that "update credentials" can replace.

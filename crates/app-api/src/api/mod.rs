@@ -15,6 +15,7 @@ mod market;
 mod oauth;
 mod paste;
 mod pins;
+mod sandbox;
 pub mod startup;
 mod testing;
 mod tools;
@@ -36,6 +37,7 @@ pub use market::{MarketPage, MarketQuery, RegistryStatus, RegistryView, SyncProg
 pub use pins::{
     DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,
 };
+pub use sandbox::{SandboxGrant, SandboxPanel, SandboxRequest};
 pub use startup::StartupStep;
 pub use testing::{
     CacheHintView, HealthView, PromptView, ResourceView, ServerIdentity, StageProgress,
@@ -406,6 +408,9 @@ impl Api {
             .map(|r| HealthView::from_report(&r));
         if view.error.is_none() {
             out.pin_state = self.pin_state(&view.name);
+        }
+        if let Some(config) = config {
+            out.sandbox = sandbox::state_name(crate::sandbox::state_of(config)).to_owned();
         }
         out
     }
@@ -841,6 +846,7 @@ fn server_view(view: &manage::ServerView, catalog: Option<&Catalog>) -> ServerVi
         health: None,
         pin_state: None,
         error: view.error.clone(),
+        sandbox: "off".to_owned(),
     }
 }
 

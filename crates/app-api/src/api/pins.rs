@@ -64,10 +64,12 @@ pub struct ToolChangeView {
 pub struct ToolFlagView {
     /// The tool's name, or `(server instructions)`.
     pub tool: String,
-    /// `hidden_instruction`, `sensitive_path`, `invisible_unicode`, `control_characters` or
-    /// `long_description`.
+    /// `hidden_instruction`, `exfiltration`, `shadowing`, `sensitive_path`, `embedded_secret`,
+    /// `invisible_unicode`, `control_characters` or `long_description`.
     pub code: String,
     pub detail: String,
+    /// `critical` (the tool stays off until approved), `warning` or `info`.
+    pub severity: String,
 }
 
 /// How the last seen tools of a server differ from the approved ones (the review dialog).
@@ -130,6 +132,7 @@ fn flag(f: &Flag) -> ToolFlagView {
         tool: f.tool.clone(),
         code: f.code.clone(),
         detail: f.detail.clone(),
+        severity: f.severity.as_str().to_owned(),
     }
 }
 

@@ -86,6 +86,12 @@ pub enum SessionError {
     UnknownTool { tool: String, known: Vec<String> },
     #[error("`{tool}` is disabled for this server, so it cannot be called (enable it first)")]
     Disabled { tool: String },
+    #[error(
+        "`{tool}` is held: its definition has a critical finding (text aimed at the model, or \
+         hidden); review it with `plugboard diff {server}` and approve it with `plugboard \
+         approve {server}`"
+    )]
+    Held { tool: String, server: String },
     #[error("`{tool}` {}; confirm the call first", risk_words(*.risk))]
     NeedsConfirmation { tool: String, risk: ToolRisk },
     #[error("the arguments do not match the tool's input schema: {}", describe(.issues))]
@@ -138,6 +144,7 @@ impl SessionError {
             SessionError::Config(_)
             | SessionError::UnknownTool { .. }
             | SessionError::Disabled { .. }
+            | SessionError::Held { .. }
             | SessionError::NeedsConfirmation { .. }
             | SessionError::InvalidArguments { .. } => 2,
             SessionError::Open { failure, .. }
@@ -156,6 +163,7 @@ impl SessionError {
             SessionError::Config(_) => "config",
             SessionError::UnknownTool { .. } => "unknown_tool",
             SessionError::Disabled { .. } => "disabled",
+            SessionError::Held { .. } => "held",
             SessionError::NeedsConfirmation { .. } => "needs_confirmation",
             SessionError::InvalidArguments { .. } => "invalid_arguments",
             SessionError::Cancelled => "cancelled",
@@ -637,6 +645,12 @@ impl Session {
         confirmation: Confirmation,
     ) -> Result<Vec<String>, SessionError> {
         let definition = self.tool(tool)?;
+        if self.tools.held(tool) {
+            return Err(SessionError::Held {
+                tool: tool.to_string(),
+                server: self.info.name.clone(),
+            });
+        }
         if self.tools.disabled(tool) {
             return Err(SessionError::Disabled {
                 tool: tool.to_string(),

@@ -80,6 +80,11 @@ impl ToolStates {
         }
     }
 
+    /// Whether a critical scanner finding holds `tool` until the tools are approved.
+    pub fn held(&self, tool: &str) -> bool {
+        self.review.held.contains(tool)
+    }
+
     /// Whether `tool` is switched off (by name, or as a new tool waiting for review).
     pub fn disabled(&self, tool: &str) -> bool {
         !self.policy.state(tool, &self.review).enabled

@@ -6,6 +6,7 @@ mod catalog;
 mod connection;
 mod health;
 mod registry;
+mod sandbox;
 mod size;
 
 use std::process::{Command, Output, Stdio};
@@ -17,9 +18,10 @@ use crate::row::Row;
 /// A section: measures and appends its rows.
 type Section = fn(&Paths, &Options, &mut Vec<Row>) -> Result<(), String>;
 
-const SECTIONS: [(&str, Section); 7] = [
+const SECTIONS: [(&str, Section); 8] = [
     ("stdio", connection::measure_stdio),
     ("http", connection::measure_http),
+    ("sandbox", sandbox::measure),
     ("health", health::measure),
     ("catalog", catalog::measure),
     ("registry", registry::measure),
