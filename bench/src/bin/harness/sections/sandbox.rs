@@ -34,7 +34,10 @@ pub fn measure(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
     let mut cmds = vec![];
     let mut labels = vec![];
     for (i, (subject, command, expect)) in subjects.iter().enumerate() {
-        for (boxed, client) in [(false, "plugboard test (no sandbox)"), (true, "plugboard test (sandboxed)")] {
+        for (boxed, client) in [
+            (false, "plugboard test (no sandbox)"),
+            (true, "plugboard test (sandboxed)"),
+        ] {
             let name = format!("s{i}-{}", if boxed { "boxed" } else { "plain" });
             add(paths, &home, &name, command, boxed)?;
             let cmd = Cmd::new(&paths.plugboard, &["test", "--json", &name], expect)
@@ -60,7 +63,13 @@ pub fn measure(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
 }
 
 /// `plugboard add NAME --stdio [--no-sandbox] -- COMMAND…` into `home`.
-fn add(paths: &Paths, home: &Path, name: &str, command: &[String], boxed: bool) -> Result<(), String> {
+fn add(
+    paths: &Paths,
+    home: &Path,
+    name: &str,
+    command: &[String],
+    boxed: bool,
+) -> Result<(), String> {
     let mut args = vec!["add", name, "--stdio", "--no-test"];
     if !boxed {
         args.push("--no-sandbox");
