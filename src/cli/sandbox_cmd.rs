@@ -40,15 +40,7 @@ pub fn sandbox(servers: &Servers, args: SandboxArgs) -> Result<(), CliError> {
     };
     if change.is_empty() {
         let view = crate::sandbox::view(servers, &args.name)?;
-        if args.json.json {
-            print_json(&Output {
-                view: &view,
-                test: None,
-            })?;
-        } else {
-            print_view(&view);
-        }
-        return Ok(());
+        return show(&view, args.json.json);
     }
     let view = crate::sandbox::change(servers, &args.name, &change)?;
     if view.state == SandboxState::Off && change.enabled == Some(false) && !args.json.json {
@@ -59,15 +51,7 @@ pub fn sandbox(servers: &Servers, args: SandboxArgs) -> Result<(), CliError> {
         );
     }
     if args.no_test {
-        if args.json.json {
-            print_json(&Output {
-                view: &view,
-                test: None,
-            })?;
-        } else {
-            print_view(&view);
-        }
-        return Ok(());
+        return show(&view, args.json.json);
     }
     if !args.json.json {
         print_view(&view);
@@ -93,6 +77,16 @@ pub fn sandbox(servers: &Servers, args: SandboxArgs) -> Result<(), CliError> {
     }
     print_result(&args.name, &result);
     finish_quietly(&args.name, &result)
+}
+
+/// The view alone, as JSON or text.
+fn show(view: &SandboxView, json: bool) -> Result<(), CliError> {
+    if json {
+        print_json(&Output { view, test: None })?;
+    } else {
+        print_view(view);
+    }
+    Ok(())
 }
 
 /// The exit status of a re-test already printed.

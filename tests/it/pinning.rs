@@ -209,16 +209,7 @@ fn hidden_instructions_and_zero_width_characters_are_flagged() {
     assert_eq!(critical["severity"], "critical");
     assert_eq!(critical["place"], "description");
     let span = &critical["span"];
-    let description: Vec<char> = result["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "echo")
-        .unwrap()["description"]
-        .as_str()
-        .unwrap()
-        .chars()
-        .collect();
+    let description: Vec<char> = echo_description(&result).chars().collect();
     let found: String = description
         [span["start"].as_u64().unwrap() as usize..span["end"].as_u64().unwrap() as usize]
         .iter()

@@ -77,3 +77,22 @@ impl Paths {
 pub fn arg(path: &Path) -> String {
     path.display().to_string()
 }
+
+/// `plugboard ARGS…` with `PLUGBOARD_HOME` = `home`, which must succeed (set-up steps).
+pub fn plugboard_in(paths: &Paths, home: &Path, args: &[&str]) -> Result<(), String> {
+    let out = std::process::Command::new(&paths.plugboard)
+        .args(args)
+        .env("PLUGBOARD_HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "plugboard {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::command::Cmd;
+use crate::row::Row;
 
 /// Timed rounds that started while the machine was still busy after waiting.
 static NOISY_ROUNDS: AtomicUsize = AtomicUsize::new(0);
@@ -94,4 +95,23 @@ fn cpu_ticks() -> Option<(u64, u64)> {
         .collect();
     let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
     Some((v.iter().sum(), idle))
+}
+
+/// [`interleave`] the commands of a section and add a row for each, labelled (subject, client).
+pub fn rows_of(
+    section: &'static str,
+    labelled: Vec<((String, String), (String, Cmd))>,
+    warmup: usize,
+    runs: usize,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let (labels, cmds): (Vec<_>, Vec<_>) = labelled.into_iter().unzip();
+    let samples = interleave(&cmds, warmup, runs)?;
+    for ((subject, client), samples) in labels.into_iter().zip(samples) {
+        rows.push(Row {
+            cpu: samples.cpu,
+            ..Row::times(section, subject, client, samples.wall, "")
+        });
+    }
+    Ok(())
 }

@@ -121,6 +121,15 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+/// The `-32602` answer to a call that was not sent to the server.
+fn invalid_call(id: &Value, message: String, data: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32602, "message": message, "data": data},
+    })
+}
+
 fn to_line(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
@@ -145,20 +154,16 @@ impl ToolFilter {
 
     /// The error a call whose arguments hold a secret gets.
     fn secret_refusal(&self, id: &Value, tool: &str) -> Value {
-        json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {
-                "code": -32602,
-                "message": format!(
-                    "the arguments of `{tool}` hold a secret of `{}` (a value from Plugboard's \
-                     secret store), so the call was not sent: a model should never pass a \
-                     credential in a tool's arguments",
-                    self.server
-                ),
-                "data": {"server": self.server, "tool": tool},
-            }
-        })
+        invalid_call(
+            id,
+            format!(
+                "the arguments of `{tool}` hold a secret of `{}` (a value from Plugboard's \
+                 secret store), so the call was not sent: a model should never pass a \
+                 credential in a tool's arguments",
+                self.server
+            ),
+            json!({"server": self.server, "tool": tool}),
+        )
     }
 
     fn session(&self) -> std::sync::MutexGuard<'_, Session> {
@@ -173,19 +178,15 @@ impl ToolFilter {
     /// The error a call of disabled tool `tool` gets.
     pub fn refusal(&self, id: &Value, tool: &str) -> Value {
         let enable = format!("plugboard tools {} --enable {tool}", self.server);
-        json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {
-                "code": -32602,
-                "message": format!(
-                    "tool `{tool}` of `{}` is disabled in Plugboard, so it was not called; \
-                     enable it with `{enable}` (or its switch in the Plugboard app)",
-                    self.server
-                ),
-                "data": {"server": self.server, "tool": tool, "enable": enable},
-            }
-        })
+        invalid_call(
+            id,
+            format!(
+                "tool `{tool}` of `{}` is disabled in Plugboard, so it was not called; enable it \
+                 with `{enable}` (or its switch in the Plugboard app)",
+                self.server
+            ),
+            json!({"server": self.server, "tool": tool, "enable": enable}),
+        )
     }
 
     /// One message (a line without its newline) from the client.

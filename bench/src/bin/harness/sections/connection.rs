@@ -5,7 +5,7 @@
 use crate::clients::{Target, clients};
 use crate::options::Options;
 use crate::paths::{self, Paths};
-use crate::rounds::interleave;
+use crate::rounds::rows_of;
 use crate::row::Row;
 use crate::servers::{start_everything_http, start_fixture_http, start_python_http};
 
@@ -112,8 +112,7 @@ fn measure_subjects(
         .into_iter()
         .filter(|s| options.wants_server(&s.name))
         .collect();
-    let mut cmds = vec![];
-    let mut labels = vec![];
+    let mut labelled = vec![];
     for subject in &subjects {
         let Subject {
             name,
@@ -122,23 +121,16 @@ fn measure_subjects(
             modern,
         } = subject;
         for (client, cmd) in clients(paths, options, target, expect, *modern) {
-            labels.push((name.clone(), client.clone()));
-            cmds.push((format!("{section} {name} {client}"), cmd));
+            let label = format!("{section} {name} {client}");
+            labelled.push(((name.clone(), client), (label, cmd)));
         }
     }
     eprintln!(
         "[bench] {section}: {} commands ({} servers), {} warm-up + {} timed rounds",
-        cmds.len(),
+        labelled.len(),
         subjects.len(),
         options.warmup,
         options.runs
     );
-    let samples = interleave(&cmds, options.warmup, options.runs)?;
-    for ((subject, client), samples) in labels.into_iter().zip(samples) {
-        rows.push(Row {
-            cpu: samples.cpu,
-            ..Row::times(section, subject, client, samples.wall, "")
-        });
-    }
-    Ok(())
+    rows_of(section, labelled, options.warmup, options.runs, rows)
 }

@@ -3,7 +3,6 @@
 //! parallelism, next to the slowest single probe and the sum of all single probes.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -120,18 +119,7 @@ fn add_servers(paths: &Paths, home: &Path) -> Result<Vec<String>, String> {
             fixture.as_str(),
         ];
         args.extend(extra.iter().map(String::as_str));
-        let out = Command::new(&paths.plugboard)
-            .args(&args)
-            .env("PLUGBOARD_HOME", home)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "plugboard add {name}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
+        paths::plugboard_in(paths, home, &args)?;
         names.push(name);
     }
     Ok(names)

@@ -3,13 +3,10 @@
 //! `plugboard add` leaves it) and one with `--no-sandbox`, each tested with `plugboard test
 //! NAME`, interleaved; the unsandboxed row is the floor of its pair.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-
 use crate::command::Cmd;
 use crate::options::Options;
 use crate::paths::{self, Paths};
-use crate::rounds::interleave;
+use crate::rounds::rows_of;
 use crate::row::Row;
 
 pub fn measure(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
@@ -31,63 +28,31 @@ pub fn measure(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
             "shout",
         ),
     ];
-    let mut cmds = vec![];
-    let mut labels = vec![];
+    let mut labelled = vec![];
     for (i, (subject, command, expect)) in subjects.iter().enumerate() {
         for (boxed, client) in [
             (false, "plugboard test (no sandbox)"),
             (true, "plugboard test (sandboxed)"),
         ] {
             let name = format!("s{i}-{}", if boxed { "boxed" } else { "plain" });
-            add(paths, &home, &name, command, boxed)?;
+            let mut args = vec!["add", name.as_str(), "--stdio", "--no-test"];
+            if !boxed {
+                args.push("--no-sandbox");
+            }
+            args.push("--");
+            args.extend(command.iter().map(String::as_str));
+            paths::plugboard_in(paths, &home, &args)?;
             let cmd = Cmd::new(&paths.plugboard, &["test", "--json", &name], expect)
                 .env("PLUGBOARD_HOME", &home);
-            labels.push((subject.to_string(), client));
-            cmds.push((format!("sandbox {subject} {client}"), cmd));
+            let label = format!("sandbox {subject} {client}");
+            labelled.push(((subject.to_string(), client.to_owned()), (label, cmd)));
         }
     }
     eprintln!(
         "[bench] sandbox: {} commands, {} warm-up + {} timed rounds",
-        cmds.len(),
+        labelled.len(),
         options.warmup,
         options.runs
     );
-    let samples = interleave(&cmds, options.warmup, options.runs)?;
-    for ((subject, client), samples) in labels.into_iter().zip(samples) {
-        rows.push(Row {
-            cpu: samples.cpu,
-            ..Row::times("sandbox", subject, client, samples.wall, "")
-        });
-    }
-    Ok(())
-}
-
-/// `plugboard add NAME --stdio [--no-sandbox] -- COMMAND…` into `home`.
-fn add(
-    paths: &Paths,
-    home: &Path,
-    name: &str,
-    command: &[String],
-    boxed: bool,
-) -> Result<(), String> {
-    let mut args = vec!["add", name, "--stdio", "--no-test"];
-    if !boxed {
-        args.push("--no-sandbox");
-    }
-    args.push("--");
-    args.extend(command.iter().map(String::as_str));
-    let out = Command::new(&paths.plugboard)
-        .args(&args)
-        .env("PLUGBOARD_HOME", home)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "plugboard add {name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
+    rows_of("sandbox", labelled, options.warmup, options.runs, rows)
 }
