@@ -12,7 +12,7 @@ use plugboard_app_api::api::{
     StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
 };
 use plugboard_app_api::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
-use plugboard_app_api::api::{SandboxPanel, SandboxRequest};
+use plugboard_app_api::api::{RemovedEntry, SandboxPanel, SandboxRequest};
 use plugboard_ops::session::{
     Answer, CallOutcome, Completion, CompletionTarget, Offer, PromptOutcome, ReadOutcome, RootView,
     SessionEvent, TraceEntry,
@@ -276,6 +276,35 @@ pub fn tool_diff(api: State<'_, Arc<Api>>, name: String) -> Res<ToolDiff> {
 #[specta::specta]
 pub fn approve_tools(api: State<'_, Arc<Api>>, name: String) -> Res<ToolDiff> {
     api.approve_tools(&name)
+}
+
+/// Record the other entries of the clients' files as seen (the user looked at them).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn mark_clients_seen(api: State<'_, Arc<Api>>) -> Res<ClientsOverview> {
+    api.mark_clients_seen()
+}
+
+/// Import one entry of a client's file in quarantine (disabled, sandboxed, not started).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn quarantine_entry(
+    api: State<'_, Arc<Api>>,
+    client: String,
+    entry: String,
+) -> Res<ImportResultView> {
+    api.quarantine_entry(&client, &entry)
+}
+
+/// Take one entry out of a client's file (a backup beside it).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn remove_client_entry(
+    api: State<'_, Arc<Api>>,
+    client: String,
+    entry: String,
+) -> Res<RemovedEntry> {
+    api.remove_client_entry(&client, &entry)
 }
 
 /// What server `name` may touch, and whether the kernel enforces it.

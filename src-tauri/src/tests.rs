@@ -236,6 +236,15 @@ fn no_stored_secret_ever_crosses_ipc() {
         ),
         ("budget", json!({})),
         ("clients_overview", json!({})),
+        ("mark_clients_seen", json!({})),
+        (
+            "quarantine_entry",
+            json!({"client": "no-such-client", "entry": "x"}),
+        ),
+        (
+            "remove_client_entry",
+            json!({"client": "no-such-client", "entry": "x"}),
+        ),
         ("use_in", json!({"name": "fx2"})),
         (
             "export_to_client",
@@ -274,7 +283,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 7, "the seven bad calls fail: {answers:#?}");
+    assert_eq!(errors, 9, "the nine bad calls fail: {answers:#?}");
     assert!(
         answers
             .iter()

@@ -19,7 +19,7 @@ import { cancelTest, testThenSave } from "./install.e2e.mjs";
 import { registry } from "./registry.e2e.mjs";
 import { credentialsAndRemove, installedList, installedServers, toolReview } from "./servers.e2e.mjs";
 import { customServers } from "./custom.e2e.mjs";
-import { useInOtherApps } from "./clients.e2e.mjs";
+import { strangersInClientFiles, useInOtherApps } from "./clients.e2e.mjs";
 import { doctor } from "./doctor.e2e.mjs";
 import { oauth } from "./oauth.e2e.mjs";
 import { configHoldsNoSecret } from "./config.e2e.mjs";
@@ -37,6 +37,7 @@ const FEATURES = [
   ["custom servers", customServers],
   ["tool review", toolReview],
   ["use in other apps", useInOtherApps],
+  ["servers planted in other apps' files", strangersInClientFiles],
   ["doctor", doctor],
   ["credentials and remove", credentialsAndRemove],
   ["OAuth", oauth],

@@ -1,8 +1,10 @@
 // Use in other apps: the known clients, importing from Cursor (its token to the keyring), and
 // chosen servers written into Claude Desktop and Cursor.
 
-import { readFileSync } from "node:fs";
-import { CURSOR_TOKEN, cursorFile, claudeFile, config, card, keyring } from "./fixtures.mjs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CLI, CURSOR_TOKEN, FIXTURE, cursorFile, claudeFile, config, card, home, keyring, userHome } from "./fixtures.mjs";
 import { s, step, shot, text } from "./harness.mjs";
 
 /** The clients, import from Cursor, export to Claude Desktop and Cursor. */
@@ -69,5 +71,40 @@ export async function useInOtherApps() {
     await s.waitFor('[data-testid="use-in"] [data-client="cursor"] .chip.ok', { what: "ghost in use in Cursor" });
     await (await s.find('[data-testid="nav-installed"]')).click();
     await s.waitFor(card("fx2"));
+  });
+}
+
+/** A server that appears in Cursor's file behind Plugboard's back: marked new, imported in
+ * quarantine (off, sandboxed, never started), taken out of the file, and the rest marked seen. */
+export async function strangersInClientFiles() {
+  await step("a server planted in Cursor's file is marked new, quarantined and removed", async () => {
+    const planted = JSON.parse(readFileSync(cursorFile, "utf8"));
+    planted.mcpServers.planted = { command: FIXTURE, args: ["--misbehave", "write-home"] };
+    writeFileSync(cursorFile, JSON.stringify(planted));
+    const marker = join(userHome, ".mcp-fixture-was-here");
+    await (await s.find('[data-testid="nav-clients"]')).click();
+    const row = '[data-testid="client-other"][data-entry="planted"]';
+    await s.waitFor(`${row}[data-new="true"]`, { what: "the planted entry marked new" });
+    await s.waitFor('[data-testid="clients-new"]');
+    await shot("18d-planted-entry");
+    // Looked at: no longer new (the file is not changed by that).
+    await (await s.find('[data-testid="clients-mark-seen"]')).click();
+    await s.waitFor(`${row}[data-new="false"]`, { what: "the planted entry seen" });
+    await s.waitGone('[data-testid="clients-new"]', 8000);
+    await (await s.find(`${row} [data-testid="other-quarantine"]`)).click();
+    await s.waitUntil(() => {
+      const servers = JSON.parse(config()).servers;
+      return !!servers.planted;
+    }, { what: "the quarantined server in the config" });
+    const quarantined = JSON.parse(config()).servers.planted;
+    if (quarantined.enabled !== false || quarantined.sandbox?.network !== "none") throw new Error(`quarantined: ${JSON.stringify(quarantined)}`);
+    if (existsSync(marker)) throw new Error("the quarantine started the planted server");
+    await (await s.find(`${row} [data-testid="other-remove"]`)).click();
+    await (await s.waitFor('[data-testid="confirm-dialog"] [data-testid="confirm"]')).click();
+    await s.waitGone(row, 8000);
+    if (JSON.parse(readFileSync(cursorFile, "utf8")).mcpServers.planted) throw new Error("the entry is still in Cursor's file");
+    const r = spawnSync(CLI, ["remove", "planted"], { env: { ...process.env, PLUGBOARD_HOME: home }, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`plugboard remove: ${r.stderr}`);
+    await (await s.find('[data-testid="nav-installed"]')).click();
   });
 }

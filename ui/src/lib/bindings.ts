@@ -59,6 +59,12 @@ export const commands = {
 	serverSandbox: (name: string) => typedError<SandboxPanel, ApiError>(__TAURI_INVOKE("server_sandbox", { name })),
 	/**  Change server `name`'s sandbox (nothing saved when it cannot be enforced as asked). */
 	setSandbox: (name: string, change: SandboxRequest) => typedError<SandboxPanel, ApiError>(__TAURI_INVOKE("set_sandbox", { name, change })),
+	/**  Record the other entries of the clients' files as seen (the user looked at them). */
+	markClientsSeen: () => typedError<ClientsOverview, ApiError>(__TAURI_INVOKE("mark_clients_seen")),
+	/**  Import one entry of a client's file in quarantine (disabled, sandboxed, not started). */
+	quarantineEntry: (client: string, entry: string) => typedError<ImportResultView, ApiError>(__TAURI_INVOKE("quarantine_entry", { client, entry })),
+	/**  Take one entry out of a client's file (a backup beside it). */
+	removeClientEntry: (client: string, entry: string) => typedError<RemovedEntry, ApiError>(__TAURI_INVOKE("remove_client_entry", { client, entry })),
 	/**  The MCP clients on this machine and the Plugboard servers each launches. */
 	clientsOverview: () => __TAURI_INVOKE<ClientsOverview>("clients_overview"),
 	/**  Which clients launch server `name`. */
@@ -323,6 +329,8 @@ export type ClientView = {
 	servers: string[],
 	/**  Entries that are not Plugboard launchers. */
 	other_entries: number,
+	/**  Those entries, with what they launch and whether they are new since the last look. */
+	others: OtherEntryView[],
 	drifted: boolean,
 	drift: DriftView[],
 	/**  Why the file could not be read. */
@@ -852,6 +860,18 @@ export type OptionSummary = {
 	bundle: boolean,
 };
 
+/**  An entry of a client's file that is not a Plugboard launcher. */
+export type OtherEntryView = {
+	entry: string,
+	/**  Its command line or URL, anything shaped like a secret as `***`. */
+	launches: string,
+	/**
+	 *  Not there (or different) when the user last marked the entries as seen: someone or
+	 *  something else added it.
+	 */
+	new: boolean,
+};
+
 /**  Where an installed registry server stands. */
 export type OutdatedView = {
 	name: string,
@@ -1012,6 +1032,14 @@ export type RemoveResult = {
 	secrets_deleted: number,
 	/**  Secrets that could not be deleted from the keyring (the server is gone anyway). */
 	warnings: string[],
+};
+
+/**  What taking an entry out of a client's file did. */
+export type RemovedEntry = {
+	entry: string,
+	path: string,
+	/**  The file as it was, beside it. */
+	backup: string | null,
 };
 
 /**  One resource's contents (read, or embedded in a result). */

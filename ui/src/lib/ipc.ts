@@ -39,6 +39,7 @@ import type {
   PromptOutcome,
   ReadOutcome,
   RegistryStatus,
+  RemovedEntry,
   RemoveResult,
   RootView,
   SandboxPanel,
@@ -170,6 +171,11 @@ export const api = {
   toolDiff: (name: string): Promise<ToolDiff> => unwrap(() => commands.toolDiff(name)),
   approveTools: (name: string): Promise<ToolDiff> => unwrap(() => commands.approveTools(name)),
   serverSandbox: (name: string): Promise<SandboxPanel> => unwrap(() => commands.serverSandbox(name)),
+  markClientsSeen: (): Promise<ClientsOverview> => unwrap(() => commands.markClientsSeen()),
+  quarantineEntry: (client: string, entry: string): Promise<ImportResultView> =>
+    unwrap(() => commands.quarantineEntry(client, entry)),
+  removeClientEntry: (client: string, entry: string): Promise<RemovedEntry> =>
+    unwrap(() => commands.removeClientEntry(client, entry)),
   setSandbox: (name: string, change: SandboxRequest): Promise<SandboxPanel> =>
     unwrap(() => commands.setSandbox(name, change)),
   serverTools: (name: string): Promise<ServerToolsView> => unwrap(() => commands.serverTools(name)),

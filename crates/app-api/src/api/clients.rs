@@ -35,10 +35,34 @@ pub struct ClientView {
     pub servers: Vec<String>,
     /// Entries that are not Plugboard launchers.
     pub other_entries: u32,
+    /// Those entries, with what they launch and whether they are new since the last look.
+    pub others: Vec<OtherEntryView>,
     pub drifted: bool,
     pub drift: Vec<DriftView>,
     /// Why the file could not be read.
     pub error: Option<String>,
+}
+
+/// An entry of a client's file that is not a Plugboard launcher.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct OtherEntryView {
+    pub entry: String,
+    /// Its command line or URL, anything shaped like a secret as `***`.
+    pub launches: String,
+    /// Not there (or different) when the user last marked the entries as seen: someone or
+    /// something else added it.
+    pub new: bool,
+}
+
+/// What taking an entry out of a client's file did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RemovedEntry {
+    pub entry: String,
+    pub path: String,
+    /// The file as it was, beside it.
+    pub backup: Option<String>,
 }
 
 /// The global "Use in other apps" panel.
@@ -229,6 +253,15 @@ fn client_view(s: &ClientStatus) -> ClientView {
         exists: s.exists,
         servers: s.servers.clone(),
         other_entries: s.other_entries.min(u32::MAX as usize) as u32,
+        others: s
+            .others
+            .iter()
+            .map(|o| OtherEntryView {
+                entry: o.entry.clone(),
+                launches: o.launches.clone(),
+                new: o.new,
+            })
+            .collect(),
         drifted: s.drifted,
         drift: s
             .drift
@@ -305,6 +338,55 @@ impl Api {
             cli_path: cli.as_deref().ok().map(text),
             cli_missing: cli.err(),
         }
+    }
+
+    /// Record every other entry the clients' files hold now as seen: the user looked at them.
+    pub fn mark_clients_seen(&self) -> Result<ClientsOverview, ApiError> {
+        let dir = self.servers.config().dir();
+        clients::seen::record(dir, &clients::detect(dir))
+            .map_err(|e| ApiError::new("io", format!("cannot remember what you saw: {e}")))?;
+        Ok(self.clients_overview())
+    }
+
+    /// Import entry `entry` of client `client`'s file in quarantine: disabled, sandboxed
+    /// without network, not started; its secrets go to the keyring; the client's file is left
+    /// as it is.
+    pub fn quarantine_entry(
+        &self,
+        client: &str,
+        entry: &str,
+    ) -> Result<ImportResultView, ApiError> {
+        let (_, mut plan) = self.import_plan(client)?;
+        clients::quarantine::keep_only(&mut plan, &[entry.to_owned()]).map_err(client_error)?;
+        clients::quarantine::quarantine(&mut plan);
+        for server in &plan.servers {
+            self.allowed(crate::policy::Subject::Imported { name: &server.name })?;
+        }
+        let report = clients::apply_import(&self.servers, &plan);
+        Ok(ImportResultView {
+            imported: report.imported.into_iter().map(|(_, name)| name).collect(),
+            failed: report
+                .failed
+                .into_iter()
+                .map(|(entry, why)| format!("{entry}: {why}"))
+                .collect(),
+            backup: None,
+        })
+    }
+
+    /// Take entry `entry` out of client `client`'s file (a backup beside it).
+    pub fn remove_client_entry(&self, client: &str, entry: &str) -> Result<RemovedEntry, ApiError> {
+        let kind = known_client(client)?;
+        let path = (kind.format().path)(&clients::Dirs::from_env()).ok_or_else(|| {
+            ApiError::new("not_found", format!("{} has no file here", kind.label()))
+        })?;
+        let backup =
+            clients::quarantine::remove_entry(kind, &path, entry, false).map_err(client_error)?;
+        Ok(RemovedEntry {
+            entry: entry.to_owned(),
+            path: text(&path),
+            backup: backup.as_deref().map(text),
+        })
     }
 
     /// Which clients launch server `name`.

@@ -28,7 +28,8 @@ use std::sync::Arc;
 pub use crate::oauth::{JobState, JobStatus};
 pub use clients::{
     ClientView, ClientsOverview, DriftView, ExportChangeView, ExportPreview, ExportResult,
-    ExportSelection, ImportCandidate, ImportPreview, ImportResultView, UseIn, UseInClient,
+    ExportSelection, ImportCandidate, ImportPreview, ImportResultView, OtherEntryView,
+    RemovedEntry, UseIn, UseInClient,
 };
 pub use doctor::{DoctorReport, FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
