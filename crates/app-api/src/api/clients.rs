@@ -363,15 +363,7 @@ impl Api {
             self.allowed(crate::policy::Subject::Imported { name: &server.name })?;
         }
         let report = clients::apply_import(&self.servers, &plan);
-        Ok(ImportResultView {
-            imported: report.imported.into_iter().map(|(_, name)| name).collect(),
-            failed: report
-                .failed
-                .into_iter()
-                .map(|(entry, why)| format!("{entry}: {why}"))
-                .collect(),
-            backup: None,
-        })
+        Ok(import_result(report, None))
     }
 
     /// Take entry `entry` out of client `client`'s file (a backup beside it).
@@ -592,18 +584,26 @@ impl Api {
         } else {
             None
         };
-        Ok(ImportResultView {
-            imported: report.imported.into_iter().map(|(_, name)| name).collect(),
-            failed: report
-                .failed
-                .into_iter()
-                .map(|(entry, why)| format!("{entry}: {why}"))
-                .chain(report.kept_in_source.into_iter().map(|(entry, why)| {
-                    format!("{entry}: imported, but its test failed ({why}), so it stays as it was in the client's file")
-                }))
-                .collect(),
-            backup: backup.as_deref().map(text),
-        })
+        Ok(import_result(report, backup.as_deref().map(text)))
+    }
+}
+
+/// What an import did, for the app: the servers imported, and each failure in a sentence.
+fn import_result(
+    report: clients::import::ImportReport,
+    backup: Option<String>,
+) -> ImportResultView {
+    ImportResultView {
+        imported: report.imported.into_iter().map(|(_, name)| name).collect(),
+        failed: report
+            .failed
+            .into_iter()
+            .map(|(entry, why)| format!("{entry}: {why}"))
+            .chain(report.kept_in_source.into_iter().map(|(entry, why)| {
+                format!("{entry}: imported, but its test failed ({why}), so it stays as it was in the client's file")
+            }))
+            .collect(),
+        backup,
     }
 }
 
