@@ -116,6 +116,18 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
                         },
                         market.listing(),
                     )?;
+                    if row.status() == crate::registry::Status::Deprecated {
+                        eprintln!(
+                            "WARNING: its registry marks `{}` {} deprecated: {}",
+                            row.server.name,
+                            row.server.version,
+                            row.meta
+                                .official
+                                .status_message
+                                .as_deref()
+                                .unwrap_or("no reason given")
+                        );
+                    }
                     (
                         blueprint(
                             row,

@@ -77,6 +77,10 @@ pub fn outdated(servers: &Servers, args: OutdatedArgs) -> Result<(), CliError> {
             Standing::Current => "up to date".to_owned(),
             Standing::UpdateAvailable => "update available".to_owned(),
             Standing::NotListed => "no longer listed by its registry".to_owned(),
+            Standing::Removed => format!(
+                "removed from the registry: {}",
+                r.removed.as_deref().unwrap_or("no reason given")
+            ),
         };
         let state = match &r.deprecated {
             Some(message) => format!("{state}; deprecated: {message}"),

@@ -215,6 +215,22 @@ fn incremental_syncs_bring_new_versions_deprecations_and_deletions_and_skip_bad_
         deprecated["status_message"],
         "use the r-counter-2 server instead"
     );
+    // Installing it says so before anything else (nothing is started: --no-test).
+    let out = run(
+        &home,
+        &url,
+        &[
+            "install",
+            "io.github.guanqun-yang/mcp-server-r-counter",
+            "--no-test",
+            "--no-pin",
+        ],
+    );
+    assert!(
+        stderr(&out).contains("deprecated: use the r-counter-2 server instead"),
+        "{}",
+        stderr(&out)
+    );
     let out = run(
         &home,
         &url,

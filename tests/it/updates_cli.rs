@@ -179,13 +179,26 @@ fn update_shows_the_tool_diff_carries_values_and_secrets_and_changes_nothing_whe
     let out = run(&["diff", "notes"], "");
     assert_code(&out, 0);
 
-    // The registry deletes the server: `outdated` says so.
+    // The registry deletes the server: `outdated` says so, with the registry's reason.
     registry.post(
         "/fixture/status",
-        &json!({"name": NAME, "status": "deleted"}),
+        &json!({"name": NAME, "status": "deleted", "statusMessage": "withdrawn by its author"}),
     );
     let out = run(&["outdated", "--json"], "");
-    assert_eq!(json_of(&out)[0]["state"], "not_listed", "{}", stdout(&out));
+    let row = &json_of(&out)[0];
+    assert_eq!(row["state"], "removed", "{}", stdout(&out));
+    assert_eq!(
+        row["removed"],
+        "withdrawn by its author",
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["outdated"], "");
+    assert!(
+        stdout(&out).contains("removed from the registry: withdrawn by its author"),
+        "{}",
+        stdout(&out)
+    );
     let out = run(&["update", "notes"], "");
     assert_code(&out, 2);
     assert!(stderr(&out).contains("no longer lists"), "{}", stderr(&out));

@@ -35,8 +35,11 @@ use crate::secrets::{SecretError, SecretKey, Sensitive};
 pub enum Standing {
     Current,
     UpdateAvailable,
-    /// Its registry no longer lists it (deleted, or a registry no longer read).
+    /// Its registry no longer lists it (a registry no longer read, or a deletion it never
+    /// said).
     NotListed,
+    /// Its registry deleted it (`removed` says why).
+    Removed,
 }
 
 /// One row of `plugboard outdated`.
@@ -52,6 +55,9 @@ pub struct OutdatedRow {
     /// The registry's deprecation message of the latest version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deprecated: Option<String>,
+    /// Its registry deleted it: the registry's message (or that it gave none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removed: Option<String>,
     /// Installed from an MCPB bundle.
     pub bundle: bool,
 }
@@ -101,7 +107,17 @@ pub fn standing(name: &str, server: &ServerConfig, listing: &Listing) -> Option<
         }
         None => (None, None),
     };
+    let removed = latest
+        .is_none()
+        .then(|| listing.removal(&origin.name))
+        .flatten()
+        .map(|r| {
+            r.message
+                .clone()
+                .unwrap_or_else(|| "the registry gave no reason".to_owned())
+        });
     let state = match &latest {
+        None if removed.is_some() => Standing::Removed,
         None => Standing::NotListed,
         Some(l) if is_newer(l, &origin.version) => Standing::UpdateAvailable,
         Some(_) => Standing::Current,
@@ -114,6 +130,7 @@ pub fn standing(name: &str, server: &ServerConfig, listing: &Listing) -> Option<
         latest,
         state,
         deprecated,
+        removed,
         bundle,
     })
 }

@@ -878,10 +878,12 @@ export type OutdatedView = {
 	registry_name: string,
 	installed: string,
 	latest: string | null,
-	/**  `current`, `update_available` or `not_listed`. */
+	/**  `current`, `update_available`, `not_listed` or `removed` (deleted by its registry). */
 	state: string,
 	/**  The registry's deprecation message. */
 	deprecated: string | null,
+	/**  Why its registry deleted it. */
+	removed: string | null,
 	bundle: boolean,
 };
 

@@ -23,6 +23,8 @@ class AppState {
   updating = $state<string | null>(null);
   /** Installed registry servers with a newer version listed, by server name. */
   updates = $state<Record<string, OutdatedView>>({});
+  /** Installed registry servers their registry deleted, by name. */
+  removed = $state<Record<string, OutdatedView>>({});
   /** Fixes completed in the sign-in or tool review dialog, counted by server name: the doctor
    * examines a server again after a fix it sent the user to was made. */
   fixes = $state<Record<string, number>>({});
@@ -57,8 +59,13 @@ class AppState {
     try {
       const rows = await api.outdated();
       const next: Record<string, OutdatedView> = {};
-      for (const r of rows) if (r.state === "update_available") next[r.name] = r;
+      const removed: Record<string, OutdatedView> = {};
+      for (const r of rows) {
+        if (r.state === "update_available") next[r.name] = r;
+        if (r.state === "removed") removed[r.name] = r;
+      }
       this.updates = next;
+      this.removed = removed;
     } catch {
       // No listing yet: no badges.
     }

@@ -589,10 +589,12 @@ pub struct OutdatedView {
     pub registry_name: String,
     pub installed: String,
     pub latest: Option<String>,
-    /// `current`, `update_available` or `not_listed`.
+    /// `current`, `update_available`, `not_listed` or `removed` (deleted by its registry).
     pub state: String,
     /// The registry's deprecation message.
     pub deprecated: Option<String>,
+    /// Why its registry deleted it.
+    pub removed: Option<String>,
     pub bundle: bool,
 }
 

@@ -44,6 +44,7 @@ fn standing(s: &Standing) -> &'static str {
         Standing::Current => "current",
         Standing::UpdateAvailable => "update_available",
         Standing::NotListed => "not_listed",
+        Standing::Removed => "removed",
     }
 }
 
@@ -61,6 +62,7 @@ impl Api {
                 installed: r.installed,
                 latest: r.latest,
                 deprecated: r.deprecated,
+                removed: r.removed,
                 bundle: r.bundle,
             })
             .collect())

@@ -1,6 +1,7 @@
 //! The registries' caches merged into one listing, in the order of the registry list: a server
 //! listed by two registries is taken from the first (a company's registry put first overrides
-//! the official one). Deleted servers are never cached; deprecated ones are listed, flagged.
+//! the official one). Deleted servers are never cached (their removals are kept beside, for
+//! installed servers to be told why they are gone); deprecated ones are listed, flagged.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -22,6 +23,8 @@ pub struct LoadedRegistry {
     pub source: RegistrySource,
     pub cache: Option<CachedRegistry>,
     pub problem: Option<CacheProblem>,
+    /// The servers it deleted ([`super::removed`]).
+    pub removed: super::removed::Removals,
 }
 
 /// Every cached server of every registry, first registry first.
@@ -47,6 +50,7 @@ impl Listing {
                     source: source.clone(),
                     cache,
                     problem,
+                    removed: super::removed::load(&path),
                 }
             })
             .collect();
@@ -71,6 +75,14 @@ impl Listing {
             registries,
             visible,
         }
+    }
+
+    /// Why server `name` is gone, when a registry deleted it and none lists it.
+    pub fn removal(&self, name: &str) -> Option<&super::removed::Removal> {
+        if self.find(name).is_some() {
+            return None;
+        }
+        self.registries.iter().find_map(|r| r.removed.get(name))
     }
 
     /// The listed servers (one per name).

@@ -17,6 +17,7 @@ pub mod cache;
 pub mod client;
 pub mod listing;
 pub mod model;
+pub mod removed;
 pub mod sources;
 pub mod sync;
 pub mod time;

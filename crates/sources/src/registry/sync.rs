@@ -18,6 +18,7 @@ use super::cache::{
 };
 use super::client::{ApiVersion, FetchError, ListQuery, RegistryClient};
 use super::model::{RegistryRow, Status};
+use super::removed::{self, Removal};
 use super::sources::RegistrySource;
 use super::time::{now_secs, parse_rfc3339};
 
@@ -319,6 +320,7 @@ async fn pull_changes(
     let mut counters = Counters::new(old.header.newest_update.clone());
     // name → the new row's line, or `None` when the server was deleted.
     let mut changes: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
+    let mut deleted: Vec<(String, Removal)> = vec![];
     let mut query = ListQuery {
         latest_only: true,
         updated_since: old.header.newest_update.clone(),
@@ -332,7 +334,16 @@ async fn pull_changes(
         for row in &page.rows {
             counters.saw(row);
             let line = match row.status() {
-                Status::Deleted => None,
+                Status::Deleted => {
+                    deleted.push((
+                        row.name().to_owned(),
+                        Removal {
+                            message: row.meta.official.status_message.clone(),
+                            at: row.meta.official.updated_at.clone(),
+                        },
+                    ));
+                    None
+                }
                 _ => Some(serde_json::to_vec(row).map_err(std::io::Error::other)?),
             };
             changes.insert(row.name().to_owned(), line);
@@ -357,6 +368,11 @@ async fn pull_changes(
         .iter()
         .filter(|(name, c)| c.is_none() && old.find(name).is_some())
         .count();
+    let back = changes
+        .iter()
+        .filter(|(_, c)| c.is_some())
+        .map(|(name, _)| name.as_str());
+    removed::update(path, deleted, back)?;
     if changes.is_empty() {
         // Nothing changed: only the time of the sync is new.
         return rewrite_header(old, path, client.api(), &counters);
