@@ -17,10 +17,3 @@ pub use kernel::landlock_abi;
 pub use plan::{Grant, Inputs, Plan, PlanError, Reason, plan, private_tmp};
 pub use settings::{HostPort, Network, Settings};
 pub use summary::{display_path, summary};
-
-/// Commands that start a container: the container is their isolation, and the runtime's
-/// client needs its daemon's socket and state, so they are not sandboxed by default.
-pub fn is_container_runtime(command: &str) -> bool {
-    let base = command.rsplit('/').next().unwrap_or(command);
-    matches!(base, "docker" | "podman" | "nerdctl")
-}

@@ -3,12 +3,9 @@
 //! `--network host`, `-v /:/host`, added capabilities, devices, the Docker socket) and fixed
 //! environment values that change what runs (`LD_PRELOAD`, `NODE_OPTIONS`, `PYTHONPATH`, a
 //! package index). Registry rows are outside input: these come from whoever published the row.
-
-use std::path::Path;
-
 use super::blueprint::{ArgPlan, Launch, OptionPlan};
 use super::template::{Part, Template};
-use crate::config::is_launch_env;
+use crate::config::{is_container_runtime, is_launch_env};
 
 /// The warnings for `option`, one sentence each.
 pub fn isolation_warnings(option: &OptionPlan) -> Vec<String> {
@@ -29,11 +26,7 @@ pub fn isolation_warnings(option: &OptionPlan) -> Vec<String> {
             ));
         }
     }
-    let base = Path::new(command)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(command);
-    if matches!(base, "docker" | "podman" | "nerdctl") {
+    if is_container_runtime(command) {
         warnings.extend(container_warnings(&flatten(args)));
     }
     warnings

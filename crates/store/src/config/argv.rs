@@ -21,8 +21,10 @@ pub enum LaunchArg<'a> {
     WithSecret(&'a str),
 }
 
-/// Container runtimes whose `-e NAME` takes the value from their own environment.
-fn is_container_runtime(command: &str) -> bool {
+/// Whether `command` is a container runtime's client (`docker`, `podman`, `nerdctl`): its
+/// `-e NAME` takes the value from its own environment, its launch flags decide the container's
+/// isolation, and the container is the server's sandbox.
+pub fn is_container_runtime(command: &str) -> bool {
     let base = Path::new(command)
         .file_name()
         .and_then(|n| n.to_str())

@@ -6,7 +6,7 @@ mod paths;
 mod store;
 mod tools;
 
-pub use argv::{LaunchArg, plan_args, secrets_on_argv};
+pub use argv::{LaunchArg, is_container_runtime, plan_args, secrets_on_argv};
 pub use model::{
     Auth, BundleOrigin, ClientAuthMethod, ConfigValue, DependencyPin, ENV_REF_OPEN, EnvTemplate,
     LocalLaunch, OAuthSettings, RegistryOrigin, SECRET_ARG_OPEN, SecretRef, ServerConfig, Source,

@@ -431,7 +431,7 @@ impl ServerConfig {
             (_, Some(launch)) => &launch.command,
             _ => return None,
         };
-        (!plugboard_sandbox::is_container_runtime(command)).then(plugboard_sandbox::Settings::on)
+        (!super::argv::is_container_runtime(command)).then(plugboard_sandbox::Settings::on)
     }
 
     /// The namespace this server's secret references resolve in. Hand-written servers without
