@@ -565,7 +565,11 @@ fn print_form(form: &FormSpec) {
             InputKind::Select => format!(", one of {}", field.choices.join("|")),
             InputKind::Boolean => ", true|false".into(),
             InputKind::Number => ", a number".into(),
-            InputKind::List => ", one value per line".into(),
+            InputKind::List if field.picker.is_some() => {
+                ", absolute paths: repeat --set for each".into()
+            }
+            InputKind::List => ", one value per line (repeat --set for each)".into(),
+            InputKind::FilePath if field.picker.is_some() => ", an absolute path".into(),
             _ => String::new(),
         };
         let default = field

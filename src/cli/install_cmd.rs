@@ -216,7 +216,11 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
                 secret_env_var(key)
             )));
         }
-        input.set(key, value);
+        if field.input == InputKind::List {
+            input.add_line(key, value);
+        } else {
+            input.set(key, value);
+        }
     }
     for key in &args.plain {
         match spec.fields.iter().find(|f| &f.key == key) {

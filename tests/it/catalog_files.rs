@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 
 use plugboard::catalog::{Catalog, CatalogError, dir_entries, parse_entry};
-use plugboard::form::{FieldState, FieldTarget, FormInput, build_server, field_states, form_for};
+use plugboard::form::{
+    FieldState, FieldTarget, FormInput, InputKind, build_server, field_states, form_for,
+};
 
 use crate::support::{Home, assert_code, repo_root, stdout};
 
@@ -92,6 +94,13 @@ fn every_option_form_round_trips_to_a_config_and_back() {
             for field in &spec.fields {
                 let value = match field.target {
                     FieldTarget::Url => field.default.clone().unwrap(),
+                    // Path fields take whole paths; a list of folders, one per line.
+                    _ if field.input == InputKind::List && field.picker.is_some() => {
+                        format!("/srv/sample one\n/srv/sample-{}", field.key.to_lowercase())
+                    }
+                    _ if field.picker.is_some() => {
+                        format!("/srv/sample-{}", field.key.to_lowercase())
+                    }
                     _ => format!("sample-{}", field.key.to_lowercase()),
                 };
                 input.set(&field.key, value);

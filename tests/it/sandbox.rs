@@ -482,3 +482,130 @@ fn a_server_saved_before_the_sandbox_existed_runs_as_it_did_until_turned_on() {
     assert_code(&out, 0);
     denied(&t.probe("old", &[("read", &key)]), "read");
 }
+
+/// A test catalog entry whose form declares what its server needs: a folder it may only read
+/// (an environment field), a folder it may change (an argument field) and no network.
+fn write_declaring_catalog(dir: &Path) {
+    std::fs::write(
+        dir.join("declared-probe.json"),
+        json!({
+            "id": "declared-probe", "name": "Declared probe",
+            "description": "A fixture server whose form declares its folders and network.",
+            "docs_url": "https://example.com/probe", "categories": ["files"],
+            "options": [{
+                "id": "local", "label": "Local",
+                "transport": {"type": "stdio", "command": fixture_bin(),
+                    "args": ["--sandbox-probe", "--description-suffix"],
+                    "env_fields": [{"key": "DOCS_DIR", "label": "Documents", "kind": "folder",
+                        "required": true, "access": "read"}],
+                    "arg_fields": [{"key": "work", "label": "Work folder", "kind": "folder",
+                        "required": true, "access": "write"}]},
+                "auth": {"type": "none"},
+                "sandbox": {"network": "none"}
+            }]
+        })
+        .to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_form_declares_its_folders_read_only_or_read_write_and_its_network() {
+    assert!(landlock_present(), "this kernel has no Landlock");
+    let t = Sandboxed::new();
+    let catalog = tempfile::tempdir().unwrap();
+    write_declaring_catalog(catalog.path());
+    std::fs::create_dir_all(t.path("work space")).unwrap();
+    let install = |sets: &[&str]| {
+        let mut args = vec!["install", "declared-probe", "--no-test"];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        t.home
+            .cmd(&args)
+            .env("HOME", t.home.path())
+            .env("PLUGBOARD_CATALOG_DIR", catalog.path())
+            .output()
+            .unwrap()
+    };
+
+    // A relative folder would be resolved against some other working folder: refused, and
+    // nothing is saved.
+    let out = install(&["DOCS_DIR=notes", "work=~/work space"]);
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("`notes` is not an absolute path"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!t.home.config_path().exists());
+
+    let out = install(&["DOCS_DIR=~/notes", "work=~/work space"]);
+    assert_code(&out, 0);
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.home.config_path()).unwrap()).unwrap();
+    let server = &config["servers"]["declared-probe"];
+    let work = display(&t.path("work space"));
+    assert_eq!(
+        server["args"],
+        json!(["--sandbox-probe", "--description-suffix", work]),
+        "~ expanded, the space kept in one argument"
+    );
+    assert_eq!(server["sandbox"]["network"], "none", "{server}");
+    assert_eq!(
+        server["sandbox"]["allow_read"],
+        json!([display(&t.path("notes"))])
+    );
+
+    let shown = t.json(&["sandbox", "declared-probe", "--json"]);
+    assert!(
+        shown["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("Can read and write ~/work space; can read ~/notes; no network"),
+        "{shown}"
+    );
+
+    // Enforced: the read-only folder reads but does not take a file, the read-write one
+    // does, and no connection leaves.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let in_notes = display(&t.path("notes/new.txt"));
+    let in_work = display(&t.path("work space/new.txt"));
+    let report = t.probe(
+        "declared-probe",
+        &[
+            ("read", &display(&t.path("notes/a.txt"))),
+            ("write", &in_notes),
+            ("connect", &address),
+        ],
+    );
+    allowed(&report, "read");
+    denied(&report, "write");
+    denied(&report, "connect");
+    assert!(!t.path("notes/new.txt").exists());
+    allowed(&t.probe("declared-probe", &[("write", &in_work)]), "write");
+
+    // The curated filesystem server: one folder per line (each its own argument), and the
+    // hosts npx fetches the package from are the only network it is given.
+    let out = t.run(&[
+        "install",
+        "filesystem",
+        "--no-test",
+        "--set",
+        "paths=~/notes",
+        "--set",
+        "paths=~/work space",
+    ]);
+    assert_code(&out, 0);
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.home.config_path()).unwrap()).unwrap();
+    let filesystem = &config["servers"]["filesystem"];
+    let args = filesystem["args"].as_array().unwrap();
+    assert_eq!(
+        args[args.len() - 2..],
+        [json!(display(&t.path("notes"))), json!(work)],
+        "{filesystem}"
+    );
+    assert_eq!(filesystem["sandbox"]["network"], "registry.npmjs.org:443");
+}

@@ -15,5 +15,5 @@ mod summary;
 pub use enforce::{Enforcement, NetworkEnforcement, Prepared, prepare};
 pub use kernel::landlock_abi;
 pub use plan::{Grant, Inputs, Plan, PlanError, Reason, plan, private_tmp};
-pub use settings::{HostPort, Network, Settings};
+pub use settings::{Access, HostPort, Network, Settings};
 pub use summary::{display_path, summary};

@@ -349,11 +349,19 @@ pub fn plan(settings: &Settings, inputs: &Inputs) -> Result<Plan, PlanError> {
                 .cwd
                 .map(|cwd| (cwd.to_path_buf(), Reason::WorkingDir)),
         );
+    // A named path inside one the user (or the server's source) grants for reading only is
+    // read only, whatever its launch implies.
+    let read_only: Vec<PathBuf> = settings
+        .allow_read
+        .iter()
+        .filter_map(|raw| expand(raw, home))
+        .collect();
     for (named, reason) in named {
         for (path, writable) in named_grants(named, home) {
             if under_system(&path) {
                 continue;
             }
+            let writable = writable && !read_only.iter().any(|r| path.starts_with(r));
             let grant = Grant { path, reason };
             if writable {
                 write.push(grant);
@@ -507,6 +515,24 @@ mod tests {
                 .any(|g| g.path == home.path()),
             "the home itself is never granted"
         );
+    }
+
+    #[test]
+    fn a_named_folder_granted_for_reading_only_is_read_only() {
+        let home = tempfile::tempdir().unwrap();
+        let docs = home.path().join("docs");
+        std::fs::create_dir_all(docs.join("drafts")).unwrap();
+        let tmp = home.path().join("tmp");
+        let args = vec![docs.join("drafts").display().to_string()];
+        let settings = Settings {
+            allow_read: vec!["~/docs".into()],
+            ..Settings::on()
+        };
+        let plan = plan(&settings, &inputs(home.path(), &args, &tmp)).unwrap();
+        let drafts = docs.join("drafts");
+        assert!(!plan.write.iter().any(|g| g.path.starts_with(&docs)));
+        assert!(plan.read.iter().any(|g| g.path == drafts));
+        assert!(plan.read.iter().any(|g| g.path == docs));
     }
 
     #[test]

@@ -28,6 +28,31 @@ impl Settings {
             ..Settings::default()
         }
     }
+
+    /// Narrow these settings to what the server's source declares: the network the server
+    /// itself needs (widened to the hosts `command`, a package runner, fetches the package
+    /// from at start), and the paths it may only read (named in its launch, they are read and
+    /// write otherwise).
+    pub fn declare(&mut self, network: Option<&Network>, command: &str, read_only: Vec<String>) {
+        if let Some(network) = network {
+            self.network = network.clone().with_runner(command);
+        }
+        for path in read_only {
+            if !self.allow_read.contains(&path) {
+                self.allow_read.push(path);
+            }
+        }
+    }
+}
+
+/// Whether a path a form field names may be changed by the server, as its source declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Read only.
+    Read,
+    /// Read and change.
+    Write,
 }
 
 /// The network a sandboxed server may use.
@@ -64,6 +89,31 @@ impl Network {
                 .map(|item| HostPort::parse(item.trim()))
                 .collect::<Result<Vec<_>, _>>()
                 .map(Network::Hosts),
+        }
+    }
+
+    /// This network with the hosts a package runner fetches its package from at start added
+    /// (`npx` → the npm registry, `uvx` → PyPI): the server needs them before it runs at all.
+    pub fn with_runner(self, command: &str) -> Network {
+        let needed: Vec<HostPort> = runner_hosts(command)
+            .iter()
+            .map(|host| HostPort {
+                host: (*host).to_owned(),
+                port: 443,
+            })
+            .collect();
+        match self {
+            Network::Any => Network::Any,
+            _ if needed.is_empty() => self,
+            Network::None => Network::Hosts(needed),
+            Network::Hosts(mut hosts) => {
+                for host in needed {
+                    if !hosts.contains(&host) {
+                        hosts.push(host);
+                    }
+                }
+                Network::Hosts(hosts)
+            }
         }
     }
 
@@ -112,6 +162,16 @@ impl HostPort {
             host: host.to_ascii_lowercase(),
             port,
         })
+    }
+}
+
+/// The hosts a package runner fetches the package it runs from, before the server starts.
+fn runner_hosts(command: &str) -> &'static [&'static str] {
+    let base = command.rsplit('/').next().unwrap_or(command);
+    match base {
+        "npx" | "npm" | "pnpm" | "pnpx" | "yarn" | "bunx" => &["registry.npmjs.org"],
+        "uvx" | "uv" | "pipx" => &["pypi.org", "files.pythonhosted.org"],
+        _ => &[],
     }
 }
 
@@ -172,6 +232,32 @@ mod tests {
         for bad in ["", "host:0", "host:99999", "a b", "x/y:1", "[::1]x"] {
             assert!(Network::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_declared_network_keeps_what_the_package_runner_fetches_from() {
+        let none = Network::None;
+        assert_eq!(
+            none.clone().with_runner("npx").to_string(),
+            "registry.npmjs.org:443"
+        );
+        assert_eq!(
+            none.clone().with_runner("/usr/bin/uvx").to_string(),
+            "pypi.org:443,files.pythonhosted.org:443"
+        );
+        assert_eq!(none.clone().with_runner("./server"), Network::None);
+        assert_eq!(Network::Any.with_runner("npx"), Network::Any);
+        let hosts = Network::parse("api.example,registry.npmjs.org").unwrap();
+        assert_eq!(
+            hosts.with_runner("npx").to_string(),
+            "api.example:443,registry.npmjs.org:443"
+        );
+
+        let mut settings = Settings::on();
+        settings.declare(Some(&none), "node", vec!["/srv/data".into()]);
+        settings.declare(None, "node", vec!["/srv/data".into()]);
+        assert_eq!(settings.network, Network::None);
+        assert_eq!(settings.allow_read, ["/srv/data"]);
     }
 
     #[test]

@@ -21,6 +21,7 @@ function field(over: Partial<FormField>): FormField {
     default: null,
     choices: [],
     picker: null,
+    access: null,
     min: null,
     max: null,
     ...over,
@@ -136,6 +137,18 @@ describe("form fields", () => {
     });
     el2.querySelector<HTMLButtonElement>('[data-testid="browse-db"]')!.click();
     await vi.waitFor(() => expect(file).toBe("/tmp/db.sqlite"));
+  });
+
+  it("a path field says whether the server may change what is chosen", () => {
+    const read = render({ field: field({ key: "docs", input: "list", picker: "directory", access: "read" }), value: "" });
+    expect(read.querySelector('[data-testid="access-docs"]')?.textContent).toBe("read only");
+    unmount(mounted!);
+    const write = render({ field: field({ key: "repo", input: "file_path", picker: "directory", access: "write" }), value: "" });
+    expect(write.querySelector('[data-testid="access-repo"]')?.textContent).toBe("read and write");
+    unmount(mounted!);
+    mounted = null;
+    const none = render({ field: field({ key: "token" }), value: "" });
+    expect(none.querySelector('[data-testid^="access-"]')).toBeNull();
   });
 
   it("no picker button without a picker", () => {

@@ -565,8 +565,16 @@ export type FormField = {
 	default: string | null,
 	/**  The values a `select` field offers. */
 	choices: string[],
-	/**  For a path field: `file` or `directory` (which picker the app offers). */
+	/**
+	 *  For a path field: `file` or `directory` (which picker the app offers). Such a field
+	 *  takes absolute paths only.
+	 */
 	picker: string | null,
+	/**
+	 *  For a path field whose source says so: `read` (the server's sandbox lets it only read
+	 *  the paths entered) or `write` (read and change them).
+	 */
+	access: string | null,
 	/**  Bounds of a number field. */
 	min: number | null,
 	max: number | null,

@@ -210,8 +210,12 @@ pub struct FormField {
     pub default: Option<String>,
     /// The values a `select` field offers.
     pub choices: Vec<String>,
-    /// For a path field: `file` or `directory` (which picker the app offers).
+    /// For a path field: `file` or `directory` (which picker the app offers). Such a field
+    /// takes absolute paths only.
     pub picker: Option<String>,
+    /// For a path field whose source says so: `read` (the server's sandbox lets it only read
+    /// the paths entered) or `write` (read and change them).
+    pub access: Option<String>,
     /// Bounds of a number field.
     pub min: Option<f64>,
     pub max: Option<f64>,

@@ -699,6 +699,13 @@ fn spec_dto(spec: &form::FormSpec, oauth: Option<OAuthKind>) -> FormSpec {
                     }
                     .to_owned()
                 }),
+                access: f.access.map(|access| {
+                    match access {
+                        plugboard_sandbox::Access::Read => "read",
+                        plugboard_sandbox::Access::Write => "write",
+                    }
+                    .to_owned()
+                }),
                 min: f.min,
                 max: f.max,
             })

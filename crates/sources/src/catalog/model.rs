@@ -51,6 +51,18 @@ pub struct ConnectionOption {
     pub auth: CatalogAuth,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<CredentialProbe>,
+    /// What the server itself needs from its sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxNeeds>,
+}
+
+/// What a catalog option's server needs from the sandbox it starts in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxNeeds {
+    /// `none`, or the hosts it talks to (the hosts its package runner fetches from are added
+    /// when it is installed).
+    pub network: plugboard_sandbox::Network,
 }
 
 impl ConnectionOption {
@@ -104,6 +116,10 @@ pub struct Field {
     pub help: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
+    /// For a path field: whether the server may change what it names (the default) or only
+    /// read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<plugboard_sandbox::Access>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +127,12 @@ pub struct Field {
 pub enum FieldKind {
     Text,
     Password,
+    /// One absolute folder path.
+    Folder,
+    /// Absolute folder paths, one argument each.
+    Folders,
+    /// One absolute file path.
+    File,
 }
 
 /// How the client authenticates.

@@ -105,6 +105,9 @@ pub struct OptionPlan {
     pub notes: Vec<String>,
     /// The catalog's credential probe (curated entries).
     pub probe: Option<CredentialProbe>,
+    /// The network the server itself needs, where its source says (curated entries); its
+    /// sandbox starts with that instead of an open network.
+    pub network: Option<plugboard_sandbox::Network>,
     /// Installed from this MCPB bundle: fetched and unpacked first, its manifest gives the
     /// form (`mcpb::open_package`); the option itself cannot be built.
     pub bundle: Option<BundleRef>,

@@ -7,10 +7,11 @@ use super::blueprint::{
     ArgPlan, AuthPlan, Blueprint, FormSource, Launch, OptionPlan, Split, ValuePlan,
 };
 use super::engine::oauth_client_fields;
-use super::spec::{FieldTarget, FormField, InputKind};
+use super::spec::{FieldTarget, FormField, InputKind, Picker};
 use super::template::Template;
 use crate::catalog::{CatalogAuth, CatalogTransport, ConnectionOption, Entry, Field, FieldKind};
 use crate::config::TransportKind;
+use plugboard_sandbox::Access;
 
 /// The blueprint of a catalog entry.
 pub fn blueprint(entry: &Entry) -> Blueprint {
@@ -25,22 +26,37 @@ pub fn blueprint(entry: &Entry) -> Blueprint {
 
 fn field(f: &Field, target: FieldTarget) -> FormField {
     let password = f.kind == FieldKind::Password;
+    let (input, picker) = match f.kind {
+        FieldKind::Text => (InputKind::Text, None),
+        FieldKind::Password => (InputKind::Password, None),
+        FieldKind::Folder => (InputKind::FilePath, Some(Picker::Directory)),
+        FieldKind::Folders => (InputKind::List, Some(Picker::Directory)),
+        FieldKind::File => (InputKind::FilePath, Some(Picker::File)),
+    };
     FormField {
         key: f.key.clone(),
         label: f.label.clone(),
         target,
-        input: if password {
-            InputKind::Password
-        } else {
-            InputKind::Text
-        },
+        input,
         required: f.required,
         secret: password && target != FieldTarget::Arg,
-        secret_toggle: target != FieldTarget::Arg,
+        secret_toggle: target != FieldTarget::Arg && picker.is_none(),
         placeholder: f.placeholder.clone(),
         help: f.help.clone(),
         default: f.default.clone(),
+        picker,
+        access: picker.map(|_| f.access.unwrap_or(Access::Write)),
         ..FormField::text(&f.key, &f.label, target)
+    }
+}
+
+/// How an argument field's value becomes arguments: a list of folders one per line, a path
+/// whole (spaces and all), other text one per word.
+fn split_of(kind: FieldKind) -> Split {
+    match kind {
+        FieldKind::Folders => Split::Lines,
+        FieldKind::Folder | FieldKind::File => Split::One,
+        FieldKind::Text | FieldKind::Password => Split::Words,
     }
 }
 
@@ -60,7 +76,7 @@ fn option_plan(option: &ConnectionOption) -> OptionPlan {
                 .map(|a| ArgPlan::Fixed(Template::literal(a)))
                 .chain(arg_fields.iter().map(|f| ArgPlan::Value {
                     field: f.key.clone(),
-                    split: Split::Words,
+                    split: split_of(f.kind),
                 }))
                 .collect();
             let env = env_fields
@@ -152,6 +168,7 @@ fn option_plan(option: &ConnectionOption) -> OptionPlan {
         pin: None,
         notes: vec![],
         probe: option.probe.clone(),
+        network: option.sandbox.as_ref().map(|needs| needs.network.clone()),
         bundle: None,
     }
 }

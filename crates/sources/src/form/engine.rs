@@ -23,6 +23,7 @@ use crate::config::{
 };
 use crate::runtimes::{RuntimeCheck, availability, runtime_label};
 use crate::secrets::Sensitive;
+use plugboard_sandbox::Access;
 
 /// The summary of each option: its transport and runtime, whether Plugboard can install it and
 /// whether it can run here (and if not, why and what fixes it).
@@ -338,6 +339,18 @@ pub fn build(
     config.source = Some(source_of(blueprint, option));
     config.secret_namespace = Some(new_secret_namespace());
     config.sandbox = config.new_sandbox();
+    if let Some(sandbox) = config.sandbox.as_mut() {
+        let command = config
+            .command
+            .as_deref()
+            .or(config.launch.as_ref().map(|l| l.command.as_str()))
+            .unwrap_or_default();
+        sandbox.declare(
+            option.network.as_ref(),
+            command,
+            read_only_paths(option, &values),
+        );
+    }
     if let Err(detail) = config.validate() {
         return Err(FormErrors::one("option", detail));
     }
@@ -483,6 +496,17 @@ fn field_values<'a>(
                     continue;
                 }
             },
+            _ if f.picker.is_some() => match absolute_paths(raw, f.input == InputKind::List) {
+                Ok(paths) => paths,
+                Err(relative) => {
+                    error(format!(
+                        "{}: `{relative}` is not an absolute path; give the whole path, \
+                         starting with / or ~/",
+                        f.label
+                    ));
+                    continue;
+                }
+            },
             _ => raw.to_owned(),
         };
         if f.input != InputKind::List && text.contains(['\r', '\n']) {
@@ -545,6 +569,44 @@ fn render(
         }
     }
     Some((out, secret))
+}
+
+/// The paths entered in fields the option declares read-only.
+fn read_only_paths(option: &OptionPlan, values: &BTreeMap<&str, Value>) -> Vec<String> {
+    option
+        .fields
+        .iter()
+        .filter(|f| f.access == Some(Access::Read))
+        .filter_map(|f| values.get(f.key.as_str()))
+        .flat_map(|value| lines(&value.text).map(str::to_owned).collect::<Vec<_>>())
+        .collect()
+}
+
+/// A path field's value (one path, or one per line for a list) with `~` expanded to the home,
+/// or the first path that is not absolute: the server's working folder is not the user's, so
+/// a relative path would name some other folder.
+fn absolute_paths(raw: &str, list: bool) -> Result<String, String> {
+    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
+    let one = |path: &str| -> Result<String, String> {
+        let expanded = match (path.strip_prefix('~'), &home) {
+            (Some(""), Some(home)) => home.clone(),
+            (Some(rest), Some(home)) if rest.starts_with('/') => format!("{home}{rest}"),
+            _ => path.to_owned(),
+        };
+        if std::path::Path::new(&expanded).is_absolute() {
+            Ok(expanded)
+        } else {
+            Err(path.to_owned())
+        }
+    };
+    if list {
+        Ok(lines(raw)
+            .map(one)
+            .collect::<Result<Vec<_>, _>>()?
+            .join("\n"))
+    } else {
+        one(raw.trim())
+    }
 }
 
 fn lines(text: &str) -> impl Iterator<Item = &str> {

@@ -342,6 +342,7 @@ pub fn blueprint(manifest: &Manifest, site: &BundleSite<'_>, dirs: &SystemDirs) 
             pin: None,
             notes,
             probe: None,
+            network: None,
             bundle: None,
         }],
     }

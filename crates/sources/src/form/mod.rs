@@ -106,12 +106,32 @@ pub fn field_states(spec: &FormSpec, server: &ServerConfig) -> BTreeMap<String, 
             .get(key)
             .or_else(|| server.launch.as_ref().and_then(|l| l.env.get(key)))
     };
+    // The last argument field takes every argument left: its value was split into them (one
+    // per word, or per line for a list of folders).
+    let last_arg = spec
+        .fields
+        .iter()
+        .rposition(|f| f.target == FieldTarget::Arg);
     spec.fields
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(index, f)| {
             let state = match f.target {
                 FieldTarget::Env => from_value(env(&f.key)),
                 FieldTarget::Header => from_value(server.headers.get(&f.key)),
+                FieldTarget::Arg if Some(index) == last_arg => {
+                    let rest: Vec<String> = extra_args.by_ref().collect();
+                    let separator = if f.input == InputKind::List {
+                        "\n"
+                    } else {
+                        " "
+                    };
+                    if rest.is_empty() {
+                        FieldState::Empty
+                    } else {
+                        FieldState::Plain(rest.join(separator))
+                    }
+                }
                 FieldTarget::Arg => extra_args
                     .next()
                     .map_or(FieldState::Empty, FieldState::Plain),

@@ -754,6 +754,7 @@ fn package_option(
         pin,
         notes,
         probe: None,
+        network: None,
         bundle,
     }
 }
@@ -846,6 +847,7 @@ fn remote_option(id: String, remote: &Transport) -> OptionPlan {
         pin: None,
         notes: vec![],
         probe: None,
+        network: None,
         bundle: None,
     }
 }

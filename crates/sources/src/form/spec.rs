@@ -75,9 +75,14 @@ pub struct FormField {
     /// The values a `select` field offers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
-    /// For a path field: whether the app offers a file or a directory picker.
+    /// For a path field: whether the app offers a file or a directory picker. A field with
+    /// one takes absolute paths only (`~/` is expanded).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub picker: Option<Picker>,
+    /// For a path field its source declares read-only or read-write: what the sandbox grants
+    /// on the paths entered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<plugboard_sandbox::Access>,
     /// Bounds of a number field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min: Option<f64>,
@@ -113,6 +118,7 @@ impl FormField {
             default: None,
             choices: vec![],
             picker: None,
+            access: None,
             min: None,
             max: None,
             join: None,
@@ -227,6 +233,17 @@ impl FormInput {
     pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) -> &mut Self {
         self.values.insert(key.into(), Sensitive::new(value.into()));
         self
+    }
+
+    /// Add one line to a list field's value (a repeated `--set`).
+    pub fn add_line(&mut self, key: &str, value: &str) -> &mut Self {
+        let joined = match self.values.get(key) {
+            Some(before) if !before.expose().trim().is_empty() => {
+                format!("{}\n{value}", before.expose())
+            }
+            _ => value.to_owned(),
+        };
+        self.set(key, joined)
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<&str> {

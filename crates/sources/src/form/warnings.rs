@@ -156,6 +156,7 @@ mod tests {
             pin: None,
             notes: vec![],
             probe: None,
+            network: None,
             bundle: None,
         }
     }
