@@ -60,6 +60,7 @@ impl Cli {
             env: vec![],
             header: vec![],
             bearer_stdin: false,
+            no_sandbox: false,
             timeout: None,
             json: JsonFlag { json: false },
             command: vec![],
@@ -76,6 +77,7 @@ impl Cli {
             match word? {
                 "--json" => once(&mut test.json.json)?,
                 "--stdio" => once(&mut test.stdio)?,
+                "--no-sandbox" => once(&mut test.no_sandbox)?,
                 "--url" if test.url.is_none() => test.url = Some(value(&mut words)?),
                 "--timeout" if test.timeout.is_none() => {
                     test.timeout = Some(value(&mut words)?.parse().ok()?)
@@ -95,10 +97,15 @@ impl Cli {
         }
         let plain = match (&test.name, test.stdio, &test.url) {
             (Some(_), false, None) => {
-                test.env.is_empty() && test.header.is_empty() && test.command.is_empty()
+                test.env.is_empty()
+                    && test.header.is_empty()
+                    && test.command.is_empty()
+                    && !test.no_sandbox
             }
             (None, true, None) => test.header.is_empty() && !test.command.is_empty(),
-            (None, false, Some(_)) => test.env.is_empty() && test.command.is_empty(),
+            (None, false, Some(_)) => {
+                test.env.is_empty() && test.command.is_empty() && !test.no_sandbox
+            }
             _ => false,
         };
         plain.then_some(Cli {
@@ -893,6 +900,9 @@ pub struct TestArgs {
     /// Read a bearer token for --url from standard input
     #[arg(long, requires = "url")]
     pub bearer_stdin: bool,
+    /// --stdio: run the command without the sandbox a server added with `plugboard add` gets
+    #[arg(long, requires = "stdio")]
+    pub no_sandbox: bool,
     /// Seconds to allow for the whole test (default: the server's timeout, else 120)
     #[arg(long)]
     pub timeout: Option<u64>,
@@ -985,6 +995,7 @@ mod tests {
             "plugboard test srv --timeout 5",
             "plugboard test --url http://127.0.0.1:9/mcp --header A=b --json",
             "plugboard test --stdio --env K=V -- cmd",
+            "plugboard test --stdio --no-sandbox -- cmd",
         ] {
             assert_same_as_clap(Cli::parse_test(&argv(line)), line);
         }
@@ -995,6 +1006,7 @@ mod tests {
             "plugboard test --url u --transport sse",
             "plugboard test --timeout=5 srv",
             "plugboard test --help",
+            "plugboard test srv --no-sandbox",
         ] {
             assert!(Cli::parse_test(&argv(line)).is_none(), "{line}");
         }
@@ -1009,7 +1021,7 @@ mod tests {
             options in proptest::collection::vec(proptest::sample::select(vec![
                 "--json", "--stdio", "--url", "http://h/mcp", "--timeout", "5", "--env",
                 "K=V", "--header", "A=b", "srv", "x", "", "-", "-v", "-1", "+7", "--transport",
-                "sse", "--bearer-stdin", "--help", "help", "--timeout=5",
+                "sse", "--bearer-stdin", "--help", "help", "--timeout=5", "--no-sandbox",
             ]), 0..7),
             command in proptest::option::of(proptest::collection::vec(
                 proptest::sample::select(vec!["cmd", "--json", "-v", "--", "", "srv"]),

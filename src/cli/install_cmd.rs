@@ -425,10 +425,7 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     config.timeout = args.timeout;
     config.allow_secret_args = args.allow_secret_args;
     config.secret_namespace = Some(new_secret_namespace());
-    config.sandbox = match config.new_sandbox() {
-        Some(_) if args.no_sandbox => Some(Default::default()),
-        planned => planned,
-    };
+    config.sandbox = config.new_sandbox_unless(args.no_sandbox);
     let stdin_key = if args.bearer_stdin {
         Some(BEARER_TOKEN.to_string())
     } else {

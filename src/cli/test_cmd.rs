@@ -270,6 +270,7 @@ fn ad_hoc(args: &TestArgs) -> Result<PreparedServer, CliError> {
         };
     }
     config.secret_namespace = Some("ad-hoc".into());
+    config.sandbox = config.new_sandbox_unless(args.no_sandbox);
     config
         .validate()
         .map_err(|e| CliError::usage(format!("cannot test this: {e}")))?;

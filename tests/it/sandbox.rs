@@ -260,6 +260,22 @@ fn a_denial_at_start_is_named_by_the_test_with_the_command_that_grants_it() {
     let out = t.run(&["sandbox", "writer", "--off"]);
     assert_code(&out, 0);
     assert!(t.path(".mcp-fixture-was-here").exists());
+
+    // A command tested without saving it runs in the sandbox it would get from `add`, unless
+    // --no-sandbox says otherwise.
+    std::fs::remove_file(t.path(".mcp-fixture-was-here")).unwrap();
+    let ad_hoc = |extra: &[&str]| {
+        let mut args = vec!["test", "--json", "--stdio"];
+        args.extend(extra);
+        args.extend(["--", fixture.to_str().unwrap(), "--misbehave", "write-home"]);
+        t.run(&args)
+    };
+    let out = ad_hoc(&[]);
+    assert_code(&out, 1);
+    assert!(stdout(&out).contains("the sandbox denied ~/.mcp-fixture-was-here"));
+    assert!(!t.path(".mcp-fixture-was-here").exists());
+    assert_code(&ad_hoc(&["--no-sandbox"]), 0);
+    assert!(t.path(".mcp-fixture-was-here").exists());
 }
 
 #[test]

@@ -434,6 +434,15 @@ impl ServerConfig {
         (!super::argv::is_container_runtime(command)).then(plugboard_sandbox::Settings::on)
     }
 
+    /// [`Self::new_sandbox`], but kept off (and saying so) when the user asked to run the server
+    /// without one.
+    pub fn new_sandbox_unless(&self, refused: bool) -> Option<plugboard_sandbox::Settings> {
+        match self.new_sandbox() {
+            Some(_) if refused => Some(plugboard_sandbox::Settings::default()),
+            planned => planned,
+        }
+    }
+
     /// The namespace this server's secret references resolve in. Hand-written servers without
     /// one use their name (and get a stable namespace on their first rename).
     pub fn secret_namespace<'a>(&'a self, name: &'a str) -> &'a str {
