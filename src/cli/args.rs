@@ -479,6 +479,19 @@ pub enum ProfileCommand {
         /// Drop the rule RULE
         #[arg(long, value_name = "RULE")]
         clear: Vec<String>,
+        /// Run a command around the calls MATCHER covers (`*` matches any text); EVENT is
+        /// pre_tool_use or post_tool_use. The call comes as JSON on its stdin; exit 2 blocks it
+        #[arg(long, value_name = "EVENT:MATCHER=COMMAND")]
+        hook: Vec<String>,
+        /// Remove every hook of the profile (before adding those given)
+        #[arg(long)]
+        clear_hooks: bool,
+        /// Block calls when a hook fails (crashes, times out, exits other than 0 or 2)
+        #[arg(long, conflicts_with = "hooks_fail_open")]
+        hooks_fail_closed: bool,
+        /// Let calls go on when a hook fails (the default)
+        #[arg(long)]
+        hooks_fail_open: bool,
     },
     /// Remove a profile (its servers stay installed)
     Remove { name: String },
@@ -553,6 +566,10 @@ pub struct ExportArgs {
     /// Write even a file whose comments or inexact numbers the rewrite would lose
     #[arg(long, requires = "write")]
     pub force: bool,
+    /// Write one gateway entry (`plugboard serve --profile P`) serving this profile, instead
+    /// of a launcher per server (the launchers Plugboard wrote there are removed)
+    #[arg(long, value_name = "P")]
+    pub profile: Option<String>,
     #[command(flatten)]
     pub json: JsonFlag,
 }

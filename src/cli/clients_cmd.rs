@@ -12,9 +12,9 @@ use super::output::{print_json, print_table, truncate};
 use super::test_cmd::runtime;
 use crate::clients::import::{InputSpec, guess_format};
 use crate::clients::{
-    ClientError, ClientKind, ExportAction, ExportChoice, ImportOptions, ImportReport, apply_import,
-    detect as detect_clients, export_now, jsonc, plan_export, plan_import, plugboard_exe,
-    rewrite_source,
+    ClientError, ClientKind, ExportAction, ExportChoice, ImportOptions, ImportReport, Rewrite,
+    detect as detect_clients, export_now, import_servers, jsonc, plan_export, plan_import,
+    plugboard_exe,
 };
 use crate::manage::Servers;
 use crate::secrets::Sensitive;
@@ -61,6 +61,15 @@ pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
     let kind = kind_of(args.client);
     let path = file_of(kind, args.file)?;
     let config = servers.config().load()?;
+    let choice = match &args.profile {
+        Some(profile) => {
+            crate::gateway::profiles::ProfileStore::in_config_dir(servers.config().dir())
+                .get(profile)
+                .map_err(|e| CliError::usage(e.to_string()))?;
+            ExportChoice::Gateway(profile.clone())
+        }
+        None => ExportChoice::All,
+    };
     if !args.write {
         let plan = plan_export(
             &config,
@@ -68,6 +77,7 @@ pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
             kind,
             &path,
             &plugboard_exe()?,
+            &choice,
         )?;
         if args.json.json {
             return print_json(&plan);
@@ -93,7 +103,7 @@ pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
         kind,
         &path,
         &plugboard_exe()?,
-        &ExportChoice::All,
+        &choice,
         args.force,
     )?;
     if args.json.json {
@@ -274,44 +284,42 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
             return Ok(());
         }
     }
-    // A rewrite that would lose what the file holds is refused before anything is imported.
-    if args.rewrite_source
-        && !args.force
-        && let Some(what) = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| jsonc::rewrite_loss(&text))
-    {
-        return Err(CliError::usage(format!(
-            "{} {what}, so nothing was imported; import without --rewrite-source, or pass --force \
-             to rewrite it anyway (a backup beside it keeps it as it was)",
-            path.display()
-        )));
-    }
-    let mut report = apply_import(servers, &plan);
-    if args.rewrite_source && !args.no_test && !report.imported.is_empty() {
-        // Only entries whose server passes its test become launchers.
-        if !json {
-            eprintln!("Testing the imported servers before the source file is rewritten");
-        }
-        let (market, _) = super::catalog_cmd::load_market()?;
-        runtime()?.block_on(crate::clients::test_before_rewrite(
-            servers,
-            market.catalog(),
-            &mut report,
-        ));
-    }
     let comments = args.rewrite_source && args.force && jsonc::has_comments(&path);
-    let backup = if args.rewrite_source {
-        Some(rewrite_source(
-            servers.config().dir(),
-            &plan,
-            &report,
-            &plugboard_exe()?,
-            args.force,
-        )?)
+    // Only entries whose server passes its test become launchers.
+    let test_first = args.rewrite_source && !args.no_test && !plan.servers.is_empty();
+    let market = if test_first {
+        Some(super::catalog_cmd::load_market()?.0)
     } else {
         None
     };
+    let plugboard = if args.rewrite_source {
+        Some(plugboard_exe()?)
+    } else {
+        None
+    };
+    let rewrite = plugboard.as_deref().map(|plugboard| Rewrite {
+        plugboard,
+        test_with: market.as_ref().map(|m| m.catalog()),
+        force: args.force,
+    });
+    if test_first && !json {
+        eprintln!(
+            "Importing, then testing the imported servers before the source file is rewritten"
+        );
+    }
+    let imported = match runtime()?.block_on(import_servers(servers, &plan, rewrite)) {
+        // A rewrite that would lose what the file holds is refused before anything is imported.
+        Err(ClientError::WouldLose { path, what }) => {
+            return Err(CliError::usage(format!(
+                "{} {what}, so nothing was imported; import without --rewrite-source, or pass \
+                 --force to rewrite it anyway (a backup beside it keeps it as it was)",
+                path.display()
+            )));
+        }
+        other => other?,
+    };
+    let report = imported.report;
+    let backup = imported.rewritten.then_some(imported.backup);
     if json {
         #[derive(Serialize)]
         struct Done<'a> {

@@ -11,6 +11,7 @@ use super::args::{ActivityArgs, ProfileCommand, ServeArgs};
 use super::output::{print_json, print_table};
 use super::test_cmd::runtime;
 use crate::gateway::activity::{ActivityLog, ActivityRecord};
+use crate::gateway::hooks::Hook;
 use crate::gateway::hub::Hub;
 use crate::gateway::{Permission, ProfileError, ProfileStore, servers_of};
 use crate::manage::Servers;
@@ -98,7 +99,8 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
             let servers = servers_of(&p, &config);
             if json.json {
                 return print_json(&json!({"name": name, "servers": servers,
-                    "all_enabled": p.servers.is_none(), "permissions": p.permissions}));
+                    "all_enabled": p.servers.is_none(), "permissions": p.permissions,
+                    "hooks": p.hooks, "hooks_fail_closed": p.hooks_fail_closed}));
             }
             println!("Profile `{name}`");
             println!(
@@ -112,6 +114,19 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
             for (rule, permission) in &p.permissions {
                 println!("  {rule}: {}", permission.as_str());
             }
+            for hook in &p.hooks {
+                println!("  hook {hook}");
+            }
+            if !p.hooks.is_empty() {
+                println!(
+                    "  a failed hook {}",
+                    if p.hooks_fail_closed {
+                        "blocks the call"
+                    } else {
+                        "lets the call go on"
+                    }
+                );
+            }
         }
         ProfileCommand::Edit {
             name,
@@ -121,8 +136,27 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
             ask,
             deny,
             clear,
+            hook,
+            clear_hooks,
+            hooks_fail_closed,
+            hooks_fail_open,
         } => {
+            let hooks = hook
+                .iter()
+                .map(|h| Hook::parse(h))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(CliError::usage)?;
             let p = store.edit(&name, &config, |p| {
+                if clear_hooks {
+                    p.hooks.clear();
+                }
+                p.hooks.extend(hooks);
+                if hooks_fail_closed {
+                    p.hooks_fail_closed = true;
+                }
+                if hooks_fail_open {
+                    p.hooks_fail_closed = false;
+                }
                 if !add.is_empty() || !remove.is_empty() {
                     let list = p.servers.get_or_insert_with(Vec::new);
                     list.extend(add.iter().cloned());
@@ -142,10 +176,11 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
                 }
             })?;
             println!(
-                "Updated profile `{name}`: {} server(s), {} rule(s). Running gateways take it up \
-                 when they restart.",
+                "Updated profile `{name}`: {} server(s), {} rule(s), {} hook(s). Running gateways \
+                 take it up when they restart.",
                 servers_of(&p, &config).len(),
-                p.permissions.len()
+                p.permissions.len(),
+                p.hooks.len()
             );
         }
         ProfileCommand::Remove { name } => {

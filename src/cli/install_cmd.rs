@@ -13,18 +13,17 @@ use super::output::print_json;
 use super::test_cmd::{prepared_test, print_result, progress_printer, runtime};
 use crate::bundles::{OpenError, open_file, open_package};
 use crate::catalog::Catalog;
-use crate::checks;
 use crate::clock::now_ms;
 use crate::config::{
     Auth, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_env_key,
     validate_header_name, validate_name,
 };
-use crate::form::engine::{build, form};
-use crate::form::inputs::record;
+use crate::form::engine::form;
 use crate::form::server_json::{Pinning, blueprint};
 use crate::form::{
     FieldTarget, FormField, FormInput, InputKind, PreparedServer, curated, new_secret_namespace,
 };
+use crate::install::{Choices, PrepareError, prepare, save};
 use crate::manage::{ServerView, Servers, looks_secret, refuse_secrets_on_argv};
 use crate::market::Found;
 use crate::policy::Subject;
@@ -249,7 +248,17 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
         }
     }
     secrets.finish()?;
-    let prepared = build(&bp, &spec, &input, &name).map_err(|errors| {
+    let choices = Choices {
+        allow_secret_args: args.allow_secret_args,
+        no_sandbox: args.no_sandbox,
+        bundle_dir: opened.as_ref().map(|bundle| bundle.dir()),
+    };
+    let prepared = prepare(&bp, &spec, &input, &name, &choices).map_err(|err| {
+        let errors = match err {
+            PrepareError::Form(errors) => errors,
+            PrepareError::Refused(refusal) => return refusal.into(),
+            other => return CliError::failed(other.to_string()),
+        };
         let hint = errors
             .errors
             .iter()
@@ -268,15 +277,6 @@ pub fn install(servers: &Servers, args: InstallArgs) -> Result<(), CliError> {
         }
         CliError::usage(message)
     })?;
-    let mut prepared = prepared;
-    record(&spec, &input, &mut prepared);
-    prepared.config.allow_secret_args = args.allow_secret_args;
-    if args.no_sandbox && prepared.config.sandbox.is_some() {
-        prepared.config.sandbox = Some(Default::default());
-    }
-    if let Some(bundle) = &opened {
-        prepared.config.cwd = Some(bundle.dir().display().to_string());
-    }
     // A failed test or save drops `opened`, which removes the unpacked bundle.
     test_then_save(
         servers,
@@ -331,10 +331,11 @@ fn test_then_save(
         }
         test = Some((started, result));
     }
-    servers.install(prepared)?;
-    if let Some((started, result)) = &test {
-        checks::seed_health(servers, &prepared.name, *started, result);
-    }
+    save(
+        servers,
+        prepared,
+        test.as_ref().map(|(started, result)| (*started, result)),
+    )?;
     let view = servers.view(&prepared.name)?;
     if json {
         return print_json(&Installed {

@@ -24,8 +24,11 @@ struct Client {
 
 impl Client {
     fn start(home: &Home, profile: &str) -> Client {
-        let mut child = home
-            .cmd(&["serve", "--profile", profile])
+        Client::spawn(home.cmd(&["serve", "--profile", profile]))
+    }
+
+    fn spawn(mut command: std::process::Command) -> Client {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -79,6 +82,29 @@ impl Client {
         }
     }
 
+    /// `initialize` as a legacy client named `name` declaring `capabilities`, then
+    /// `notifications/initialized`; the answer.
+    fn initialize(&mut self, name: &str, capabilities: Value) -> Value {
+        let answer = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                   "clientInfo": {"name": name, "version": "1"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
+    /// The names `tools/list` gives.
+    fn tool_names(&mut self) -> Vec<String> {
+        let listed = self.request("tools/list", json!({}));
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{listed}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
     fn request(&mut self, method: &str, params: Value) -> Value {
         self.request_with(method, params, |m| panic!("unexpected request {m}"))
     }
@@ -92,6 +118,18 @@ impl Client {
         drop(self.stdin);
         self.child.wait().unwrap()
     }
+}
+
+/// A home with a fixture server per name and a profile `profile` serving them.
+fn profile_of_fixtures(profile: &str, servers: &[&str]) -> Home {
+    let home = Home::new();
+    let mut create = vec!["profile", "create", profile];
+    for server in servers {
+        add_fixture(&home, server, &[], None);
+        create.extend(["--server", server]);
+    }
+    assert_code(&home.run(&create), 0);
+    home
 }
 
 fn text_of(result: &Value) -> String {
@@ -139,23 +177,15 @@ fn a_profile_is_served_as_one_server_with_namespaced_tools_and_a_pipeline() {
     }
 
     let mut client = Client::start(&home, "work");
-    let init = client.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-               "clientInfo": {"name": "gateway-test", "version": "1"}}),
-    );
+    let init = client.initialize("gateway-test", json!({"elicitation": {}}));
     assert_eq!(init["result"]["serverInfo"]["name"], "plugboard", "{init}");
-    client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
-    let listed = client.request("tools/list", json!({}));
-    let names: Vec<&str> = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = client.tool_names();
     for expected in ["alpha__echo", "alpha__add", "beta__echo", "beta__add"] {
-        assert!(names.contains(&expected), "{expected} missing: {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} missing: {names:?}"
+        );
     }
     assert!(
         !names
@@ -288,15 +318,7 @@ fn a_modern_client_is_served_too() {
 /// Renaming a server renames it in the profiles that name it; removing takes it out.
 #[test]
 fn profiles_follow_renames_and_removals() {
-    let home = Home::new();
-    add_fixture(&home, "notes", &[], None);
-    add_fixture(&home, "kept", &[], None);
-    assert_code(
-        &home.run(&[
-            "profile", "create", "p", "--server", "notes", "--server", "kept",
-        ]),
-        0,
-    );
+    let home = profile_of_fixtures("p", &["notes", "kept"]);
     assert_code(
         &home.run(&["profile", "edit", "p", "--deny", "notes__add"]),
         0,
@@ -332,12 +354,8 @@ fn activity_follow_prints_calls_as_they_happen() {
         .unwrap();
     let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
     let mut client = Client::start(&home, "default");
-    client.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "follower", "version": "1"}}),
-    );
-    client.request("tools/list", json!({}));
+    client.initialize("follower", json!({}));
+    client.tool_names();
     let echoed = client.call("alpha__echo", json!({"message": "followed"}));
     assert!(text_of(&echoed).contains("followed"), "{echoed}");
     let line = lines.next().unwrap().unwrap();
@@ -349,4 +367,167 @@ fn activity_follow_prints_calls_as_they_happen() {
     follow.wait().unwrap();
     assert!(client.finish().success());
     assert_no_process_left(&alpha);
+}
+
+/// `export --profile` writes one gateway entry and takes out the launchers Plugboard wrote
+/// there; a client starting that entry as written gets the profile's tools; the user's own
+/// entry is kept throughout, import leaves the gateway alone, and a plain export puts the
+/// launchers back.
+#[test]
+fn a_client_file_gets_one_gateway_entry_for_a_profile() {
+    let home = profile_of_fixtures("work", &["alpha", "beta"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"mine": {"command": "my-own-server"}}}"#,
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let export = |extra: &[&str]| {
+        let mut args = vec!["export", "--client", "cursor", "--file", path, "--write"];
+        args.extend(extra);
+        home.run(&args)
+    };
+    let entries = || -> Value {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        doc["mcpServers"].clone()
+    };
+    let keys =
+        |entries: &Value| -> Vec<String> { entries.as_object().unwrap().keys().cloned().collect() };
+
+    assert_code(&export(&[]), 0);
+    assert_eq!(keys(&entries()), ["mine", "alpha", "beta"]);
+
+    let out = export(&["--profile", "work"]);
+    assert_code(&out, 0);
+    let now = entries();
+    assert_eq!(keys(&now), ["mine", "plugboard-work"], "{}", stdout(&out));
+    let gateway = &now["plugboard-work"];
+    assert_eq!(gateway["args"], json!(["serve", "--profile", "work"]));
+
+    // An unknown profile is refused and the file is left as it is.
+    let before = std::fs::read(&file).unwrap();
+    assert_code(&export(&["--profile", "ghost"]), 2);
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    // Import does not take Plugboard's own gateway for a server to import.
+    let out = home.run(&["import", "--file", path, "--format", "cursor", "--dry-run"]);
+    assert_code(&out, 0);
+    assert!(
+        stdout(&out).contains("plugboard-work: skipped, it is Plugboard's gateway"),
+        "{}",
+        stdout(&out)
+    );
+
+    // What the client starts: the entry's command, arguments and environment, as written.
+    let mut command = std::process::Command::new(gateway["command"].as_str().unwrap());
+    command.args(
+        gateway["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap()),
+    );
+    for (key, value) in gateway["env"].as_object().unwrap() {
+        command.env(key, value.as_str().unwrap());
+    }
+    let mut client = Client::spawn(command);
+    client.initialize("cursor-like", json!({}));
+    let names = client.tool_names();
+    assert!(
+        names.iter().any(|n| n == "alpha__echo") && names.iter().any(|n| n == "beta__echo"),
+        "{names:?}"
+    );
+    assert!(client.finish().success());
+
+    assert_code(&export(&[]), 0);
+    assert_eq!(keys(&entries()), ["mine", "alpha", "beta"]);
+}
+
+/// A profile's hooks around real calls: a `pre_tool_use` hook sees the call and rewrites its
+/// arguments, one blocks with a reason the model reads, a `post_tool_use` hook sees the
+/// result, and a hook that fails lets the call go on until the profile is made fail-closed.
+#[test]
+fn hooks_rewrite_block_and_fail_closed_around_calls() {
+    let home = profile_of_fixtures("hooked", &["alpha", "beta"]);
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen.jsonl");
+    let after = dir.path().join("after.jsonl");
+    let rewrite = format!(
+        "pre_tool_use:alpha__echo=cat >> '{}'; echo '{{\"arguments\": {{\"message\": \"rewritten by a hook\"}}}}'",
+        seen.display()
+    );
+    let block = "pre_tool_use:*__add=echo 'no sums today' >&2; exit 2".to_owned();
+    let record = format!("post_tool_use:alpha__*=cat >> '{}'", after.display());
+    let crash = "pre_tool_use:beta__echo=exit 3".to_owned();
+    let mut edit = vec!["profile", "edit", "hooked"];
+    for hook in [&rewrite, &block, &record, &crash] {
+        edit.extend(["--hook", hook.as_str()]);
+    }
+    assert_code(&home.run(&edit), 0);
+    assert_code(
+        &home.run(&["profile", "edit", "hooked", "--hook", "pre_tool_use:x"]),
+        2,
+    );
+
+    let session = |home: &Home| {
+        let mut client = Client::start(home, "hooked");
+        client.initialize("hooks-test", json!({}));
+        client.tool_names();
+        client
+    };
+    let mut client = session(&home);
+    let echoed = client.call("alpha__echo", json!({"message": "from the model"}));
+    assert_eq!(text_of(&echoed), "rewritten by a hook", "{echoed}");
+    let shown: Value = serde_json::from_str(
+        std::fs::read_to_string(&seen)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(shown["event"], "pre_tool_use");
+    assert_eq!(shown["name"], "alpha__echo");
+    assert_eq!(shown["client"], "hooks-test");
+    assert_eq!(shown["arguments"], json!({"message": "from the model"}));
+    let result_seen = std::fs::read_to_string(&after).unwrap();
+    assert!(
+        result_seen.contains("post_tool_use") && result_seen.contains("rewritten by a hook"),
+        "{result_seen}"
+    );
+
+    let blocked = client.call("alpha__add", json!({"a": 1, "b": 2}));
+    assert_eq!(blocked["result"]["isError"], true, "{blocked}");
+    assert!(text_of(&blocked).contains("no sums today"), "{blocked}");
+    // A failing hook, fail-open: the call goes on.
+    let passed = client.call("beta__echo", json!({"message": "still here"}));
+    assert_eq!(text_of(&passed), "still here", "{passed}");
+    assert!(client.finish().success());
+
+    assert_code(
+        &home.run(&["profile", "edit", "hooked", "--hooks-fail-closed"]),
+        0,
+    );
+    let mut client = session(&home);
+    let refused = client.call("beta__echo", json!({"message": "still here"}));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(text_of(&refused).contains("hook failed"), "{refused}");
+    assert!(client.finish().success());
+
+    let out = home.run(&["activity", "--json"]);
+    let records: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let decisions: Vec<&str> = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["decision"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        decisions,
+        ["allow", "hook_blocked", "allow", "hook_blocked"],
+        "{}",
+        stdout(&out)
+    );
 }

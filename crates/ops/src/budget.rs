@@ -180,6 +180,7 @@ mod tests {
             path: None,
             exists: true,
             servers: servers.iter().map(|s| s.to_string()).collect(),
+            gateways: vec![],
             other_entries: 0,
             others: vec![],
             drifted: false,

@@ -15,6 +15,7 @@ pub mod diagnostics;
 pub mod doctor;
 pub mod gateway;
 pub mod health;
+pub mod install;
 pub mod launch_diff;
 pub mod lifecycle;
 pub mod local_http;

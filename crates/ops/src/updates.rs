@@ -15,10 +15,11 @@ use serde::Serialize;
 use crate::bundles::{OpenError, OpenedBundle, open_package};
 use crate::catalog::Catalog;
 use crate::config::{ConfigError, RegistryOrigin, ServerConfig};
-use crate::form::engine::{build, form};
-use crate::form::inputs::{record, restore};
+use crate::form::engine::form;
+use crate::form::inputs::restore;
 use crate::form::server_json::{Pinning, blueprint};
 use crate::form::{FormErrors, FormInput, PreparedServer};
+use crate::install::from_form;
 use crate::launch_diff::{LaunchDiff, launch_diff};
 use crate::manage::{ManageError, Servers};
 use crate::market::{FindError, Found, Market};
@@ -344,11 +345,7 @@ pub async fn plan(
     for (k, v) in sets {
         input.set(k.clone(), v.clone());
     }
-    let mut prepared = build(&bp, &spec, &input, name)?;
-    record(&spec, &input, &mut prepared);
-    if let Some(b) = &bundle {
-        prepared.config.cwd = Some(b.dir().display().to_string());
-    }
+    let mut prepared = from_form(&bp, &spec, &input, name, bundle.as_ref().map(|b| b.dir()))?;
     // The server keeps its identity: secret namespace, on/off, timeout, fields others keep.
     prepared.config.secret_namespace = Some(namespace);
     prepared.config.enabled = old.enabled;

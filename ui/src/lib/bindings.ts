@@ -145,12 +145,11 @@ export type Answer =
 { action: "accept"; content: Value | null } | { action: "decline" } | { action: "cancel" };
 
 /**
- *  A failed API call. `code` is stable and machine-readable (`not_found`, `duplicate`, `invalid`,
- *  `keyring`, `config`, `catalog`, `io`, `unsupported`, `internal`); `message` is for people and
- *  never contains a secret value; `fields` names the form fields at fault, when there are any.
+ *  A failed API call. `code` is stable and machine-readable; `message` is for people and never
+ *  contains a secret value; `fields` names the form fields at fault, when there are any.
  */
 export type ApiError = {
-	code: string,
+	code: ErrorCode,
 	message: string,
 	fields: FieldError[],
 };
@@ -448,6 +447,90 @@ export type EnumOption = {
 	value: Value,
 	label: string,
 };
+
+/**
+ *  What went wrong, for programs: the stable codes docs/errors.md lists, in snake case. A
+ *  failed test's kind is one of them.
+ */
+export type ErrorCode = 
+/**  A request value is wrong (see `fields`). */
+"invalid" | 
+/**  A server with that name (or one differing only in case) exists. */
+"duplicate" | 
+/**  No such server, entry, client, session, question, update or bundle form. */
+"not_found" | 
+/**  The config cannot be read or used; or a test could not start for its config. */
+"config" | 
+/**  Reading, locking or writing a file failed. */
+"io" | 
+/**  The secret store cannot be used. */
+"keyring" | 
+/**  The catalog cannot be loaded. */
+"catalog" | 
+/**  The organisation policy refuses it. */
+"policy" | 
+/**  The server would take a secret on its command line. */
+"secret_on_command_line" | 
+/**  The new version runs or reaches something else, with the secrets. */
+"update_new_destination" | 
+/**  Rewriting another app's file would lose what it holds. */
+"would_lose" | 
+/**  An MCPB bundle cannot be fetched, verified, unpacked or used. */
+"bundle" | 
+/**  A registry could not be asked for a server's details. */
+"registry" | 
+/**  Another client's config file cannot be read or written. */
+"client" | 
+/**  The `plugboard` command line was not found. */
+"no_cli" | 
+/**  A server's tools are not known until it has been tested. */
+"not_tested" | 
+/**  The tool pin store cannot be read or written. */
+"pin" | 
+/**  An update cannot be prepared. */
+"update" | 
+/**  OAuth sign-in failed. */
+"oauth" | 
+/**  The user cancelled it. */
+"cancelled" | 
+/**  The system cannot do it here. */
+"unsupported" | 
+/**  A bug: a thread, runtime or task failed unexpectedly. */
+"internal" | 
+/**  Try it: the server lists no such tool. */
+"unknown_tool" | 
+/**  Try it: the tool is switched off. */
+"disabled" | 
+/**  Try it: the tool is held until its definition is approved. */
+"held" | 
+/**  Try it: the call changes things and was not confirmed. */
+"needs_confirmation" | 
+/**  Try it: the arguments fail the tool's input schema (see `fields`). */
+"invalid_arguments" | 
+/**  A test or request ran out of time. */
+"timeout" | 
+/**  The server answered with an error. */
+"server" | 
+/**  Try it: the session is closed. */
+"closed" | 
+/**  Try it: the server asked something the app cannot answer. */
+"unanswerable" | 
+/**  Try it: the request failed. */
+"failed" | 
+/**  A test: the command was not found or cannot run. */
+"spawn" | 
+/**  A test: the process ended. */
+"exited" | 
+/**  A test: the connection failed (refused, DNS, TLS). */
+"connection" | 
+/**  A test: an unexpected HTTP status or redirect. */
+"http" | 
+/**  A test: 401/403, or the server needs OAuth. */
+"unauthorized" | 
+/**  A test: the catalog's credential probe failed. */
+"credentials" | 
+/**  A test: the server does not speak MCP correctly. */
+"protocol";
 
 /**  What exporting did to one entry of the client's file. */
 export type ExportChangeView = {

@@ -60,6 +60,7 @@ import type {
   UpdatePreview,
   UseIn,
   Value,
+  ErrorCode,
 } from "./bindings";
 
 // Every type of the generated bindings, as they are (types only: the commands stay in here).
@@ -68,7 +69,7 @@ export type * from "./bindings";
 /** A failed call: the core's error, or a framework failure mapped to code `internal`. Its
  * message and field messages are sentences (the core's are written for the CLI's "error: "). */
 export class ApiFailure extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly fields: FieldError[];
   constructor(error: ApiError) {
     super(sentence(error.message));
@@ -88,7 +89,7 @@ export function toFailure(e: unknown): ApiFailure {
   if (e instanceof ApiFailure) return e;
   if (e && typeof e === "object" && "code" in e && "message" in e) {
     const err = e as ApiError;
-    return new ApiFailure({ code: String(err.code), message: String(err.message), fields: err.fields ?? [] });
+    return new ApiFailure({ code: err.code, message: String(err.message), fields: err.fields ?? [] });
   }
   const message = e instanceof Error ? e.message : String(e);
   return new ApiFailure({ code: "internal", message, fields: [] });

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::dto::{BundleView, PolicyView};
-use super::{Api, ApiError};
+use super::{Api, ApiError, ErrorCode};
 use crate::bundles::{OpenError, OpenedBundle, open_file, open_package};
 use crate::form::Blueprint;
 use crate::policy::{PolicyState, Refusal, Subject};
@@ -77,7 +77,7 @@ impl PendingBundles {
 
 impl From<Refusal> for ApiError {
     fn from(refusal: Refusal) -> Self {
-        ApiError::new("policy", refusal.to_string())
+        ApiError::new(ErrorCode::Policy, refusal.to_string())
     }
 }
 
@@ -87,7 +87,7 @@ impl From<OpenError> for ApiError {
             OpenError::Policy(r) => r.into(),
             other => {
                 let fix = other.fix().map(|f| format!(" ({f})")).unwrap_or_default();
-                ApiError::new("bundle", format!("{other}{fix}"))
+                ApiError::new(ErrorCode::Bundle, format!("{other}{fix}"))
             }
         }
     }
@@ -156,12 +156,15 @@ impl Api {
     pub(super) fn fetch_registry_bundle(&self, name: &str, url: &str) -> Result<String, ApiError> {
         let market = self.market()?;
         let at = market.listing().find(name).ok_or_else(|| {
-            ApiError::new("not_found", format!("the marketplace has no `{name}`"))
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("the marketplace has no `{name}`"),
+            )
         })?;
         let row = market
             .listing()
             .row(at)
-            .map_err(|e| ApiError::new("registry", e.to_string()))?;
+            .map_err(|e| ApiError::new(ErrorCode::Registry, e.to_string()))?;
         let registry = market.listing().registry_url(at).to_owned();
         self.allowed(Subject::Registry {
             registry: &registry,
@@ -175,12 +178,14 @@ impl Api {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
-                .map_err(|e| ApiError::new("io", e.to_string()))?;
+                .map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?;
             rt.block_on(open_package(&dir, &row, &registry, &url))
                 .map_err(ApiError::from)
         })
         .join()
-        .map_err(|_| ApiError::new("bundle", "fetching the bundle failed unexpectedly"))??;
+        .map_err(|_| {
+            ApiError::new(ErrorCode::Bundle, "fetching the bundle failed unexpectedly")
+        })??;
         Ok(format!("{BUNDLE_PREFIX}{}", self.bundles.put(opened)))
     }
 

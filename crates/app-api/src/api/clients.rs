@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Api, ApiError};
+use super::{Api, ApiError, ErrorCode};
 use crate::clients::{self, ClientError, ClientKind, ClientStatus, ExportChoice, ExportPlan};
 
 /// One entry of a client's file that is not what Plugboard last wrote there.
@@ -278,8 +278,8 @@ fn client_view(s: &ClientStatus) -> ClientView {
 fn client_error(err: ClientError) -> ApiError {
     match err {
         ClientError::Manage(e) => e.into(),
-        ClientError::WouldLose { .. } => ApiError::new("would_lose", err.to_string()),
-        other => ApiError::new("client", other.to_string()),
+        ClientError::WouldLose { .. } => ApiError::new(ErrorCode::WouldLose, err.to_string()),
+        other => ApiError::new(ErrorCode::Client, other.to_string()),
     }
 }
 
@@ -343,8 +343,9 @@ impl Api {
     /// Record every other entry the clients' files hold now as seen: the user looked at them.
     pub fn mark_clients_seen(&self) -> Result<ClientsOverview, ApiError> {
         let dir = self.servers.config().dir();
-        clients::seen::record(dir, &clients::detect(dir))
-            .map_err(|e| ApiError::new("io", format!("cannot remember what you saw: {e}")))?;
+        clients::seen::record(dir, &clients::detect(dir)).map_err(|e| {
+            ApiError::new(ErrorCode::Io, format!("cannot remember what you saw: {e}"))
+        })?;
         Ok(self.clients_overview())
     }
 
@@ -370,7 +371,10 @@ impl Api {
     pub fn remove_client_entry(&self, client: &str, entry: &str) -> Result<RemovedEntry, ApiError> {
         let kind = known_client(client)?;
         let path = (kind.format().path)(&clients::Dirs::from_env()).ok_or_else(|| {
-            ApiError::new("not_found", format!("{} has no file here", kind.label()))
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("{} has no file here", kind.label()),
+            )
         })?;
         let backup =
             clients::quarantine::remove_entry(kind, &path, entry, false).map_err(client_error)?;
@@ -409,10 +413,10 @@ impl Api {
     /// The client, the `plugboard` its launchers name, and its file.
     fn export_target(&self, client: &str) -> Result<(ClientKind, PathBuf, PathBuf), ApiError> {
         let kind = known_client(client)?;
-        let cli = self.cli().map_err(|m| ApiError::new("no_cli", m))?;
+        let cli = self.cli().map_err(|m| ApiError::new(ErrorCode::NoCli, m))?;
         let path = kind.default_path().ok_or_else(|| {
             ApiError::new(
-                "client",
+                ErrorCode::Client,
                 format!(
                     "no home directory: where {} keeps its servers is unknown",
                     kind.label()
@@ -430,9 +434,8 @@ impl Api {
         let (kind, cli, path) = self.export_target(client)?;
         let dir = self.servers.config().dir();
         let config = self.servers.config().load()?;
-        let plan =
-            clients::plan_export_choice(&config, dir, kind, &path, &cli, &selection.choice())
-                .map_err(client_error)?;
+        let plan = clients::plan_export(&config, dir, kind, &path, &cli, &selection.choice())
+            .map_err(client_error)?;
         Ok((kind, plan))
     }
 
@@ -484,7 +487,7 @@ impl Api {
         let kind = known_client(client)?;
         let path = kind.default_path().ok_or_else(|| {
             ApiError::new(
-                "client",
+                ErrorCode::Client,
                 format!("where {} keeps its servers is unknown", kind.label()),
             )
         })?;
@@ -552,39 +555,42 @@ impl Api {
         for server in &plan.servers {
             self.allowed(crate::policy::Subject::Imported { name: &server.name })?;
         }
-        if rewrite_source
-            && let Some(what) = std::fs::read_to_string(&plan.path)
-                .ok()
-                .and_then(|text| clients::jsonc::rewrite_loss(&text))
-        {
-            return Err(ApiError::new(
-                "would_lose",
-                format!(
-                    "{} {what}, so nothing was imported. Import without rewriting the file, or \
-                     edit it by hand.",
-                    plan.path.display()
-                ),
-            ));
-        }
-        let mut report = clients::apply_import(&self.servers, &plan);
-        if rewrite_source && !report.imported.is_empty() {
-            // Only entries whose server passes its test become launchers.
-            let market = self.market()?;
-            let servers = &self.servers;
-            let catalog = market.catalog();
-            let report_ref = &mut report;
-            super::testing::block_on_own_thread(move || {
-                clients::test_before_rewrite(servers, catalog, report_ref)
-            })?;
-        }
-        let backup = if rewrite_source {
-            let cli = self.cli().map_err(|m| ApiError::new("no_cli", m))?;
-            clients::rewrite_source(self.servers.config().dir(), &plan, &report, &cli, false)
-                .map_err(client_error)?
+        // Only entries whose server passes its test become launchers.
+        let cli = if rewrite_source {
+            Some(self.cli().map_err(|m| ApiError::new(ErrorCode::NoCli, m))?)
         } else {
             None
         };
-        Ok(import_result(report, backup.as_deref().map(text)))
+        let market = if rewrite_source && !plan.servers.is_empty() {
+            Some(self.market()?)
+        } else {
+            None
+        };
+        let rewrite = cli.as_deref().map(|plugboard| clients::Rewrite {
+            plugboard,
+            test_with: market.as_ref().map(|m| m.catalog()),
+            force: false,
+        });
+        let servers = &self.servers;
+        let plan = &plan;
+        let imported = super::testing::block_on_own_thread(move || {
+            clients::import_servers(servers, plan, rewrite)
+        })?
+        .map_err(|err| match err {
+            clients::ClientError::WouldLose { path, what } => ApiError::new(
+                ErrorCode::WouldLose,
+                format!(
+                    "{} {what}, so nothing was imported. Import without rewriting the file, or \
+                     edit it by hand.",
+                    path.display()
+                ),
+            ),
+            other => client_error(other),
+        })?;
+        Ok(import_result(
+            imported.report,
+            imported.backup.as_deref().map(text),
+        ))
     }
 }
 
@@ -610,5 +616,5 @@ fn import_result(
 fn known_client(client: &str) -> Result<ClientKind, ApiError> {
     ClientKind::from_id(client)
         .filter(|k| *k != ClientKind::Generic)
-        .ok_or_else(|| ApiError::new("not_found", format!("no known client `{client}`")))
+        .ok_or_else(|| ApiError::new(ErrorCode::NotFound, format!("no known client `{client}`")))
 }

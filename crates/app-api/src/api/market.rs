@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Api, ApiError, CatalogCard, CatalogFilter, OAuthKind, Transport};
+use super::{Api, ApiError, CatalogCard, CatalogFilter, ErrorCode, OAuthKind, Transport};
 use crate::catalog::{CatalogAuth, Entry, Registration};
 use crate::config::TransportKind;
 use crate::form::engine::summaries;
@@ -137,7 +137,7 @@ impl Api {
         }
         let catalog = self.catalog()?.clone();
         let sources = sources::registries(&self.config_dir())
-            .map_err(|e| ApiError::new("config", e.to_string()))?;
+            .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
         let market = Arc::new(Market::new(
             catalog,
             Listing::load(&self.config_dir(), &sources),
@@ -339,7 +339,7 @@ impl Api {
         if let Some(token) = super::bundles::bundle_token(id) {
             let bp = self.bundles.blueprint(token).ok_or_else(|| {
                 ApiError::new(
-                    "not_found",
+                    ErrorCode::NotFound,
                     "this bundle's form was closed; open the bundle again",
                 )
             })?;
@@ -355,14 +355,16 @@ impl Api {
             return Ok((curated::blueprint(entry), card));
         }
         let market = self.market()?;
-        let at = market
-            .listing()
-            .find(id)
-            .ok_or_else(|| ApiError::new("not_found", format!("the marketplace has no `{id}`")))?;
+        let at = market.listing().find(id).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("the marketplace has no `{id}`"),
+            )
+        })?;
         let row = market
             .listing()
             .row(at)
-            .map_err(|e| ApiError::new("registry", e.to_string()))?;
+            .map_err(|e| ApiError::new(ErrorCode::Registry, e.to_string()))?;
         let registry = market.listing().registry_url(at).to_owned();
         let bp = blueprint(&row, &registry, pinning);
         let installed = self.installed()?;

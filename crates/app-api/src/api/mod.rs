@@ -7,6 +7,7 @@
 mod bundles;
 mod clients;
 mod custom;
+mod custom_draft;
 mod doctor;
 mod dto;
 mod error;
@@ -33,7 +34,7 @@ pub use clients::{
 };
 pub use doctor::{DoctorReport, FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
-pub use error::{ApiError, FieldError};
+pub use error::{ApiError, ErrorCode, FieldError};
 pub use market::{MarketPage, MarketQuery, RegistryStatus, RegistryView, SyncProgressView};
 pub use pins::{
     DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,
@@ -124,13 +125,16 @@ impl Api {
     fn catalog(&self) -> Result<&Catalog, ApiError> {
         self.catalog
             .as_ref()
-            .map_err(|e| ApiError::new("catalog", e.clone()))
+            .map_err(|e| ApiError::new(ErrorCode::Catalog, e.clone()))
     }
 
     fn entry(&self, id: &str) -> Result<&Entry, ApiError> {
-        self.catalog()?
-            .get(id)
-            .ok_or_else(|| ApiError::new("not_found", format!("the catalog has no entry `{id}`")))
+        self.catalog()?.get(id).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("the catalog has no entry `{id}`"),
+            )
+        })
     }
 
     /// Installed server names by the catalog entry they came from.
@@ -303,17 +307,19 @@ impl Api {
                 .insert(key.clone(), Sensitive::new(value.clone()));
         }
         input.store_as_secret = request.store_as_secret.clone();
-        let mut prepared =
-            form::engine::build(&blueprint, &spec, &input, name).map_err(|e| scrub(e.into()))?;
-        form::inputs::record(&spec, &input, &mut prepared);
-        prepared.config.allow_secret_args = request.allow_secret_args;
-        crate::manage::refuse_secrets_on_argv(name, &prepared.config).map_err(ApiError::from)?;
-        if let Some(dir) =
-            bundles::bundle_token(&request.entry_id).and_then(|t| self.bundles.dir(t))
-        {
-            prepared.config.cwd = Some(dir);
-        }
-        Ok(prepared)
+        let bundle_dir = bundles::bundle_token(&request.entry_id).and_then(|t| self.bundles.dir(t));
+        let choices = crate::install::Choices {
+            allow_secret_args: request.allow_secret_args,
+            no_sandbox: false,
+            bundle_dir: bundle_dir.as_deref().map(std::path::Path::new),
+        };
+        crate::install::prepare(&blueprint, &spec, &input, name, &choices).map_err(
+            |err| match err {
+                crate::install::PrepareError::Form(errors) => scrub(errors.into()),
+                crate::install::PrepareError::Refused(refusal) => scrub(refusal.into()),
+                other => scrub(ApiError::new(ErrorCode::Invalid, other.to_string())),
+            },
+        )
     }
 
     /// Install a catalog entry from its filled form: secrets to the keyring, the rest to the
@@ -328,7 +334,7 @@ impl Api {
             .check_free(&prepared.name, None)
         {
             return Err(ApiError {
-                code: "duplicate".into(),
+                code: ErrorCode::Duplicate,
                 message: taken.to_string(),
                 fields: vec![FieldError {
                     field: "name".into(),
@@ -341,16 +347,18 @@ impl Api {
                 }],
             });
         }
-        self.servers
-            .install(&prepared)
-            .map_err(|e| ApiError::from(e).scrub(request.values.values().map(String::as_str)))?;
-        if let Some((started, result)) = request
+        let pre_save_test = request
             .test_id
             .as_deref()
-            .and_then(|id| self.tests.take_presave(id))
-        {
-            crate::checks::seed_health(&self.servers, &prepared.name, started, &result);
-        }
+            .and_then(|id| self.tests.take_presave(id));
+        crate::install::save(
+            &self.servers,
+            &prepared,
+            pre_save_test
+                .as_ref()
+                .map(|(started, result)| (*started, result)),
+        )
+        .map_err(|e| ApiError::from(e).scrub(request.values.values().map(String::as_str)))?;
         if let Some(token) = bundles::bundle_token(&request.entry_id) {
             self.bundles.keep(token);
         }
@@ -462,13 +470,18 @@ impl Api {
                     let rt = tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .build()
-                        .map_err(|e| ApiError::new("io", e.to_string()))?;
+                        .map_err(|e| ApiError::new(ErrorCode::Io, e.to_string()))?;
                     rt.block_on(crate::lifecycle::remove_server(&self.servers, name))
                         .map_err(ApiError::from)
                 })
                 .join()
         })
-        .map_err(|_| ApiError::new("internal", "removing the server failed unexpectedly"))??;
+        .map_err(|_| {
+            ApiError::new(
+                ErrorCode::Internal,
+                "removing the server failed unexpectedly",
+            )
+        })??;
         let mut warnings = outcome.secret_errors;
         warnings.extend(launchers.iter().filter(|l| l.action == "left").map(|l| {
             format!(
@@ -523,7 +536,7 @@ impl Api {
             patch.headers.insert(key.to_string(), secret());
         } else {
             return Err(ApiError::new(
-                "not_found",
+                ErrorCode::NotFound,
                 format!("server `{name}` has no credential `{key}`"),
             ));
         }
@@ -603,7 +616,8 @@ pub fn open_external(url: &str) -> Result<(), ApiError> {
 
 /// Hand `url` to the desktop's URL opener (already validated by the caller).
 pub(crate) fn open_in_browser(url: &str) -> Result<(), ApiError> {
-    plugboard_ops::browser::open_in_browser(url).map_err(|e| ApiError::new("unsupported", e))
+    plugboard_ops::browser::open_in_browser(url)
+        .map_err(|e| ApiError::new(ErrorCode::Unsupported, e))
 }
 
 /// A word of a command line as a shell would need it: as it is when it is plain, else in single

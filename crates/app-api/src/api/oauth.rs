@@ -4,21 +4,20 @@
 
 use std::sync::OnceLock;
 
-use super::{Api, ApiError};
+use super::{Api, ApiError, ErrorCode};
 use crate::oauth::{JobStatus, OAuthContext, OAuthError, OAuthJobs};
 
 impl From<OAuthError> for ApiError {
     fn from(err: OAuthError) -> ApiError {
         let code = match &err {
-            OAuthError::Config(_) => "invalid",
-            OAuthError::UnknownJob(_) => "not_found",
-            OAuthError::BadRedirect(_) => "invalid",
-            _ => "oauth",
+            OAuthError::Config(_) => ErrorCode::Invalid,
+            OAuthError::UnknownJob(_) => ErrorCode::NotFound,
+            OAuthError::BadRedirect(_) => {
+                return ApiError::field("redirect_url", err.to_string());
+            }
+            _ => ErrorCode::Oauth,
         };
         let message = err.to_string();
-        if code == "invalid" && matches!(err, OAuthError::BadRedirect(_)) {
-            return ApiError::field("redirect_url", message);
-        }
         ApiError::new(code, message)
     }
 }
@@ -53,7 +52,7 @@ impl Api {
     pub fn oauth_status(&self, job: &str) -> Result<JobStatus, ApiError> {
         self.oauth_jobs()?
             .status(job)
-            .ok_or_else(|| ApiError::new("not_found", format!("no sign-in `{job}`")))
+            .ok_or_else(|| ApiError::new(ErrorCode::NotFound, format!("no sign-in `{job}`")))
     }
 
     /// Open the job's authorization URL in the browser. The URL comes from the core (validated
@@ -61,7 +60,10 @@ impl Api {
     pub fn oauth_open(&self, job: &str) -> Result<(), ApiError> {
         let status = self.oauth_status(job)?;
         let url = status.authorization_url.ok_or_else(|| {
-            ApiError::new("invalid", "the sign-in is not waiting for the browser")
+            ApiError::new(
+                ErrorCode::Invalid,
+                "the sign-in is not waiting for the browser",
+            )
         })?;
         super::open_in_browser(&url)
     }
@@ -82,7 +84,7 @@ impl Api {
         let status = self.oauth_status(job)?;
         if status.state != crate::oauth::JobState::Succeeded {
             return Err(ApiError::new(
-                "invalid",
+                ErrorCode::Invalid,
                 "the sign-in has not succeeded; there is nothing to complete",
             ));
         }

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{Api, ApiError};
+use super::{Api, ApiError, ErrorCode};
 use crate::pinning::{
     self, DiffLine, DiffReport, Flag, LineOp, PathChange, PathOp, PinError, PinStatus, PinStore,
 };
@@ -164,7 +164,7 @@ impl From<&DiffReport> for ToolDiff {
 }
 
 fn pin_error(err: PinError) -> ApiError {
-    ApiError::new("pin", err.to_string())
+    ApiError::new(ErrorCode::Pin, err.to_string())
 }
 
 impl Api {

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::hints::{self, Place};
-use super::{Api, ApiError, InstallRequest};
+use super::{Api, ApiError, ErrorCode, InstallRequest};
 use crate::checks;
 use crate::clock::now_ms;
 use crate::probe::{StageEvent, TestResult};
@@ -281,7 +281,7 @@ impl Tests {
 }
 
 fn cancelled() -> ApiError {
-    ApiError::new("cancelled", "the test was cancelled")
+    ApiError::new(ErrorCode::Cancelled, "the test was cancelled")
 }
 
 /// Run `work` on a scoped thread of its own with its own small runtime and wait for it: for a
@@ -299,11 +299,19 @@ where
                     .build()
                     .map(|runtime| runtime.block_on(work()))
                     .map_err(|e| {
-                        ApiError::new("internal", format!("could not start the test runtime: {e}"))
+                        ApiError::new(
+                            ErrorCode::Internal,
+                            format!("could not start the test runtime: {e}"),
+                        )
                     })
             })
             .join()
-            .unwrap_or_else(|_| Err(ApiError::new("internal", "the test stopped unexpectedly")))
+            .unwrap_or_else(|_| {
+                Err(ApiError::new(
+                    ErrorCode::Internal,
+                    "the test stopped unexpectedly",
+                ))
+            })
     })
 }
 
@@ -327,7 +335,7 @@ where
             {
                 Ok(runtime) => runtime.block_on(work()),
                 Err(e) => Err(ApiError::new(
-                    "internal",
+                    ErrorCode::Internal,
                     format!("could not start the test runtime: {e}"),
                 )),
             };
@@ -335,10 +343,13 @@ where
         });
     async move {
         spawned.map_err(|e| {
-            ApiError::new("internal", format!("could not start a test thread: {e}"))
+            ApiError::new(
+                ErrorCode::Internal,
+                format!("could not start a test thread: {e}"),
+            )
         })?;
         rx.await
-            .map_err(|_| ApiError::new("internal", "the test stopped unexpectedly"))?
+            .map_err(|_| ApiError::new(ErrorCode::Internal, "the test stopped unexpectedly"))?
     }
 }
 

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Api, ApiError};
+use super::{Api, ApiError, ErrorCode};
 use crate::budget::{Budget, budget};
 use crate::clients::ClientKind;
 use crate::config::{NewTools, StateReason};
@@ -21,11 +21,11 @@ impl From<ToolsError> for ApiError {
         match err {
             ToolsError::Config(e) => e.into(),
             ToolsError::UnknownTools { .. } | ToolsError::Conflict(_) => {
-                ApiError::new("invalid", err.to_string())
+                ApiError::new(ErrorCode::Invalid, err.to_string())
             }
-            ToolsError::NotTested { .. } => ApiError::new("not_tested", err.to_string()),
-            ToolsError::Pins(_) => ApiError::new("pin", err.to_string()),
-            _ => ApiError::new("internal", err.to_string()),
+            ToolsError::NotTested { .. } => ApiError::new(ErrorCode::NotTested, err.to_string()),
+            ToolsError::Pins(_) => ApiError::new(ErrorCode::Pin, err.to_string()),
+            _ => ApiError::new(ErrorCode::Internal, err.to_string()),
         }
     }
 }
@@ -252,7 +252,7 @@ fn change_of(input: &ToolsChangeInput) -> Result<ToolsChange, ApiError> {
         None => None,
         Some(id) => Some(Annotated::from_id(id).ok_or_else(|| {
             ApiError::new(
-                "invalid",
+                ErrorCode::Invalid,
                 format!("`{id}` is not destructive, open-world or not-read-only"),
             )
         })?),
@@ -264,7 +264,7 @@ fn change_of(input: &ToolsChangeInput) -> Result<ToolsChange, ApiError> {
         Some("auto") => Some(None),
         Some(other) => {
             return Err(ApiError::new(
-                "invalid",
+                ErrorCode::Invalid,
                 format!("`{other}` is not enabled, disabled or auto"),
             ));
         }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::{Api, ApiError, FieldError};
+use super::{Api, ApiError, ErrorCode, FieldError};
 use crate::schema::{self, FieldIssue, Form, Validator};
 use crate::session::{
     self, Answer, Asker, CallOutcome, CallRequest, Completion, CompletionTarget, Confirmation,
@@ -171,7 +171,7 @@ impl Sessions {
             .map(|t| &t.handle)
             .map_err(|e| {
                 ApiError::new(
-                    "internal",
+                    ErrorCode::Internal,
                     format!("could not start the session thread: {e}"),
                 )
             })
@@ -185,7 +185,7 @@ impl Sessions {
             .cloned()
             .ok_or_else(|| {
                 ApiError::new(
-                    "not_found",
+                    ErrorCode::NotFound,
                     "this session is closed; open Try it again to start a new one",
                 )
             })
@@ -198,9 +198,9 @@ impl Sessions {
     ) -> impl Future<Output = Result<T, ApiError>> + Send + 'static {
         let handle = self.runtime().map(|rt| rt.spawn(work));
         async move {
-            handle?
-                .await
-                .map_err(|e| ApiError::new("internal", format!("the session task failed: {e}")))?
+            handle?.await.map_err(|e| {
+                ApiError::new(ErrorCode::Internal, format!("the session task failed: {e}"))
+            })?
         }
     }
 }
@@ -219,7 +219,7 @@ impl Drop for Sessions {
 
 impl From<SessionError> for ApiError {
     fn from(err: SessionError) -> Self {
-        let code = err.code().to_string();
+        let code = session_code(&err);
         match err {
             SessionError::InvalidArguments { issues } => ApiError {
                 code,
@@ -242,10 +242,29 @@ impl From<SessionError> for ApiError {
                 if let Some(tail) = stderr_tail {
                     message.push_str(&format!("\n\nThe server's last output:\n{tail}"));
                 }
-                ApiError::new(&code, message)
+                ApiError::new(code, message)
             }
-            other => ApiError::new(&code, other.to_string()),
+            other => ApiError::new(code, other.to_string()),
         }
+    }
+}
+
+/// The code of a session's error: the test's kind when it could not open.
+fn session_code(err: &SessionError) -> ErrorCode {
+    match err {
+        SessionError::Open { failure, .. } => failure.kind.into(),
+        SessionError::Config(_) => ErrorCode::Config,
+        SessionError::UnknownTool { .. } => ErrorCode::UnknownTool,
+        SessionError::Disabled { .. } => ErrorCode::Disabled,
+        SessionError::Held { .. } => ErrorCode::Held,
+        SessionError::NeedsConfirmation { .. } => ErrorCode::NeedsConfirmation,
+        SessionError::InvalidArguments { .. } => ErrorCode::InvalidArguments,
+        SessionError::Cancelled => ErrorCode::Cancelled,
+        SessionError::TimedOut(_) => ErrorCode::Timeout,
+        SessionError::Rpc { .. } => ErrorCode::Server,
+        SessionError::Closed(_) => ErrorCode::Closed,
+        SessionError::Unanswerable(_) => ErrorCode::Unanswerable,
+        _ => ErrorCode::Failed,
     }
 }
 
@@ -327,7 +346,7 @@ impl Api {
             .find(|t| t.name == tool)
             .ok_or_else(|| {
                 ApiError::new(
-                    "not_found",
+                    ErrorCode::NotFound,
                     format!("`{tool}` is not a tool of this server"),
                 )
             })?;
@@ -450,12 +469,12 @@ impl Api {
         let mut pending = open.pending.lock();
         let Some((question, _)) = pending.get(question_id) else {
             return Err(ApiError::new(
-                "not_found",
+                ErrorCode::NotFound,
                 "the server no longer waits for this answer (its call ended)",
             ));
         };
         let answer = question.check(answer).map_err(|issues| ApiError {
-            code: "invalid".into(),
+            code: ErrorCode::Invalid,
             message: issues
                 .iter()
                 .map(FieldIssue::describe)
@@ -561,8 +580,12 @@ impl Api {
                 }
                 _ => crate::diagnostics::collect(&api.servers, &name, None).await?,
             };
-            serde_json::to_string_pretty(&bundle)
-                .map_err(|e| ApiError::new("internal", format!("could not encode the bundle: {e}")))
+            serde_json::to_string_pretty(&bundle).map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Internal,
+                    format!("could not encode the bundle: {e}"),
+                )
+            })
         })
     }
 }

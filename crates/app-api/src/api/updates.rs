@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use super::dto::{OutdatedView, UpdatePreview};
 use super::testing::{StageProgress, TestReport};
-use super::{Api, ApiError, ServerView, ToolDiff};
+use super::{Api, ApiError, ErrorCode, ServerView, ToolDiff};
 use crate::clock::now_ms;
 use crate::pinning::{DiffReport, Snapshot};
 use crate::updates::{self, PendingUpdate, Standing, UpdateError};
@@ -34,7 +34,7 @@ impl From<UpdateError> for ApiError {
             UpdateError::Manage(e) => e.into(),
             UpdateError::Config(e) => e.into(),
             UpdateError::Form(e) => e.into(),
-            other => ApiError::new("update", other.to_string()),
+            other => ApiError::new(ErrorCode::Update, other.to_string()),
         }
     }
 }
@@ -85,7 +85,7 @@ impl Api {
         let planned = updates::plan(&self.servers, &market, &policy, name, to, &[]).await?;
         if planned.launch.needs_consent() && !accept_new_destination {
             return Err(ApiError::new(
-                "update_new_destination",
+                ErrorCode::UpdateNewDestination,
                 format!(
                     "{} {} would get this server's secrets, and it runs another program or \
                      package or talks to another host: {}. Nothing was started.",
@@ -158,7 +158,7 @@ impl Api {
     pub fn apply_update(&self, token: &str) -> Result<ServerView, ApiError> {
         let pending = self.updates.lock().remove(token).ok_or_else(|| {
             ApiError::new(
-                "not_found",
+                ErrorCode::NotFound,
                 "this update was discarded or applied already; check again",
             )
         })?;

@@ -1,6 +1,7 @@
 //! Export: Plugboard's enabled servers into a client's file, as launchers
 //! (`{"command": "<plugboard>", "args": ["run", NAME]}`, plus `"type": "stdio"` where the client
-//! wants one). The plan is computed first (what would change) and applied only on request: a
+//! wants one), or as one gateway entry serving a profile (`["serve", "--profile", P]`, which
+//! takes the place of the launchers Plugboard wrote there). The plan is computed first (what would change) and applied only on request: a
 //! timestamped backup, then an atomic write that keeps every other entry and key.
 //!
 //! Ownership: an entry is Plugboard's when it was recorded in `exports.json` as written by
@@ -15,7 +16,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::state::{ExportState, WrittenEntry};
-use super::{ClientError, ClientKind, jsonc, launcher_entry, launcher_target};
+use super::{
+    ClientError, ClientKind, gateway_entry, gateway_key, gateway_target, jsonc, launcher_entry,
+    launcher_target,
+};
 use crate::config::Config;
 
 /// What export does to one entry.
@@ -81,28 +85,13 @@ pub enum ExportChoice {
     Only(BTreeSet<String>),
     /// These as well as the ones the file launches already ("Add to Cursor" on one server).
     Add(BTreeSet<String>),
+    /// One gateway entry serving this profile, instead of a launcher per server: the launchers
+    /// Plugboard wrote there before are removed.
+    Gateway(String),
 }
 
-/// Work out what exporting `config`'s servers to `path` (a `kind` file) would do.
+/// Work out what exporting `config`'s servers of `choice` to `path` (a `kind` file) would do.
 pub fn plan_export(
-    config: &Config,
-    config_dir: &Path,
-    kind: ClientKind,
-    path: &Path,
-    plugboard: &Path,
-) -> Result<ExportPlan, ClientError> {
-    plan_export_choice(
-        config,
-        config_dir,
-        kind,
-        path,
-        plugboard,
-        &ExportChoice::All,
-    )
-}
-
-/// [`plan_export`] for the servers of `choice`.
-pub fn plan_export_choice(
     config: &Config,
     config_dir: &Path,
     kind: ClientKind,
@@ -132,6 +121,7 @@ pub fn plan_export_choice(
         ExportChoice::All => true,
         ExportChoice::Only(set) => set.contains(name),
         ExportChoice::Add(set) => set.contains(name) || launched.contains(name),
+        ExportChoice::Gateway(_) => false,
     };
     let mut wanted: Vec<String> = vec![];
     let mut disabled = vec![];
@@ -199,17 +189,77 @@ pub fn plan_export_choice(
             }
         }
     }
+    let gateway = match choice {
+        ExportChoice::Gateway(profile) => {
+            let key = gateway_key(profile);
+            let desired = gateway_entry(format, plugboard, profile, home.as_deref());
+            let ours = |existing: &Value| {
+                gateway_target(existing).is_some()
+                    && (gateway_target(existing) == Some(profile.as_str())
+                        || recorded.entries.contains_key(&key))
+            };
+            let action = match servers.get(&key) {
+                None => ExportAction::Add,
+                Some(existing) if existing == &desired => ExportAction::Unchanged,
+                Some(existing) if ours(existing) => ExportAction::Update,
+                Some(_) => ExportAction::Conflict,
+            };
+            if action == ExportAction::Conflict {
+                changes.push(ExportChange {
+                    entry: key.clone(),
+                    server: None,
+                    action,
+                    detail: Some(format!(
+                        "the file already has an entry `{key}` that Plugboard did not write; it \
+                         was left alone"
+                    )),
+                });
+            } else {
+                if action != ExportAction::Unchanged {
+                    servers.insert(key.clone(), desired.clone());
+                    changed = true;
+                }
+                entries.insert(key.clone(), desired);
+                changes.push(ExportChange {
+                    entry: key.clone(),
+                    server: None,
+                    action,
+                    detail: Some(format!("the gateway of profile `{profile}`")),
+                });
+            }
+            Some(key)
+        }
+        _ => None,
+    };
     for (key, written) in &recorded.entries {
-        if wanted_set.contains(key.as_str()) {
+        if wanted_set.contains(key.as_str()) || gateway.as_deref() == Some(key.as_str()) {
             continue;
         }
         let Some(existing) = servers.get(key) else {
             continue;
         };
-        if launcher_target(existing).is_some() {
+        if let Some(profile) = gateway_target(existing).map(str::to_owned) {
             servers.shift_remove(key);
             changed = true;
-            let why = if disabled.contains(&written.server) {
+            changes.push(ExportChange {
+                entry: key.clone(),
+                server: None,
+                action: ExportAction::Remove,
+                detail: Some(format!(
+                    "the gateway of profile `{profile}`: this export writes {} instead",
+                    if gateway.is_some() {
+                        "another profile's gateway"
+                    } else {
+                        "a launcher per server"
+                    }
+                )),
+            });
+        } else if launcher_target(existing).is_some() {
+            servers.shift_remove(key);
+            changed = true;
+            let why = if gateway.is_some() {
+                "the client reaches it through the gateway now"
+            } else if disabled.contains(&written.server) {
                 "the server is disabled"
             } else if config.contains(&written.server) {
                 "the server was not chosen"
@@ -303,7 +353,7 @@ pub fn export_now(
     const ATTEMPTS: usize = 5;
     let mut attempt = 1;
     loop {
-        let plan = plan_export_choice(config, config_dir, kind, path, plugboard, choice)?;
+        let plan = plan_export(config, config_dir, kind, path, plugboard, choice)?;
         match apply_export(&plan, config_dir, force) {
             Err(ClientError::ChangedSincePlan { .. }) if attempt < ATTEMPTS => attempt += 1,
             result => return result.map(|backup| (plan, backup)),

@@ -18,7 +18,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{
-    ClientError, ClientFormat, ClientKind, VarSyntax, jsonc, launcher_entry, launcher_target,
+    ClientError, ClientFormat, ClientKind, VarSyntax, gateway_target, jsonc, launcher_entry,
+    launcher_target,
 };
 use crate::config::{
     Auth, Config, ConfigValue, EnvTemplate, SecretRef, ServerConfig, TransportKind, secret_arg,
@@ -748,6 +749,12 @@ pub fn plan_import(
             )));
             continue;
         }
+        if let Some(profile) = gateway_target(entry) {
+            plan.skipped.push(skip(format!(
+                "it is Plugboard's gateway (profile `{profile}`)"
+            )));
+            continue;
+        }
         match convert(format, object, &expander, &options.extra_secrets) {
             Ok((config, secret_values, secrets, notes)) => {
                 if let Some((name, _)) = installed.iter().find(|(_, s)| same_server(s, &config)) {
@@ -807,7 +814,7 @@ pub fn apply_import(servers: &Servers, plan: &ImportPlan) -> ImportReport {
 /// Test the servers just imported (in parallel) before their entries in the source file are
 /// turned into launchers: an entry whose server fails its test stays as it was in the source
 /// ([`ImportReport::kept_in_source`]), so a rewrite never takes away a server that worked.
-pub async fn test_before_rewrite(
+async fn test_before_rewrite(
     servers: &Servers,
     catalog: &crate::catalog::Catalog,
     report: &mut ImportReport,
@@ -827,6 +834,73 @@ pub async fn test_before_rewrite(
             report.kept_in_source.push((entry, why));
         }
     }
+}
+
+/// How an import treats the client's file it read.
+pub struct Rewrite<'a> {
+    /// The `plugboard` the launchers run.
+    pub plugboard: &'a Path,
+    /// Test the imported servers first, with this catalog: an entry whose server fails stays as
+    /// it was in the file.
+    pub test_with: Option<&'a crate::catalog::Catalog>,
+    /// Rewrite the file even when that loses what it holds (comments, an inexact number).
+    pub force: bool,
+}
+
+/// What an import did.
+#[derive(Debug)]
+pub struct Imported {
+    pub report: ImportReport,
+    /// The client's file was rewritten (its imported entries are launchers now).
+    pub rewritten: bool,
+    /// The backup of the file as it was before the rewrite.
+    pub backup: Option<PathBuf>,
+}
+
+/// Import the planned servers and, with `rewrite`, turn their entries in the client's file
+/// into launchers: a rewrite that would lose what the file holds is refused
+/// ([`ClientError::WouldLose`]) before anything is imported, unless forced.
+pub async fn import_servers(
+    servers: &Servers,
+    plan: &ImportPlan,
+    rewrite: Option<Rewrite<'_>>,
+) -> Result<Imported, ClientError> {
+    if let Some(rewrite) = &rewrite
+        && !rewrite.force
+        && let Some(what) = std::fs::read_to_string(&plan.path)
+            .ok()
+            .and_then(|text| jsonc::rewrite_loss(&text))
+    {
+        return Err(ClientError::WouldLose {
+            path: plan.path.clone(),
+            what,
+        });
+    }
+    let mut report = apply_import(servers, plan);
+    let Some(rewrite) = rewrite else {
+        return Ok(Imported {
+            report,
+            rewritten: false,
+            backup: None,
+        });
+    };
+    if let Some(catalog) = rewrite.test_with
+        && !report.imported.is_empty()
+    {
+        test_before_rewrite(servers, catalog, &mut report).await;
+    }
+    let backup = rewrite_source(
+        servers.config().dir(),
+        plan,
+        &report,
+        rewrite.plugboard,
+        rewrite.force,
+    )?;
+    Ok(Imported {
+        report,
+        rewritten: true,
+        backup,
+    })
 }
 
 /// Whether `a` and `b` are the same server: the same URL, or the same program with the same
@@ -868,7 +942,7 @@ fn same_server(a: &ServerConfig, b: &ServerConfig) -> bool {
 /// Turn the imported entries of the source file into `plugboard run NAME` launchers (after a
 /// timestamped backup), so their plaintext secrets are gone from it, and record them as
 /// Plugboard's. Returns the backup's path.
-pub fn rewrite_source(
+fn rewrite_source(
     config_dir: &Path,
     plan: &ImportPlan,
     report: &ImportReport,

@@ -37,11 +37,10 @@ use serde_json::{Map, Value};
 
 pub use export::{
     ExportAction, ExportChange, ExportChoice, ExportPlan, apply_export, export_now, plan_export,
-    plan_export_choice,
 };
 pub use import::{
-    ImportOptions, ImportPlan, ImportReport, PlannedServer, Recognised, Skipped, apply_import,
-    plan_import, rewrite_source, test_before_rewrite,
+    ImportOptions, ImportPlan, ImportReport, Imported, PlannedServer, Recognised, Rewrite, Skipped,
+    apply_import, import_servers, plan_import,
 };
 
 /// The MCP clients Plugboard can export to and import from.
@@ -242,6 +241,37 @@ pub fn launcher_entry(
     name: &str,
     home: Option<&Path>,
 ) -> Value {
+    plugboard_entry(format, plugboard, &["run", name], home)
+}
+
+/// The gateway entry for profile `profile`: `plugboard serve --profile PROFILE`, one entry that
+/// serves every server of the profile.
+pub fn gateway_entry(
+    format: &ClientFormat,
+    plugboard: &Path,
+    profile: &str,
+    home: Option<&Path>,
+) -> Value {
+    plugboard_entry(format, plugboard, &["serve", "--profile", profile], home)
+}
+
+/// The key of profile `profile`'s gateway entry in a client's file: `plugboard`, or
+/// `plugboard-PROFILE` for a profile other than `default`.
+pub fn gateway_key(profile: &str) -> String {
+    if profile == crate::gateway::profiles::DEFAULT_PROFILE {
+        "plugboard".to_owned()
+    } else {
+        format!("plugboard-{profile}")
+    }
+}
+
+/// An entry that runs `plugboard` with `args`.
+fn plugboard_entry(
+    format: &ClientFormat,
+    plugboard: &Path,
+    args: &[&str],
+    home: Option<&Path>,
+) -> Value {
     let mut entry = Map::new();
     if let Some(kind) = format.launcher_type {
         entry.insert("type".into(), Value::String(kind.into()));
@@ -252,10 +282,7 @@ pub fn launcher_entry(
     );
     entry.insert(
         "args".into(),
-        Value::Array(vec![
-            Value::String("run".into()),
-            Value::String(name.into()),
-        ]),
+        Value::Array(args.iter().map(|a| Value::String((*a).into())).collect()),
     );
     if let Some(home) = home {
         let mut env = Map::new();
@@ -270,15 +297,40 @@ pub fn launcher_entry(
 
 /// If `entry` is a Plugboard launcher (`<…/plugboard> run NAME`), the server it runs.
 pub fn launcher_target(entry: &Value) -> Option<&str> {
+    match plugboard_args(entry)? {
+        [Value::String(run), Value::String(name)] if run == "run" => Some(name),
+        _ => None,
+    }
+}
+
+/// The profile a gateway entry (`plugboard serve [--profile P]`) serves.
+pub fn gateway_target(entry: &Value) -> Option<&str> {
+    match plugboard_args(entry)? {
+        [Value::String(serve)] if serve == "serve" => {
+            Some(crate::gateway::profiles::DEFAULT_PROFILE)
+        }
+        [
+            Value::String(serve),
+            Value::String(flag),
+            Value::String(profile),
+        ] if serve == "serve" && flag == "--profile" => Some(profile),
+        _ => None,
+    }
+}
+
+/// Whether the entry is Plugboard's own: a relay of one server or a gateway.
+pub fn is_plugboard_entry(entry: &Value) -> bool {
+    launcher_target(entry).is_some() || gateway_target(entry).is_some()
+}
+
+/// The arguments of an entry whose command is `plugboard`.
+fn plugboard_args(entry: &Value) -> Option<&[Value]> {
     let command = entry.get("command")?.as_str()?;
     let base = command.rsplit(['/', '\\']).next()?.trim_end_matches(".exe");
     if base != "plugboard" {
         return None;
     }
-    match entry.get("args")?.as_array()?.as_slice() {
-        [Value::String(run), Value::String(name)] if run == "run" => Some(name),
-        _ => None,
-    }
+    Some(entry.get("args")?.as_array()?.as_slice())
 }
 
 /// One known client as the app's "Use in…" panel shows it.
@@ -291,6 +343,8 @@ pub struct ClientStatus {
     pub exists: bool,
     /// Plugboard servers the file launches (entries of the form `plugboard run NAME`).
     pub servers: Vec<String>,
+    /// The profiles its gateway entries serve (`plugboard serve --profile P`).
+    pub gateways: Vec<String>,
     /// How many other (not Plugboard) entries the file has: candidates for import.
     pub other_entries: usize,
     /// Those entries: what each launches, and whether it is new since the user last looked.
@@ -387,6 +441,7 @@ pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
                 path: path.clone(),
                 exists: path.as_ref().is_some_and(|p| p.exists()),
                 servers: vec![],
+                gateways: vec![],
                 other_entries: 0,
                 others: vec![],
                 drifted: false,
@@ -421,6 +476,9 @@ pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
                             });
                         }
                         status.servers.push(name.to_string());
+                    }
+                    None if let Some(profile) = gateway_target(entry) => {
+                        status.gateways.push(profile.to_owned());
                     }
                     None => {
                         status.other_entries += 1;

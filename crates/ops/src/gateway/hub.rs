@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 
 use super::activity::{ActivityLog, ActivityRecord, shape_of};
+use super::hooks::{HookCall, HookEvent, Verdict, run_hooks};
 use super::permissions::{Permission, decide};
 use super::profiles::Profile;
 use crate::manage::Servers;
@@ -656,7 +657,42 @@ impl Hub {
                 }
             }
         }
+        let client = self.client.borrow().clone().unwrap_or_default();
+        let hook_call = |arguments, result| HookCall {
+            profile: &self.profile_name,
+            client: &client,
+            server: &route.server,
+            tool: &route.name,
+            namespaced,
+            arguments,
+            result,
+        };
         let mut forwarded = params.clone();
+        match self
+            .hooks(HookEvent::PreToolUse, &hook_call(arguments, None))
+            .await
+        {
+            Verdict::Block(reason) => return refused("hook_blocked", reason),
+            Verdict::Continue(Some(rewritten)) => {
+                // Arguments a hook wrote pass the same check as the model's.
+                let text = Value::Object(rewritten.clone()).to_string();
+                if self
+                    .ready()
+                    .iter()
+                    .any(|(_, s)| s.redactor().holds_secret(&text))
+                {
+                    return refused(
+                        "secret_in_arguments",
+                        format!(
+                            "the arguments a hook wrote for `{namespaced}` hold a secret of a \
+                             server; the call was not sent"
+                        ),
+                    );
+                }
+                forwarded.insert("arguments".into(), Value::Object(rewritten));
+            }
+            Verdict::Continue(None) => {}
+        }
         forwarded.insert("name".into(), Value::String(route.name.clone()));
         forwarded.remove("_meta");
         match session
@@ -666,6 +702,16 @@ impl Hub {
             Ok(mut result) => {
                 if !self.keeps_controls(&route.server) {
                     crate::traffic::strip_result(&mut result);
+                }
+                let sent = forwarded
+                    .get("arguments")
+                    .and_then(Value::as_object)
+                    .unwrap_or(arguments);
+                if let Verdict::Block(reason) = self
+                    .hooks(HookEvent::PostToolUse, &hook_call(sent, Some(&result)))
+                    .await
+                {
+                    return refused("hook_blocked", reason);
                 }
                 Routed {
                     result: Ok(result),
@@ -712,6 +758,33 @@ impl Hub {
                 decision,
             },
         }
+    }
+
+    /// Run the profile's hooks of `event` for a call, showing them nothing any of the
+    /// profile's servers holds secret.
+    async fn hooks(&self, event: HookEvent, call: &HookCall<'_>) -> Verdict {
+        if !self
+            .profile
+            .hooks
+            .iter()
+            .any(|h| h.applies(event, call.namespaced))
+        {
+            return Verdict::Continue(None);
+        }
+        let ready = self.ready();
+        let redact = |text: &str| {
+            ready
+                .iter()
+                .fold(text.to_owned(), |text, (_, s)| s.redactor().redact(&text))
+        };
+        run_hooks(
+            &self.profile.hooks,
+            event,
+            call,
+            self.profile.hooks_fail_closed,
+            &redact,
+        )
+        .await
     }
 
     /// Close every session (their processes end with them).

@@ -10,6 +10,7 @@
 //! - [`serve`]: the client's side on stdio, in either protocol era.
 
 pub mod activity;
+pub mod hooks;
 pub mod hub;
 pub mod permissions;
 pub mod profiles;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::hooks::Hook;
 use super::permissions::Permission;
 use crate::config::{Config, validate_name};
 
@@ -26,6 +27,13 @@ pub struct Profile {
     /// or `*side_effects` (every tool not declared read-only). The most specific rule wins.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub permissions: BTreeMap<String, Permission>,
+    /// Commands run before and after the calls their matchers cover, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<Hook>,
+    /// A hook that fails (crashes, times out, another exit code than 0 or 2) blocks the call;
+    /// otherwise the call goes on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hooks_fail_closed: bool,
 }
 
 /// The rule that covers every tool not declared read-only.
@@ -151,7 +159,7 @@ impl ProfileStore {
                 name.to_owned(),
                 Profile {
                     servers: Some(servers),
-                    permissions: BTreeMap::new(),
+                    ..Profile::default()
                 },
             );
             Ok(())

@@ -155,25 +155,6 @@ impl SessionError {
             _ => 1,
         }
     }
-
-    /// A short machine-readable name (`invalid_arguments`, `timeout`, …).
-    pub fn code(&self) -> &'static str {
-        match self {
-            SessionError::Open { failure, .. } => failure.kind.as_str(),
-            SessionError::Config(_) => "config",
-            SessionError::UnknownTool { .. } => "unknown_tool",
-            SessionError::Disabled { .. } => "disabled",
-            SessionError::Held { .. } => "held",
-            SessionError::NeedsConfirmation { .. } => "needs_confirmation",
-            SessionError::InvalidArguments { .. } => "invalid_arguments",
-            SessionError::Cancelled => "cancelled",
-            SessionError::TimedOut(_) => "timeout",
-            SessionError::Rpc { .. } => "server",
-            SessionError::Closed(_) => "closed",
-            SessionError::Unanswerable(_) => "unanswerable",
-            SessionError::Failed(_) => "failed",
-        }
-    }
 }
 
 /// How a session talks to its user.

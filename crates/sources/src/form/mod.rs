@@ -34,6 +34,7 @@ pub mod engine;
 pub mod inputs;
 pub mod mcpb;
 pub mod package_names;
+mod runners;
 pub mod server_json;
 pub mod spec;
 pub mod template;

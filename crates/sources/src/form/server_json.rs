@@ -22,10 +22,10 @@
 use std::collections::BTreeMap;
 
 use super::blueprint::{
-    ArgPlan, AuthPlan, Blueprint, BundleRef, FormSource, Launch, OptionPlan, Pin, Split, ValuePlan,
+    ArgPlan, AuthPlan, Blueprint, FormSource, Launch, OptionPlan, Split, ValuePlan,
 };
 use super::engine::transport_kind;
-use super::package_names;
+use super::runners::{PackageRun, Runner, runner};
 use super::spec::{FieldTarget, FormField, InputKind};
 use super::template::Template;
 use crate::config::{TransportKind, is_loopback_host};
@@ -393,47 +393,6 @@ fn args_of(args: &[Argument], fields: &mut Fields, notes: &mut Vec<String>) -> V
     out
 }
 
-/// `-e NAME=VALUE` runtime arguments of a Docker launch, taken out as environment variables
-/// (so their values never appear on the command line): `(remaining args, extra env)`.
-fn docker_env_args(args: &[Argument]) -> (Vec<Argument>, Vec<KeyValueInput>) {
-    let mut rest = Vec::new();
-    let mut env = Vec::new();
-    for arg in args {
-        if let ArgumentKind::Named { name } = &arg.kind
-            && matches!(name.as_str(), "-e" | "--env")
-            && let Some(value) = &arg.input.value
-            && let Some((var, template)) = value.split_once('=')
-            && crate::config::validate_env_key(var).is_ok()
-        {
-            let mut input = arg.input.clone();
-            input.value = Some(template.to_owned());
-            env.push(KeyValueInput {
-                name: var.to_owned(),
-                input,
-            });
-            continue;
-        }
-        rest.push(arg.clone());
-    }
-    (rest, env)
-}
-
-fn mentions(arg: &Argument, identifier: &str) -> bool {
-    arg.input
-        .value
-        .as_deref()
-        .is_some_and(|v| !identifier.is_empty() && v.contains(identifier))
-}
-
-fn is_yes(arg: &Argument) -> bool {
-    let word = match &arg.kind {
-        ArgumentKind::Named { name } if arg.input.value.is_none() => Some(name.as_str()),
-        ArgumentKind::Positional { .. } => arg.input.value.as_deref(),
-        _ => None,
-    };
-    matches!(word, Some("-y" | "--yes"))
-}
-
 fn pinned_version(package: &Package, server_version: &str) -> Option<String> {
     let version = package.version.as_deref().unwrap_or(server_version);
     (!version.is_empty() && !version.eq_ignore_ascii_case("latest")).then(|| version.to_owned())
@@ -449,197 +408,23 @@ fn package_option(
 ) -> OptionPlan {
     let mut fields = Fields::default();
     let mut notes = Vec::new();
-    let mut blocked = None;
-    let identifier = package.identifier.as_str();
-    let version = pinned_version(package, server_version);
-    let hint = package.runtime_hint.as_deref().map(str::to_ascii_lowercase);
-    let mut pin = None;
     let mut runtime_args = package.runtime_arguments.clone();
-    let mut extra_env = Vec::new();
-    let mut bundle = None;
-    let registry_type = package.registry_type.as_str();
-    let invalid_name = package_names::identifier_problem(registry_type, identifier).or_else(|| {
-        matches!(registry_type, "npm" | "pypi" | "oci" | "docker" | "nuget")
-            .then(|| version.as_deref().and_then(package_names::version_problem))
-            .flatten()
-    });
-    // (program, the runner's own leading args, the package spec to add, or None when the
-    // runtime arguments already name it)
-    let (program, lead, spec): (String, Vec<String>, Option<String>) = match package
-        .registry_type
-        .as_str()
-    {
-        _ if identifier.is_empty() => {
-            blocked = Some("the registry entry names no package identifier".into());
-            (String::new(), vec![], None)
-        }
-        _ if invalid_name.is_some() => {
-            blocked = invalid_name;
-            (String::new(), vec![], None)
-        }
-        "npm" => {
-            let spec = match &version {
-                Some(v) => format!("{identifier}@{v}"),
-                None => {
-                    notes.push(format!(
-                        "{identifier} is not pinned to a version: the newest one runs"
-                    ));
-                    identifier.to_owned()
-                }
-            };
-            let (program, mut lead) = match hint.as_deref() {
-                Some("bun" | "bunx") => ("bunx".to_owned(), vec![]),
-                Some("pnpm" | "pnpx") => ("pnpm".to_owned(), vec!["dlx".to_owned()]),
-                Some("yarn") => ("yarn".to_owned(), vec!["dlx".to_owned()]),
-                _ => ("npx".to_owned(), vec!["-y".to_owned()]),
-            };
-            runtime_args.retain(|a| !(program == "npx" && is_yes(a)));
-            if program == "npx"
-                && pinning.enabled
-                && let (Some(date), Some(v)) = (pin_date, &version)
-            {
-                match pinning.npm {
-                    Some(check) => match check(identifier, v, date) {
-                        Ok(()) => {
-                            lead.push(format!("--before={date}"));
-                            pin = Some(Pin {
-                                tool: "npm".into(),
-                                flag: "--before".into(),
-                                date: date.to_owned(),
-                                published_at: published.unwrap_or_default().to_owned(),
-                            });
-                        }
-                        Err(why) => notes.push(format!("npm dependencies are not pinned: {why}")),
-                    },
-                    None => notes.push(format!(
-                        "npm dependencies are pinned to {date} (npm --before) at install, when \
-                         npm's registry dates {identifier}@{v} before it"
-                    )),
-                }
-            }
-            (program, lead, Some(spec))
-        }
-        "pypi" => {
-            let spec = match &version {
-                Some(v) => format!("{identifier}=={v}"),
-                None => {
-                    notes.push(format!(
-                        "{identifier} is not pinned to a version: the newest one runs"
-                    ));
-                    identifier.to_owned()
-                }
-            };
-            let mut lead = vec![];
-            let program = match hint.as_deref() {
-                Some("pipx") => {
-                    lead.push("run".to_owned());
-                    "pipx".to_owned()
-                }
-                _ => "uvx".to_owned(),
-            };
-            if program == "uvx"
-                && pinning.enabled
-                && let Some(date) = pin_date
-            {
-                lead.push("--exclude-newer".into());
-                lead.push(date.to_owned());
-                pin = Some(Pin {
-                    tool: "uv".into(),
-                    flag: "--exclude-newer".into(),
-                    date: date.to_owned(),
-                    published_at: published.unwrap_or_default().to_owned(),
-                });
-            }
-            // `python -m module` hints run the module from the package's environment.
-            let module = matches!(hint.as_deref(), Some("python" | "python3"))
-                && runtime_args.first().and_then(|a| a.input.value.as_deref()) == Some("-m");
-            if module {
-                lead.push("--from".into());
-                lead.push(spec);
-                lead.push("python".into());
-                (program, lead, None)
-            } else if let Some(from) = runtime_args
-                .iter_mut()
-                .find(|a| matches!(&a.kind, ArgumentKind::Named { name } if name == "--from"))
-            {
-                if from.input.value.as_deref() == Some(identifier) {
-                    from.input.value = Some(spec);
-                }
-                (program, lead, None)
-            } else if runtime_args.iter().any(|a| mentions(a, identifier)) {
-                (program, lead, None)
-            } else {
-                (program, lead, Some(spec))
-            }
-        }
-        "oci" | "docker" => {
-            let tagged = identifier
-                .rsplit('/')
-                .next()
-                .is_some_and(|last| last.contains(':') || last.contains('@'));
-            let image = match (&version, tagged) {
-                (_, true) => identifier.to_owned(),
-                (Some(v), false) => format!("{identifier}:{v}"),
-                (None, false) => identifier.to_owned(),
-            };
-            if image.ends_with(":latest")
-                || !image.rsplit('/').next().unwrap_or("").contains([':', '@'])
-            {
-                notes.push(format!(
-                    "{image} is not pinned to a version: the newest image runs"
-                ));
-            }
-            let program = match hint.as_deref() {
-                Some("podman") => "podman",
-                _ => "docker",
-            };
-            let (rest, env) = docker_env_args(&runtime_args);
-            runtime_args = rest;
-            extra_env = env;
-            let authored_run =
-                runtime_args.first().and_then(|a| a.input.value.as_deref()) == Some("run");
-            let lead = if authored_run {
-                vec![]
-            } else {
-                vec!["run".into(), "-i".into(), "--rm".into()]
-            };
-            (program.to_owned(), lead, Some(image))
-        }
-        "nuget" => {
-            let spec = match &version {
-                Some(v) => format!("{identifier}@{v}"),
-                None => identifier.to_owned(),
-            };
-            ("dnx".to_owned(), vec![], Some(spec))
-        }
-        "mcpb" => {
-            // Its launch and form come from the bundle's manifest, once it is fetched.
-            if !identifier.starts_with("https://") {
-                blocked = Some(format!(
-                    "its MCPB bundle is not served over https ({identifier}): bundles are \
-                     downloaded over https only"
-                ));
-            } else if package.file_sha256.is_none() {
-                blocked = Some(
-                    "the registry gives no fileSha256 for its MCPB bundle, so its content cannot \
-                     be checked"
-                        .into(),
-                );
-            }
-            bundle = Some(BundleRef {
-                url: identifier.to_owned(),
-                sha256: package.file_sha256.clone(),
-            });
-            (String::new(), vec![], None)
-        }
-        other => {
-            blocked = Some(format!(
-                "Plugboard does not know how to run `{}` packages",
-                if other.is_empty() { "untyped" } else { other }
-            ));
-            (String::new(), vec![], None)
-        }
+    let run = PackageRun {
+        package,
+        version: pinned_version(package, server_version),
+        pin_date,
+        published,
+        pinning,
     };
+    let Runner {
+        program,
+        lead,
+        spec,
+        pin,
+        extra_env,
+        bundle,
+        mut blocked,
+    } = runner(&run, &mut runtime_args, &mut notes);
 
     // Environment first (Docker passes each as `-e NAME`), then arguments.
     let env_items: Vec<KeyValueInput> = package
@@ -680,54 +465,14 @@ fn package_option(
             args,
             env,
         },
-        Some(kind) => {
-            let url = package.transport.url.as_deref().map(Template::parse);
-            let headers = values_of(&package.transport.headers, &mut fields, FieldTarget::Header);
-            match url {
-                None => {
-                    blocked.get_or_insert_with(|| {
-                        "its HTTP transport gives no URL to connect to".into()
-                    });
-                    Launch::Stdio {
-                        command: program.clone(),
-                        args,
-                        env,
-                    }
-                }
-                Some(url) => {
-                    for var in url.vars().map(str::to_owned).collect::<Vec<_>>() {
-                        fields.placeholder(
-                            &var,
-                            package.transport.variables.get(&var),
-                            &Input {
-                                is_required: true,
-                                ..Input::default()
-                            },
-                        );
-                    }
-                    if !local_url(&url) {
-                        blocked.get_or_insert_with(|| {
-                            format!(
-                                "its package serves HTTP at {url}, which is not this machine: \
-                                 Plugboard starts only packages that listen on localhost"
-                            )
-                        });
-                    } else {
-                        notes.push(format!(
-                            "Plugboard starts it, waits until {url} answers, and stops it when done"
-                        ));
-                    }
-                    Launch::LocalHttp {
-                        command: program.clone(),
-                        args,
-                        env,
-                        transport: kind,
-                        url,
-                        headers,
-                    }
-                }
-            }
-        }
+        Some(kind) => local_http_launch(
+            package,
+            kind,
+            (program.clone(), args, env),
+            &mut fields,
+            &mut notes,
+            &mut blocked,
+        ),
         None => {
             blocked.get_or_insert_with(|| {
                 format!(
@@ -756,6 +501,55 @@ fn package_option(
         probe: None,
         network: None,
         bundle,
+    }
+}
+
+/// The launch of a package that serves HTTP: started here and reached at its loopback URL
+/// (`{variables}` and headers become fields), or blocked when the URL is missing or not this
+/// machine (then its command is kept as a stdio launch, so that the form still shows what it
+/// would run).
+fn local_http_launch(
+    package: &Package,
+    kind: TransportKind,
+    (command, args, env): (String, Vec<ArgPlan>, Vec<ValuePlan>),
+    fields: &mut Fields,
+    notes: &mut Vec<String>,
+    blocked: &mut Option<String>,
+) -> Launch {
+    let headers = values_of(&package.transport.headers, fields, FieldTarget::Header);
+    let Some(url) = package.transport.url.as_deref().map(Template::parse) else {
+        blocked.get_or_insert_with(|| "its HTTP transport gives no URL to connect to".into());
+        return Launch::Stdio { command, args, env };
+    };
+    for var in url.vars().map(str::to_owned).collect::<Vec<_>>() {
+        fields.placeholder(
+            &var,
+            package.transport.variables.get(&var),
+            &Input {
+                is_required: true,
+                ..Input::default()
+            },
+        );
+    }
+    if !local_url(&url) {
+        blocked.get_or_insert_with(|| {
+            format!(
+                "its package serves HTTP at {url}, which is not this machine: Plugboard starts \
+                 only packages that listen on localhost"
+            )
+        });
+    } else {
+        notes.push(format!(
+            "Plugboard starts it, waits until {url} answers, and stops it when done"
+        ));
+    }
+    Launch::LocalHttp {
+        command,
+        args,
+        env,
+        transport: kind,
+        url,
+        headers,
     }
 }
 

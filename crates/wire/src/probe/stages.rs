@@ -13,7 +13,8 @@ use std::time::Duration;
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientRequest, ListPromptsRequest,
-    ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, ServerResult,
+    ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, ServerCapabilities,
+    ServerResult,
 };
 use rmcp::service::Peer;
 use serde_json::Value;
@@ -28,6 +29,7 @@ use super::result::{
 };
 use crate::config::TransportKind;
 use crate::connect::{Connection, Era, Monitor, Observations, Step};
+use crate::probe::CredentialProbe;
 use crate::resolve::{ResolvedServer, Target};
 
 /// At most this many pages of any list are fetched.
@@ -278,8 +280,23 @@ async fn stages<P: FnMut(StageEvent)>(
     conn: &mut Connection,
     connecting: Option<Instant>,
 ) -> Result<(), Failure> {
-    // the handshake: `discover` (the era probe, and a modern server's handshake), then
-    // `initialize` for a legacy server
+    let capabilities = handshake(run, conn, connecting).await?;
+    list_stages(run, conn, &capabilities).await?;
+    if let Some(probe) = run.resolved.probe().cloned() {
+        credential_stage(run, conn, probe).await?;
+    }
+    run.result.ok = true;
+    Ok(())
+}
+
+/// The handshake: `discover` (the era probe, and a modern server's handshake), then
+/// `initialize` for a legacy server; the connection's stage when the handshake waited for it.
+/// Records what was negotiated and who the server is; returns its capabilities.
+async fn handshake<P: FnMut(StageEvent)>(
+    run: &mut Run<'_, P>,
+    conn: &mut Connection,
+    connecting: Option<Instant>,
+) -> Result<ServerCapabilities, Failure> {
     let known = run.resolved.known_era();
     let first = if known == Some(Era::Legacy) {
         Stage::Initialize
@@ -344,33 +361,7 @@ async fn stages<P: FnMut(StageEvent)>(
     };
     let ok = matches!(raced, Raced::Done(Ok(())));
     let failed_stage = report_handshake(run, first, started, &steps, ok, conn.era());
-    if let Some(negotiated) = conn.negotiated() {
-        run.result.era = Some(negotiated.era);
-        run.result.protocol_version = Some(negotiated.protocol_version.to_string());
-        run.result.supported_versions = negotiated.supported_versions.clone();
-        if negotiated.ttl_ms.is_some() || negotiated.cache_scope.is_some() {
-            run.result.cache_hints.push(CacheHint {
-                method: "server/discover".to_owned(),
-                ttl_ms: negotiated.ttl_ms,
-                cache_scope: negotiated.cache_scope.clone(),
-            });
-        }
-        if negotiated.found == crate::connect::Found::Reprobe {
-            run.result.warnings.push(format!(
-                "the server's era changed since its last test ({} then); a new probe found it \
-                 {}",
-                known.map_or("unknown", Era::as_str),
-                negotiated.era
-            ));
-        }
-        if let crate::connect::Found::Silence(waited) = negotiated.found {
-            run.result.warnings.push(format!(
-                "the server read the `server/discover` probe and never answered it; after {} ms \
-                 it was taken for a legacy server (most answer such a probe with an error at once)",
-                waited.as_millis()
-            ));
-        }
-    }
+    note_negotiation(run, conn, known);
     match raced {
         Raced::Done(Ok(())) => {}
         Raced::Done(Err(err)) => {
@@ -402,6 +393,52 @@ async fn stages<P: FnMut(StageEvent)>(
         ));
     }
 
+    Ok(capabilities)
+}
+
+/// What the handshake negotiated: the era, the protocol versions, `server/discover`'s cache
+/// hints, and warnings when the era changed or the probe went unanswered.
+fn note_negotiation<P: FnMut(StageEvent)>(
+    run: &mut Run<'_, P>,
+    conn: &Connection,
+    known: Option<Era>,
+) {
+    if let Some(negotiated) = conn.negotiated() {
+        run.result.era = Some(negotiated.era);
+        run.result.protocol_version = Some(negotiated.protocol_version.to_string());
+        run.result.supported_versions = negotiated.supported_versions.clone();
+        if negotiated.ttl_ms.is_some() || negotiated.cache_scope.is_some() {
+            run.result.cache_hints.push(CacheHint {
+                method: "server/discover".to_owned(),
+                ttl_ms: negotiated.ttl_ms,
+                cache_scope: negotiated.cache_scope.clone(),
+            });
+        }
+        if negotiated.found == crate::connect::Found::Reprobe {
+            run.result.warnings.push(format!(
+                "the server's era changed since its last test ({} then); a new probe found it \
+                 {}",
+                known.map_or("unknown", Era::as_str),
+                negotiated.era
+            ));
+        }
+        if let crate::connect::Found::Silence(waited) = negotiated.found {
+            run.result.warnings.push(format!(
+                "the server read the `server/discover` probe and never answered it; after {} ms \
+                 it was taken for a legacy server (most answer such a probe with an error at once)",
+                waited.as_millis()
+            ));
+        }
+    }
+}
+
+/// `tools/list`, and `resources/list` and `prompts/list` when declared: each stage reports its
+/// own outcome and duration, in stage order; the first failure is returned.
+async fn list_stages<P: FnMut(StageEvent)>(
+    run: &mut Run<'_, P>,
+    conn: &mut Connection,
+    capabilities: &ServerCapabilities,
+) -> Result<(), Failure> {
     // tools/list, resources/list and prompts/list (the last two only when declared). Over a
     // pipe (stdio, and SSE's event stream) they are requested together: a server answers them
     // in one go instead of waiting for the client between them. Over streamable HTTP each
@@ -463,125 +500,129 @@ async fn stages<P: FnMut(StageEvent)>(
         };
         run.finish_at(list.stage(), fetched.started, fetched.ended, ok);
     }
-    if let Some(failure) = first_failure {
-        return Err(failure);
+    match first_failure {
+        Some(failure) => Err(failure),
+        None => Ok(()),
     }
+}
 
-    // credential probe
-    if let Some(probe) = run.resolved.probe().cloned() {
-        if !run.result.tools.iter().any(|t| t.name == probe.tool) {
-            run.result.warnings.push(format!(
-                "the catalog's credential probe `{}` is not among the server's tools, so the \
-                 credentials were not verified",
-                probe.tool
-            ));
-        } else {
-            let started = run.start(Stage::CredentialProbe);
-            let mut params = CallToolRequestParams::new(probe.tool.clone());
-            if let Some(arguments) = probe.arguments.as_object() {
-                params = params.with_arguments(arguments.clone());
-            }
-            let peer = conn.peer().expect("handshaken").clone();
-            let raced = run
-                .race(Stage::CredentialProbe, async move {
-                    peer.call_tool_once(params).await
-                })
-                .await;
-            let failure = match raced {
-                Raced::Done(Ok(CallToolResponse::Complete(result))) => {
-                    let verdict = credential::evaluate(&probe, &result);
-                    match credential::failure(run.resolved.name(), &probe, &verdict) {
-                        None => {
-                            run.result.verification = Verification::Verified;
-                            None
-                        }
-                        failure => failure,
+/// The catalog's credential probe: a read-only call that proves the credentials work.
+async fn credential_stage<P: FnMut(StageEvent)>(
+    run: &mut Run<'_, P>,
+    conn: &mut Connection,
+    probe: CredentialProbe,
+) -> Result<(), Failure> {
+    if !run.result.tools.iter().any(|t| t.name == probe.tool) {
+        run.result.warnings.push(format!(
+            "the catalog's credential probe `{}` is not among the server's tools, so the \
+             credentials were not verified",
+            probe.tool
+        ));
+    } else {
+        let started = run.start(Stage::CredentialProbe);
+        let mut params = CallToolRequestParams::new(probe.tool.clone());
+        if let Some(arguments) = probe.arguments.as_object() {
+            params = params.with_arguments(arguments.clone());
+        }
+        let peer = conn.peer().expect("handshaken").clone();
+        let raced = run
+            .race(Stage::CredentialProbe, async move {
+                peer.call_tool_once(params).await
+            })
+            .await;
+        let failure = match raced {
+            Raced::Done(Ok(CallToolResponse::Complete(result))) => {
+                let verdict = credential::evaluate(&probe, &result);
+                match credential::failure(run.resolved.name(), &probe, &verdict) {
+                    None => {
+                        run.result.verification = Verification::Verified;
+                        None
                     }
+                    failure => failure,
                 }
-                // A modern server asking for input (`input_required`: elicitation, sampling,
-                // roots) or starting a task: nobody is there to answer during a test.
-                Raced::Done(Ok(other)) => {
-                    let asked = match &other {
-                        CallToolResponse::InputRequired(input) => {
-                            let methods: Vec<String> = input
-                                .input_requests
-                                .iter()
-                                .flat_map(|requests| requests.values())
-                                .filter_map(|request| {
-                                    serde_json::to_value(request)
-                                        .ok()?
-                                        .get("method")?
-                                        .as_str()
-                                        .map(str::to_owned)
-                                })
-                                .collect();
-                            if methods.is_empty() {
-                                "further input (input_required)".to_owned()
-                            } else {
-                                format!("input (input_required: {})", methods.join(", "))
-                            }
+            }
+            // A modern server asking for input (`input_required`: elicitation, sampling,
+            // roots) or starting a task: nobody is there to answer during a test.
+            Raced::Done(Ok(other)) => {
+                let asked = match &other {
+                    CallToolResponse::InputRequired(input) => {
+                        let methods: Vec<String> = input
+                            .input_requests
+                            .iter()
+                            .flat_map(|requests| requests.values())
+                            .filter_map(|request| {
+                                serde_json::to_value(request)
+                                    .ok()?
+                                    .get("method")?
+                                    .as_str()
+                                    .map(str::to_owned)
+                            })
+                            .collect();
+                        if methods.is_empty() {
+                            "further input (input_required)".to_owned()
+                        } else {
+                            format!("input (input_required: {})", methods.join(", "))
                         }
-                        _ => "to run it as a task".to_owned(),
-                    };
-                    run.result.warnings.push(format!(
-                        "the credential probe `{}` could not run unattended: the server asked for \
-                         {asked}, which a test does not answer, so the credentials were not \
-                         verified",
-                        probe.tool
-                    ));
-                    None
-                }
-                Raced::Done(Err(err)) => {
-                    let obs = run.observations(Some(conn)).await;
-                    let mut failure = classify::service_error(
-                        &run.context(Stage::CredentialProbe),
-                        "tools/call",
-                        &err,
-                        &obs,
+                    }
+                    _ => "to run it as a task".to_owned(),
+                };
+                run.result.warnings.push(format!(
+                    "the credential probe `{}` could not run unattended: the server asked for \
+                     {asked}, which a test does not answer, so the credentials were not \
+                     verified",
+                    probe.tool
+                ));
+                None
+            }
+            Raced::Done(Err(err)) => {
+                let obs = run.observations(Some(conn)).await;
+                let mut failure = classify::service_error(
+                    &run.context(Stage::CredentialProbe),
+                    "tools/call",
+                    &err,
+                    &obs,
+                );
+                if failure.kind == ErrorKind::Server
+                    && credential::is_network_failure(&failure.error)
+                {
+                    failure = Failure::new(
+                        ErrorKind::Connection,
+                        format!(
+                            "the server started, but its credential check `{}` could not \
+                             reach the service (network): {}",
+                            probe.tool, failure.error
+                        ),
+                        "the credentials were not checked: the server cannot reach its \
+                         service from this machine; check the network, a proxy or VPN, \
+                         then test again",
                     );
-                    if failure.kind == ErrorKind::Server
-                        && credential::is_network_failure(&failure.error)
-                    {
-                        failure = Failure::new(
-                            ErrorKind::Connection,
-                            format!(
-                                "the server started, but its credential check `{}` could not \
-                                 reach the service (network): {}",
-                                probe.tool, failure.error
-                            ),
-                            "the credentials were not checked: the server cannot reach its \
-                             service from this machine; check the network, a proxy or VPN, \
-                             then test again",
-                        );
-                    } else if failure.kind == ErrorKind::Server {
-                        failure = Failure::new(
-                            ErrorKind::Credentials,
-                            format!(
-                                "the credential probe `{}` failed: {}",
-                                probe.tool, failure.error
-                            ),
-                            format!(
-                                "the server refused the call that proves the credentials work; \
-                                 check the credentials and update them with `plugboard edit {} \
-                                 --credential`",
-                                run.resolved.name()
-                            ),
-                        );
-                    }
-                    Some(failure)
+                } else if failure.kind == ErrorKind::Server {
+                    failure = Failure::new(
+                        ErrorKind::Credentials,
+                        format!(
+                            "the credential probe `{}` failed: {}",
+                            probe.tool, failure.error
+                        ),
+                        format!(
+                            "the server refused the call that proves the credentials work; \
+                             check the credentials and update them with `plugboard edit {} \
+                             --credential`",
+                            run.resolved.name()
+                        ),
+                    );
                 }
-                other => Some(
-                    run.fail_raced(Stage::CredentialProbe, Some(conn), other)
-                        .await,
-                ),
-            };
-            run.finish(Stage::CredentialProbe, started, failure.is_none());
-            if let Some(failure) = failure {
-                return Err(failure);
+                Some(failure)
             }
+            other => Some(
+                run.fail_raced(Stage::CredentialProbe, Some(conn), other)
+                    .await,
+            ),
+        };
+        run.finish(Stage::CredentialProbe, started, failure.is_none());
+        if let Some(failure) = failure {
+            return Err(failure);
         }
     }
-    run.result.ok = true;
     Ok(())
 }
 

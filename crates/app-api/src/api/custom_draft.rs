@@ -1,0 +1,407 @@
+//! The custom server editor's model checked and turned into a server config, with the secrets
+//! to write and an error per field at fault: the launch (command or URL), what a changed server
+//! keeps of itself, the working folder and timeout, environment variables and headers (secret
+//! or plain; a secret left empty keeps its stored value), and the auth mode.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::dto::{CustomAuth, CustomServer, KeyValue, Transport};
+use super::error::FieldError;
+use crate::config::{
+    Auth, ClientAuthMethod, ConfigValue, OAuthSettings, SecretRef, ServerConfig, TransportKind,
+    validate_env_key, validate_header_name, validate_remote_url,
+};
+use crate::credentials::{self, OAUTH_CLIENT_SECRET};
+use crate::form::new_secret_namespace;
+use crate::secrets::Sensitive;
+
+pub(super) fn fe(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// Build the config (and the secrets to write) from the editor's model, collecting field
+/// errors. `before` is the server being changed, saved under `old_name`.
+pub(super) fn build(
+    input: &CustomServer,
+    before: Option<&ServerConfig>,
+    old_name: &str,
+    errors: &mut Vec<FieldError>,
+) -> (ServerConfig, BTreeMap<String, Sensitive<String>>) {
+    let mut draft = Draft {
+        before,
+        errors,
+        secrets: BTreeMap::new(),
+        secret_names: BTreeSet::new(),
+    };
+    let mut config = draft.launch(input);
+    match before {
+        Some(before) => {
+            config.enabled = before.enabled;
+            config.source = before.source.clone();
+            config.extra = before.extra.clone();
+            config.tools = before.tools.clone();
+            config.secret_namespace = Some(before.secret_namespace(old_name).to_string());
+            config.sandbox = before.sandbox.clone();
+        }
+        None => {
+            config.secret_namespace = Some(new_secret_namespace());
+            config.sandbox = config.new_sandbox();
+        }
+    }
+    draft.place_and_time(input, &mut config);
+    draft.key_values(input, &mut config);
+    let remote = input.transport != Transport::Stdio;
+    if !matches!(input.auth, CustomAuth::None) && !remote {
+        draft.error(
+            "auth",
+            "authentication applies to remote servers; a stdio server gets its credentials \
+             through environment variables",
+        );
+    } else {
+        config.auth = draft.auth(&input.auth);
+    }
+    if draft.errors.is_empty()
+        && let Err(m) = config.validate()
+    {
+        draft.error("server", m);
+    }
+    (config, draft.secrets)
+}
+
+/// A config being built: the server it replaces, the errors found, the secrets to write and
+/// the names taken by secrets.
+struct Draft<'a> {
+    before: Option<&'a ServerConfig>,
+    errors: &'a mut Vec<FieldError>,
+    secrets: BTreeMap<String, Sensitive<String>>,
+    secret_names: BTreeSet<String>,
+}
+
+impl Draft<'_> {
+    fn error(&mut self, field: &str, message: impl Into<String>) {
+        self.errors.push(fe(field, message));
+    }
+
+    /// The command and arguments of a stdio server, or the URL of a remote one.
+    fn launch(&mut self, input: &CustomServer) -> ServerConfig {
+        match input.transport {
+            Transport::Stdio => {
+                let command = input.command.trim();
+                if command.is_empty() {
+                    self.error("command", "enter the command that starts the server");
+                }
+                let args = input
+                    .args
+                    .iter()
+                    .map(|a| a.trim().to_string())
+                    .filter(|a| !a.is_empty())
+                    .collect();
+                ServerConfig::stdio(command, args)
+            }
+            _ => {
+                let url = input.url.trim();
+                if url.is_empty() {
+                    self.error("url", "enter the server URL");
+                } else if let Err(m) = validate_remote_url(url) {
+                    self.error("url", m);
+                }
+                let kind: TransportKind = input.transport.into();
+                ServerConfig::remote(kind, url)
+            }
+        }
+    }
+
+    /// The working folder (stdio only) and the timeout (1 to 3600 seconds).
+    fn place_and_time(&mut self, input: &CustomServer, config: &mut ServerConfig) {
+        let cwd = input.cwd.trim();
+        if !cwd.is_empty() {
+            if input.transport != Transport::Stdio {
+                self.error("cwd", "only a stdio server has a working directory");
+            }
+            config.cwd = Some(cwd.to_string());
+        }
+        config.timeout = match input.timeout {
+            Some(0) => {
+                self.error("timeout", "the timeout must be at least 1 second");
+                None
+            }
+            Some(t) if t > 3600 => {
+                self.error("timeout", "the timeout can be at most 3600 seconds");
+                None
+            }
+            t => t.map(u64::from),
+        };
+    }
+
+    /// Environment variables (stdio) and headers (remote), each checked and kept as a secret
+    /// reference or a plain value.
+    fn key_values(&mut self, input: &CustomServer, config: &mut ServerConfig) {
+        let remote = input.transport != Transport::Stdio;
+        if remote && input.env.iter().any(|kv| !kv.key.trim().is_empty()) {
+            self.error(
+                "env",
+                "environment variables are for stdio servers; use headers",
+            );
+        }
+        if !remote && input.headers.iter().any(|kv| !kv.key.trim().is_empty()) {
+            self.error(
+                "headers",
+                "headers are for remote servers; use environment variables",
+            );
+        }
+        for (list, field, is_env) in [
+            (&input.env, "env", true),
+            (&input.headers, "headers", false),
+        ] {
+            let mut seen = BTreeSet::new();
+            for (i, kv) in list.iter().enumerate() {
+                let key = kv.key.trim();
+                if key.is_empty() && kv.value.as_deref().is_none_or(|v| v.trim().is_empty()) {
+                    continue;
+                }
+                let path = format!("{field}.{i}");
+                let valid = if is_env {
+                    validate_env_key(key)
+                } else {
+                    validate_header_name(key)
+                };
+                if let Err(m) = valid {
+                    let message = if key.is_empty() {
+                        "enter a name".into()
+                    } else {
+                        m
+                    };
+                    self.error(&format!("{path}.key"), message);
+                    continue;
+                }
+                let folded = if is_env {
+                    key.to_string()
+                } else {
+                    key.to_ascii_lowercase()
+                };
+                if !seen.insert(folded) {
+                    self.error(&format!("{path}.key"), format!("`{key}` is listed twice"));
+                    continue;
+                }
+                let Some(value) = self.value(kv, key, &path, is_env) else {
+                    continue;
+                };
+                if is_env {
+                    config.env.insert(key.to_string(), value);
+                } else {
+                    config.headers.insert(key.to_string(), value);
+                }
+            }
+        }
+    }
+
+    /// One variable's or header's value: entered (a secret goes to the secret store), or, left
+    /// empty, the one it had.
+    fn value(&mut self, kv: &KeyValue, key: &str, path: &str, is_env: bool) -> Option<ConfigValue> {
+        let Some(v) = &kv.value else {
+            let before = self.before.and_then(|b| {
+                if is_env {
+                    b.env.get(key)
+                } else {
+                    b.headers.get(key)
+                }
+            });
+            return match before {
+                Some(existing) => {
+                    if let ConfigValue::Secret(r) = existing {
+                        self.secret_names.insert(r.secret.clone());
+                    }
+                    Some(existing.clone())
+                }
+                None => {
+                    self.error(&format!("{path}.value"), "enter a value");
+                    None
+                }
+            };
+        };
+        if !is_env && v.contains(['\r', '\n']) {
+            self.error(
+                &format!("{path}.value"),
+                "a header value cannot contain line breaks",
+            );
+            return None;
+        }
+        if !kv.secret {
+            return Some(ConfigValue::Plain(v.clone()));
+        }
+        if v.is_empty() {
+            self.error(&format!("{path}.value"), "enter the secret value");
+            return None;
+        }
+        if !self.secret_names.insert(key.to_string()) {
+            self.error(
+                &format!("{path}.key"),
+                format!("another secret is already named `{key}`"),
+            );
+            return None;
+        }
+        self.secrets
+            .insert(key.to_string(), Sensitive::new(v.clone()));
+        Some(ConfigValue::Secret(SecretRef::new(key)))
+    }
+
+    /// A credential of the auth mode: entered (stored under `preferred`, or a name not taken
+    /// yet), or, left empty, the one the server had.
+    fn credential(
+        &mut self,
+        value: &Option<String>,
+        preferred: &str,
+        field: &str,
+    ) -> Option<SecretRef> {
+        match value {
+            Some(v) if !v.trim().is_empty() => {
+                if v.contains(['\r', '\n']) {
+                    self.error(field, "the value cannot contain line breaks");
+                    return None;
+                }
+                let taken = &self.secret_names;
+                let name = credentials::unused_name(preferred, |n| taken.contains(n));
+                self.secrets
+                    .insert(name.clone(), Sensitive::new(v.trim().to_string()));
+                Some(SecretRef::new(name))
+            }
+            _ => {
+                let before = self.before.and_then(|b| match &b.auth {
+                    Auth::Bearer { token: r }
+                    | Auth::ApiKey { key: r, .. }
+                    | Auth::Header { value: r, .. }
+                    | Auth::Basic { password: r, .. } => Some(r.clone()),
+                    _ => None,
+                });
+                if before.is_none() {
+                    self.error(field, "enter the credential");
+                }
+                before
+            }
+        }
+    }
+
+    fn auth(&mut self, auth: &CustomAuth) -> Auth {
+        match auth {
+            CustomAuth::None => Auth::None,
+            CustomAuth::Bearer { token, .. } => self
+                .credential(token, credentials::BEARER_TOKEN, "auth.token")
+                .map(|token| Auth::Bearer { token })
+                .unwrap_or_default(),
+            CustomAuth::ApiKey { header, key, .. } => {
+                let header = header.trim();
+                if let Err(m) = validate_header_name(header) {
+                    let message = if header.is_empty() {
+                        "enter the header name".into()
+                    } else {
+                        m
+                    };
+                    self.error("auth.header", message);
+                }
+                self.credential(key, credentials::API_KEY, "auth.key")
+                    .map(|key| Auth::ApiKey {
+                        header: header.to_string(),
+                        key,
+                    })
+                    .unwrap_or_default()
+            }
+            CustomAuth::Basic {
+                username, password, ..
+            } => {
+                if username.trim().is_empty() {
+                    self.error("auth.username", "enter the user name");
+                }
+                self.credential(password, credentials::PASSWORD, "auth.password")
+                    .map(|password| Auth::Basic {
+                        username: username.trim().to_string(),
+                        password,
+                    })
+                    .unwrap_or_default()
+            }
+            CustomAuth::Oauth2 {
+                client_id,
+                client_secret,
+                scopes,
+                authorization_url,
+                token_url,
+                ..
+            } => Auth::Oauth2(self.oauth(
+                client_id,
+                client_secret,
+                scopes,
+                authorization_url,
+                token_url,
+            )),
+        }
+    }
+
+    /// OAuth settings: endpoints checked, a client secret belonging to a client ID, scopes
+    /// split on spaces and commas; what was not entered is kept from before.
+    fn oauth(
+        &mut self,
+        client_id: &Option<String>,
+        client_secret: &Option<String>,
+        scopes: &[String],
+        authorization_url: &Option<String>,
+        token_url: &Option<String>,
+    ) -> OAuthSettings {
+        let before = self.before.and_then(|b| match &b.auth {
+            Auth::Oauth2(o) => Some(o),
+            _ => None,
+        });
+        let text = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(String::from)
+        };
+        let mut endpoint = |v: &Option<String>, field: &str| {
+            let url = text(v)?;
+            if let Err(m) = crate::oauth::validate_authorization_url(&url) {
+                self.error(field, m.to_string());
+            }
+            Some(url)
+        };
+        let authorization_url = endpoint(authorization_url, "auth.authorization_url");
+        let token_url = endpoint(token_url, "auth.token_url");
+        let client_id = text(client_id);
+        let secret = match client_secret.as_deref().map(str::trim) {
+            Some("") => None,
+            Some(v) => {
+                if client_id.is_none() {
+                    self.error(
+                        "auth.client_secret",
+                        "a client secret belongs to a client ID: enter the client ID too",
+                    );
+                }
+                self.secrets
+                    .insert(OAUTH_CLIENT_SECRET.into(), Sensitive::new(v.to_string()));
+                Some(SecretRef::new(OAUTH_CLIENT_SECRET))
+            }
+            None => before.and_then(|o| o.client_secret.clone()),
+        };
+        let scopes = scopes
+            .iter()
+            .flat_map(|s| s.split([' ', ',']))
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+        OAuthSettings {
+            client_auth: match (&secret, before) {
+                (None, _) => ClientAuthMethod::None,
+                (Some(_), Some(b)) if b.client_auth != ClientAuthMethod::None => b.client_auth,
+                (Some(_), _) => ClientAuthMethod::ClientSecretPost,
+            },
+            client_id,
+            client_secret: secret,
+            scopes,
+            authorization_url,
+            token_url,
+            callback_port: before.and_then(|o| o.callback_port),
+        }
+    }
+}
