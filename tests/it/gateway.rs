@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::run_stdio::add_fixture;
 use crate::support::fixture::assert_no_process_left;
-use crate::support::{Home, assert_code, stdout};
+use crate::support::{Home, assert_code, plugboard_bin, repo_root, stdout};
 
 /// A client of `plugboard serve` speaking line-delimited JSON-RPC.
 struct Client {
@@ -529,5 +529,112 @@ fn hooks_rewrite_block_and_fail_closed_around_calls() {
         ["allow", "hook_blocked", "allow", "hook_blocked"],
         "{}",
         stdout(&out)
+    );
+}
+
+/// What `node tests/peers/ts_client.mjs` reports after launching `plugboard serve --profile
+/// PROFILE` and making the calls of `plan`.
+fn typescript_client(home: &Home, profile: &str, plan: &Value) -> Value {
+    let out = std::process::Command::new("node")
+        .arg(repo_root().join("tests/peers/ts_client.mjs"))
+        .arg(plan.to_string())
+        .arg(plugboard_bin())
+        .args(["serve", "--profile", profile])
+        .env("PLUGBOARD_HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    serde_json::from_str(stdout(&out).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
+}
+
+/// The official TypeScript SDK client (what Claude Desktop, VS Code and Cursor build on) and the
+/// Python SDK client launch the gateway as they launch any stdio server: every server's tools
+/// namespaced, calls through the pipeline, an `ask` answered (yes, then no) by the SDK's
+/// elicitation handler, a denied call refused.
+#[test]
+fn the_typescript_and_python_sdk_clients_use_the_gateway() {
+    let home = profile_of_fixtures("sdk", &["alpha", "beta"]);
+    assert_code(
+        &home.run(&[
+            "profile",
+            "edit",
+            "sdk",
+            "--ask",
+            "alpha__add",
+            "--deny",
+            "beta__add",
+        ]),
+        0,
+    );
+    let seen = typescript_client(
+        &home,
+        "sdk",
+        &json!({"elicitation": "accept", "calls": [
+            {"name": "alpha__echo", "arguments": {"message": "from typescript"}},
+            {"name": "alpha__add", "arguments": {"a": 2, "b": 3}},
+            {"name": "beta__add", "arguments": {"a": 1, "b": 1}},
+        ]}),
+    );
+    assert_eq!(seen["server"], "plugboard", "{seen}");
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for expected in ["alpha__echo", "alpha__add", "beta__echo", "beta__add"] {
+        assert!(tools.contains(&expected), "{expected}: {seen}");
+    }
+    let calls = &seen["calls"];
+    assert_eq!(
+        calls[0],
+        json!({"is_error": false, "text": "from typescript"}),
+        "{seen}"
+    );
+    assert_eq!(calls[1]["is_error"], false, "{seen}");
+    assert!(calls[1]["text"].as_str().unwrap().contains('5'), "{seen}");
+    assert_eq!(seen["asked"].as_array().unwrap().len(), 1, "{seen}");
+    assert_eq!(calls[2]["is_error"], true, "{seen}");
+    assert!(
+        calls[2]["text"].as_str().unwrap().contains("denied"),
+        "{seen}"
+    );
+
+    let declined = typescript_client(
+        &home,
+        "sdk",
+        &json!({"elicitation": "decline", "calls": [
+            {"name": "alpha__add", "arguments": {"a": 2, "b": 3}},
+        ]}),
+    );
+    assert_eq!(declined["calls"][0]["is_error"], true, "{declined}");
+    assert!(
+        declined["calls"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("declined"),
+        "{declined}"
+    );
+
+    let python = crate::run_stdio::python_client(
+        &home,
+        "beta__check_credentials",
+        &[
+            plugboard_bin().to_str().unwrap(),
+            "serve",
+            "--profile",
+            "sdk",
+        ],
+    );
+    assert_eq!(python["server"], "plugboard", "{python}");
+    assert_eq!(python["call"]["is_error"], false, "{python}");
+    assert!(
+        python["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "alpha__echo"),
+        "{python}"
     );
 }

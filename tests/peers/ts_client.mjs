@@ -1,0 +1,43 @@
+// A real MCP client for Plugboard's tests: the official TypeScript SDK's Client over its stdio
+// transport (what Claude Desktop, VS Code and Cursor build on). It launches a server command the
+// way such a client does, declares elicitation, lists the tools and makes the calls it is given.
+//
+// Usage: node ts_client.mjs PLAN COMMAND [ARG...]
+//   PLAN: JSON {"calls": [{"name": ..., "arguments": {...}}], "elicitation": "accept" | "decline"}
+// The server gets this process's whole environment. Prints one JSON document on stdout:
+// {"server": name, "tools": [names], "calls": [{"is_error": bool, "text": str}], "asked": [messages]}.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const [plan, command, ...args] = process.argv.slice(2);
+const { calls = [], elicitation = "decline" } = JSON.parse(plan);
+
+const client = new Client({ name: "ts-sdk-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+const asked = [];
+client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  asked.push(request.params.message);
+  return elicitation === "accept" ? { action: "accept", content: {} } : { action: "decline" };
+});
+
+const transport = new StdioClientTransport({ command, args, env: { ...process.env }, stderr: "inherit" });
+await client.connect(transport);
+const tools = await client.listTools();
+const results = [];
+for (const call of calls) {
+  const result = await client.callTool({ name: call.name, arguments: call.arguments ?? {} });
+  results.push({
+    is_error: Boolean(result.isError),
+    text: (result.content ?? []).map((part) => part.text ?? "").join(""),
+  });
+}
+console.log(
+  JSON.stringify({
+    server: client.getServerVersion()?.name ?? null,
+    tools: tools.tools.map((t) => t.name),
+    calls: results,
+    asked,
+  }),
+);
+await client.close();
