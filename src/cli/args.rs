@@ -435,6 +435,11 @@ pub struct ServeArgs {
     /// The profile to serve (`default`: every enabled server)
     #[arg(long, default_value = "default")]
     pub profile: String,
+    /// Show the gateways running now, their clients and each server's state, and exit
+    #[arg(long)]
+    pub status: bool,
+    #[command(flatten)]
+    pub json: JsonFlag,
 }
 
 #[derive(Debug, Subcommand)]

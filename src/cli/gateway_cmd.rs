@@ -13,6 +13,7 @@ use super::test_cmd::runtime;
 use crate::gateway::activity::{ActivityLog, ActivityRecord};
 use crate::gateway::hooks::Hook;
 use crate::gateway::hub::Hub;
+use crate::gateway::status::{StatusFile, running};
 use crate::gateway::{Permission, ProfileError, ProfileStore, servers_of};
 use crate::manage::Servers;
 
@@ -28,6 +29,9 @@ impl From<ProfileError> for CliError {
 /// Serve the profile on stdio until the client's input ends.
 pub fn serve(args: ServeArgs) -> Result<(), CliError> {
     let servers = Arc::new(Servers::open_default()?);
+    if args.status {
+        return print_running(servers.config().dir(), args.json.json);
+    }
     let profile = ProfileStore::in_config_dir(servers.config().dir()).get(&args.profile)?;
     let config = servers.config().load()?;
     let members = servers_of(&profile, &config);
@@ -46,10 +50,48 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         members,
         Permission::Allow,
     );
+    hub.publish_status(StatusFile::for_this_process(servers.config().dir()));
     let local = tokio::task::LocalSet::new();
     runtime()?.block_on(local.run_until(crate::gateway::serve::serve_stdio(Rc::clone(&hub))));
     if adopts {
         crate::connect::orphans::end_orphans();
+    }
+    Ok(())
+}
+
+/// `serve --status`: the gateways running now.
+fn print_running(config_dir: &std::path::Path, json: bool) -> Result<(), CliError> {
+    let gateways = running(config_dir);
+    if json {
+        return print_json(&gateways);
+    }
+    if gateways.is_empty() {
+        println!("No gateway is running.");
+        return Ok(());
+    }
+    let now = crate::clock::now_ms();
+    for gateway in &gateways {
+        println!(
+            "Gateway {} (profile `{}`, client {}, up {} s)",
+            gateway.pid,
+            gateway.profile,
+            gateway.client.as_deref().unwrap_or("not connected yet"),
+            now.saturating_sub(gateway.started_at_ms) / 1000
+        );
+        let mut rows = vec![vec!["  SERVER".to_owned(), "STATE".into(), String::new()]];
+        for server in &gateway.servers {
+            let detail = match (&server.why, server.restarts) {
+                (Some(why), 0) => why.clone(),
+                (Some(why), n) => format!("{why} (restarted {n} time(s), retrying)"),
+                (None, _) => String::new(),
+            };
+            rows.push(vec![
+                format!("  {}", server.name),
+                server.state.clone(),
+                detail,
+            ]);
+        }
+        print_table(&rows);
     }
     Ok(())
 }

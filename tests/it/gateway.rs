@@ -638,3 +638,55 @@ fn the_typescript_and_python_sdk_clients_use_the_gateway() {
         "{python}"
     );
 }
+
+/// `serve --status` lists the gateways running now: the profile, the client's name, each
+/// server's state with why one is down; a gateway that ended is gone from it.
+#[test]
+fn serve_status_lists_running_gateways_and_their_servers() {
+    let home = profile_of_fixtures("watched", &["alpha"]);
+    let out = home.run(&[
+        "add",
+        "broken",
+        "--no-test",
+        "--stdio",
+        "--",
+        "sh",
+        "-c",
+        "echo cannot start >&2; exit 7",
+    ]);
+    assert_code(&out, 0);
+    assert_code(
+        &home.run(&["profile", "edit", "watched", "--add", "broken"]),
+        0,
+    );
+    let status = || -> Value {
+        serde_json::from_str(&stdout(&home.run(&["serve", "--status", "--json"]))).unwrap()
+    };
+    assert_eq!(status(), json!([]));
+
+    let mut client = Client::start(&home, "watched");
+    client.initialize("status-test", json!({}));
+    client.tool_names();
+    let running = status();
+    let gateway = &running[0];
+    assert_eq!(gateway["profile"], "watched", "{running}");
+    assert_eq!(gateway["client"], "status-test", "{running}");
+    assert_eq!(gateway["pid"], client.child.id(), "{running}");
+    let servers = gateway["servers"].as_array().unwrap();
+    let state_of = |name: &str| servers.iter().find(|s| s["name"] == name).unwrap().clone();
+    assert_eq!(state_of("alpha")["state"], "connected", "{running}");
+    let broken = state_of("broken");
+    assert_eq!(broken["state"], "down", "{running}");
+    assert!(
+        broken["why"].as_str().unwrap().contains("code 7"),
+        "{running}"
+    );
+    let shown = stdout(&home.run(&["serve", "--status"]));
+    assert!(
+        shown.contains("profile `watched`, client status-test") && shown.contains("connected"),
+        "{shown}"
+    );
+
+    assert!(client.finish().success());
+    assert_eq!(status(), json!([]));
+}

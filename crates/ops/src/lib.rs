@@ -29,7 +29,7 @@ pub mod tools;
 pub mod traffic;
 pub mod updates;
 
-use plugboard_base::{clock, pin_report, regex_rules, tls};
+use plugboard_base::{clock, fs, pin_report, regex_rules, tls};
 use plugboard_sources::{bundles, catalog, form, market, mcpb, policy, registry};
 use plugboard_store::{config, redact, remembered_tools, secret_shapes, secrets};
 use plugboard_wire::{connect, oauth, probe, resolve, runtimes, schema};

@@ -20,6 +20,7 @@ use super::activity::{ActivityLog, ActivityRecord, shape_of};
 use super::hooks::{HookCall, HookEvent, Verdict, run_hooks};
 use super::permissions::{Permission, decide};
 use super::profiles::Profile;
+use super::status::{GatewayStatus, ServerStatus, StatusFile};
 use crate::manage::Servers;
 use crate::probe::naming;
 use crate::session::{self, Session, SessionError, SessionOptions, ToolRisk};
@@ -94,6 +95,9 @@ pub struct Hub {
     /// Woken when every server has left `Starting`.
     settled: Rc<Notify>,
     client: RefCell<Option<String>>,
+    started_at_ms: u64,
+    /// Where this gateway's status is kept for `serve --status`, once published.
+    status: RefCell<Option<StatusFile>>,
 }
 
 impl Hub {
@@ -133,12 +137,55 @@ impl Hub {
             changed: Rc::new(Notify::new()),
             settled: Rc::new(Notify::new()),
             client: RefCell::new(None),
+            started_at_ms: crate::clock::now_ms(),
+            status: RefCell::new(None),
         })
+    }
+
+    /// Keep this gateway's status in `file` from now on, rewritten on every change.
+    pub fn publish_status(&self, file: StatusFile) {
+        *self.status.borrow_mut() = Some(file);
+        self.write_status();
+    }
+
+    fn write_status(&self) {
+        if let Some(file) = self.status.borrow().as_ref()
+            && let Err(e) = file.write(&self.status_now())
+        {
+            eprintln!("plugboard serve: could not record this gateway's status: {e}");
+        }
+    }
+
+    /// The profile, the client and each server's state, as `serve --status` shows them.
+    pub fn status_now(&self) -> GatewayStatus {
+        GatewayStatus {
+            pid: std::process::id(),
+            profile: self.profile_name.clone(),
+            client: self.client.borrow().clone(),
+            started_at_ms: self.started_at_ms,
+            servers: self
+                .states()
+                .into_iter()
+                .map(|(name, state)| {
+                    let (why, restarts) = match &state {
+                        State::Down { why, attempts, .. } => (Some(why.clone()), *attempts),
+                        _ => (None, 0),
+                    };
+                    ServerStatus {
+                        name,
+                        state: state.label().to_owned(),
+                        why,
+                        restarts,
+                    }
+                })
+                .collect(),
+        }
     }
 
     /// The client's name, for the activity record.
     pub fn set_client(&self, name: Option<String>) {
         *self.client.borrow_mut() = name;
+        self.write_status();
     }
 
     /// Start every server at once (on the current `LocalSet`).
@@ -203,6 +250,7 @@ impl Hub {
         if self.starting() == 0 {
             self.settled.notify_waiters();
         }
+        self.write_status();
     }
 
     fn starting(&self) -> usize {

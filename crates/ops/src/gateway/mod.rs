@@ -15,6 +15,7 @@ pub mod hub;
 pub mod permissions;
 pub mod profiles;
 pub mod serve;
+pub mod status;
 
 pub use permissions::Permission;
 pub use profiles::{DEFAULT_PROFILE, Profile, ProfileError, ProfileStore, servers_of};
