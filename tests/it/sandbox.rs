@@ -497,6 +497,21 @@ fn a_server_saved_before_the_sandbox_existed_runs_as_it_did_until_turned_on() {
     let out = t.run(&["sandbox", "old", "--on"]);
     assert_code(&out, 0);
     denied(&t.probe("old", &[("read", &key)]), "read");
+
+    // A catalog server saved before: turned on, it gets the network its entry declares.
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.home.config_path()).unwrap()).unwrap();
+    config["servers"]["files"] = json!({
+        "type": "stdio",
+        "command": "npx",
+        "args": ["-y", "@modelcontextprotocol/server-filesystem", display(&t.path("notes"))],
+        "source": {"catalog": "filesystem", "option": "api"},
+    });
+    std::fs::write(t.home.config_path(), config.to_string()).unwrap();
+    let out = t.run(&["sandbox", "files", "--on", "--no-test"]);
+    assert_code(&out, 0);
+    let view = t.json(&["sandbox", "files", "--json"]);
+    assert_eq!(view["network"], "registry.npmjs.org:443", "{view}");
 }
 
 /// A test catalog entry whose form declares what its server needs: a folder it may only read

@@ -279,7 +279,10 @@ pub fn change(
                 .into(),
         ));
     }
-    let mut settings = before.sandbox.clone().unwrap_or_default();
+    let mut settings = before
+        .sandbox
+        .clone()
+        .unwrap_or_else(|| first_settings(&before));
     apply(&mut settings, change).map_err(invalid)?;
     let mut after = before.clone();
     after.sandbox = Some(settings.clone());
@@ -298,6 +301,28 @@ pub fn change(
         Ok(())
     })?;
     Ok(describe(name, &after, store))
+}
+
+/// What the sandbox of a server saved without one starts from: the network its catalog entry
+/// declares for it (with the hosts its package runner fetches from), else an open network.
+fn first_settings(server: &ServerConfig) -> Settings {
+    let mut settings = Settings::default();
+    let declared = server
+        .source
+        .as_ref()
+        .filter(|source| !source.catalog.is_empty())
+        .and_then(|source| {
+            let catalog = crate::catalog::Catalog::load_default().ok()?;
+            let option = catalog.get(&source.catalog)?.option(&source.option)?;
+            Some(option.sandbox.as_ref()?.network.clone())
+        });
+    let command = server
+        .command
+        .as_deref()
+        .or(server.launch.as_ref().map(|l| l.command.as_str()))
+        .unwrap_or_default();
+    settings.declare(declared.as_ref(), command, vec![]);
+    settings
 }
 
 /// `change` applied to `settings`: a grant takes the path out of the denials and a denial out
