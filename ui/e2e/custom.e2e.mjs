@@ -2,13 +2,16 @@
 // a pasted command line split, tested and added, then renamed and removed on its page.
 
 import { FIXTURE, BEARER, config, card, healthOf } from "./fixtures.mjs";
-import { s, step, shot, text, fill, select } from "./harness.mjs";
+import { s, step, shot, text, fill, select, focusStaysIn } from "./harness.mjs";
 
 /** Custom servers: a bearer token, and a pasted command line. */
 export async function customServers() {
   await step("custom server with a bearer token", async () => {
     await (await s.find('[data-testid="nav-add-custom"]')).click();
     await s.waitFor('[data-testid="custom-name"]');
+    // The dialog keeps the keyboard: it starts on the name, and Tab never reaches the page.
+    await s.waitUntil(async () => s.execute("return document.activeElement?.dataset?.testid === 'custom-name'"), { what: "focus on the name field" });
+    await focusStaysIn('[data-testid="custom-editor"]');
     await fill('[data-testid="custom-name"]', "bad name");
     await s.waitFor('[data-testid="custom-name-error"]', { what: "the name error while typing" });
     await shot("09-custom-validation");

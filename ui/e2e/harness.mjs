@@ -174,6 +174,27 @@ export async function fill(css, value) {
   await s.execute("arguments[0].dispatchEvent(new Event('input', { bubbles: true }))", [{ "element-6066-11e4-a52e-4f735466cecf": el.id }]);
   if (value) await el.type(value);
 }
+/** Focus starts inside the dialog `css` and stays there through `presses` Tabs, then as many
+ * Shift+Tabs, reaching more than one of its controls. */
+export async function focusStaysIn(css, presses = 12) {
+  const where = () =>
+    s.execute(
+      "const d = document.querySelector(arguments[0]); const a = document.activeElement; return { inside: !!d && !!a && d.contains(a), what: a ? a.outerHTML.slice(0, 120) : 'nothing' };",
+      [css],
+    );
+  let at = await where();
+  if (!at.inside) throw new Error(`focus did not start inside ${css}: it is on ${at.what}`);
+  const reached = new Set([at.what]);
+  for (const shift of [false, true]) {
+    for (let i = 1; i <= presses; i++) {
+      await s.tab(shift);
+      at = await where();
+      if (!at.inside) throw new Error(`${shift ? "Shift+Tab" : "Tab"} ${i} left ${css} for ${at.what}`);
+      reached.add(at.what);
+    }
+  }
+  if (reached.size < 2) throw new Error(`Tab never moved inside ${css}`);
+}
 export async function select(css, value) {
   await s.execute(
     "const el = document.querySelector(arguments[0]); el.value = arguments[1]; el.dispatchEvent(new Event('change', { bubbles: true }));",

@@ -3,13 +3,14 @@
 
 import { spawnSync } from "node:child_process";
 import { TOKEN, WRONG, SILENT, config, keyring } from "./fixtures.mjs";
-import { s, step, shot, text, fill } from "./harness.mjs";
+import { s, step, shot, text, fill, focusStaysIn } from "./harness.mjs";
 
 /** A failing test saves nothing; a verified test, then Save, installs. */
 export async function testThenSave() {
   await step("a failing test shows the right message and saves nothing", async () => {
     await (await s.find('[data-entry="e2e-fixture"]')).click();
     await s.waitFor('[data-testid="install-modal"] [data-testid="field-TOKEN"]');
+    await focusStaysIn('[data-testid="install-modal"]');
     await fill('[data-testid="field-name"]', "fx");
     await fill('[data-testid="field-TOKEN"]', WRONG);
     const save = await s.find('[data-testid="save-server"]');
@@ -25,6 +26,8 @@ export async function testThenSave() {
     await (await s.find('[data-testid="field-TOKEN"]')).click();
     await s.keys("\uE00C"); // Escape: a typed secret would be lost, so it asks first
     await s.waitFor('[data-testid="confirm-dialog"]', { what: "the question before discarding a typed token" });
+    // The question over the form keeps the keyboard, not the form beneath it.
+    await focusStaysIn('[data-testid="confirm-dialog"]', 4);
     await shot("04b-discard-typed-secret");
     await (await s.find('[data-testid="confirm"]')).click();
     await s.waitGone('[data-testid="install-modal"]');

@@ -93,6 +93,19 @@ export class Session {
     await this.cmd("DELETE", "/actions");
   }
 
+  /** Tab, or Shift+Tab. */
+  async tab(shift = false) {
+    const TAB = "\uE004";
+    const SHIFT = "\uE008";
+    const press = [
+      { type: "keyDown", value: TAB },
+      { type: "keyUp", value: TAB },
+    ];
+    const actions = shift ? [{ type: "keyDown", value: SHIFT }, ...press, { type: "keyUp", value: SHIFT }] : press;
+    await this.cmd("POST", "/actions", { actions: [{ type: "key", id: "kbd", actions }] });
+    await this.cmd("DELETE", "/actions");
+  }
+
   /** A PNG of the window after two animation frames (so it is not a frame stale). */
   async screenshot() {
     await this.executeAsync(
