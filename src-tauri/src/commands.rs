@@ -5,6 +5,9 @@
 //! of their own (see `plugboard_app_api::api::Api::test_server_task`).
 
 use plugboard_app_api::api::{
+    ActivityView, ProfileView, RemovedEntry, SandboxPanel, SandboxRequest,
+};
+use plugboard_app_api::api::{
     Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
     CustomServer, DoctorReport, ExportPreview, ExportResult, ExportSelection, ImportPreview,
     ImportResultView, InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery,
@@ -12,7 +15,6 @@ use plugboard_app_api::api::{
     StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
 };
 use plugboard_app_api::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
-use plugboard_app_api::api::{RemovedEntry, SandboxPanel, SandboxRequest};
 use plugboard_ops::session::{
     Answer, CallOutcome, Completion, CompletionTarget, Offer, PromptOutcome, ReadOutcome, RootView,
     SessionEvent, TraceEntry,
@@ -305,6 +307,39 @@ pub fn remove_client_entry(
     entry: String,
 ) -> Res<RemovedEntry> {
     api.remove_client_entry(&client, &entry)
+}
+
+/// Every gateway profile at a glance.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn profiles(api: State<'_, Arc<Api>>) -> Res<Vec<ProfileView>> {
+    api.profiles()
+}
+
+/// Create profile `name` (`create`), or make it serve `servers`; every profile after.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn save_profile(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    servers: Vec<String>,
+    create: bool,
+) -> Res<Vec<ProfileView>> {
+    api.save_profile(&name, &servers, create)
+}
+
+/// Remove profile `name`; every profile after.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn remove_profile(api: State<'_, Arc<Api>>, name: String) -> Res<Vec<ProfileView>> {
+    api.remove_profile(&name)
+}
+
+/// The last `last` calls made through gateways (of `server` only), newest first.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn activity(api: State<'_, Arc<Api>>, server: Option<String>, last: u32) -> Vec<ActivityView> {
+    api.activity(server.as_deref(), last)
 }
 
 /// What server `name` may touch, and whether the kernel enforces it.

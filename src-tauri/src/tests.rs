@@ -218,6 +218,19 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("tool_diff", json!({"name": "fx2"})),
         ("approve_tools", json!({"name": "fx2"})),
         ("tool_diff", json!({"name": "fx2"})),
+        // The gateway: profiles created (one refused: a server that is not installed), shown,
+        // removed; the activity record.
+        (
+            "save_profile",
+            json!({"name": "work", "servers": ["fx2"], "create": true}),
+        ),
+        (
+            "save_profile",
+            json!({"name": "bad", "servers": ["ghost"], "create": true}),
+        ),
+        ("profiles", json!({})),
+        ("remove_profile", json!({"name": "work"})),
+        ("activity", json!({"server": null, "last": 50})),
         // The sandbox: shown, changed, a change refused.
         ("server_sandbox", json!({"name": "fx2"})),
         (
@@ -283,7 +296,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 9, "the nine bad calls fail: {answers:#?}");
+    assert_eq!(errors, 10, "the ten bad calls fail: {answers:#?}");
     assert!(
         answers
             .iter()

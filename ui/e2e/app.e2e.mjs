@@ -21,6 +21,7 @@ import { credentialsAndRemove, installedList, installedServers, toolReview } fro
 import { customServers } from "./custom.e2e.mjs";
 import { strangersInClientFiles, useInOtherApps } from "./clients.e2e.mjs";
 import { doctor } from "./doctor.e2e.mjs";
+import { gateway } from "./gateway.e2e.mjs";
 import { oauth } from "./oauth.e2e.mjs";
 import { configHoldsNoSecret } from "./config.e2e.mjs";
 import { tryItTab } from "./tryit.e2e.mjs";
@@ -38,6 +39,7 @@ const FEATURES = [
   ["tool review", toolReview],
   ["use in other apps", useInOtherApps],
   ["servers planted in other apps' files", strangersInClientFiles],
+  ["gateway", gateway],
   ["doctor", doctor],
   ["credentials and remove", credentialsAndRemove],
   ["OAuth", oauth],

@@ -7,7 +7,7 @@ pub mod api;
 
 use plugboard_base::{clock, heap};
 use plugboard_ops::{
-    budget, checks, clients, credentials, deps, diagnostics, doctor, install, launch_diff,
+    budget, checks, clients, credentials, deps, diagnostics, doctor, gateway, install, launch_diff,
     lifecycle, manage, pinning, run, sandbox, session, tokens, tools, updates,
 };
 use plugboard_sources::{bundles, catalog, form, market, policy, registry};

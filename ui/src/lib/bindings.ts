@@ -55,6 +55,14 @@ export const commands = {
 	toolDiff: (name: string) => typedError<ToolDiff, ApiError>(__TAURI_INVOKE("tool_diff", { name })),
 	/**  Approve the last seen tools of `name` (what `tool_diff` showed). */
 	approveTools: (name: string) => typedError<ToolDiff, ApiError>(__TAURI_INVOKE("approve_tools", { name })),
+	/**  Every gateway profile at a glance. */
+	profiles: () => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("profiles")),
+	/**  Create profile `name` (`create`), or make it serve `servers`; every profile after. */
+	saveProfile: (name: string, servers: string[], create: boolean) => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("save_profile", { name, servers, create })),
+	/**  Remove profile `name`; every profile after. */
+	removeProfile: (name: string) => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("remove_profile", { name })),
+	/**  The last `last` calls made through gateways (of `server` only), newest first. */
+	activity: (server: string | null, last: number) => __TAURI_INVOKE<ActivityView[]>("activity", { server, last }),
 	/**  What server `name` may touch, and whether the kernel enforces it. */
 	serverSandbox: (name: string) => typedError<SandboxPanel, ApiError>(__TAURI_INVOKE("server_sandbox", { name })),
 	/**  Change server `name`'s sandbox (nothing saved when it cannot be enforced as asked). */
@@ -139,6 +147,22 @@ export const commands = {
 };
 
 /* Types */
+/**  One call made through a gateway. */
+export type ActivityView = {
+	at_ms: number | null,
+	client: string | null,
+	profile: string,
+	server: string,
+	tool: string,
+	/**  `allow`, `ask_accepted`, `ask_declined`, `deny`, `hook_blocked`, … */
+	decision: string,
+	outcome: string,
+	duration_ms: number | null,
+	/**  The arguments' keys and types, never their values (`{"path": "string"}`). */
+	arguments: string,
+	result_bytes: number | null,
+};
+
 /**  The user's answer. */
 export type Answer = 
 /**  Form: the filled-in values. URL: agreed to open it (no content). */
@@ -581,6 +605,8 @@ export type ExportResult = {
 export type ExportSelection = {
 	servers: string[] | null,
 	add?: boolean,
+	/**  One gateway entry serving this profile instead of a launcher per server. */
+	profile?: string | null,
 };
 
 /**  A problem with one form field: `field` is the field's key (or a path such as `env.2.key`). */
@@ -1019,6 +1045,25 @@ export type PolicyView = {
 	registries: string[],
 	only_registry_servers: boolean,
 	allowed_names: string[],
+};
+
+/**  One profile on the Gateway page. */
+export type ProfileView = {
+	name: string,
+	servers: string[],
+	/**  `default`: every enabled server, including ones installed later. */
+	all_enabled: boolean,
+	/**  Enabled tools of its tested servers, and what their definitions cost a model. */
+	tools: number,
+	tokens: number,
+	/**  Its servers that were never tested (their tools are not counted). */
+	untested: string[],
+	rules: number,
+	hooks: number,
+	/**  The apps whose files launch its gateway. */
+	clients: string[],
+	/**  What a client's file runs for it. */
+	command: string,
 };
 
 export type PromptArgument = {

@@ -61,6 +61,8 @@ import type {
   UseIn,
   Value,
   ErrorCode,
+  ProfileView,
+  ActivityView,
 } from "./bindings";
 
 // Every type of the generated bindings, as they are (types only: the commands stay in here).
@@ -172,6 +174,14 @@ export const api = {
   toolDiff: (name: string): Promise<ToolDiff> => unwrap(() => commands.toolDiff(name)),
   approveTools: (name: string): Promise<ToolDiff> => unwrap(() => commands.approveTools(name)),
   serverSandbox: (name: string): Promise<SandboxPanel> => unwrap(() => commands.serverSandbox(name)),
+  /** The gateway's profiles at a glance (`default` first). */
+  profiles: (): Promise<ProfileView[]> => unwrap(() => commands.profiles()),
+  /** Create a profile (`create`), or make one serve `servers`; every profile after. */
+  saveProfile: (name: string, servers: string[], create: boolean): Promise<ProfileView[]> =>
+    unwrap(() => commands.saveProfile(name, servers, create)),
+  removeProfile: (name: string): Promise<ProfileView[]> => unwrap(() => commands.removeProfile(name)),
+  /** The last calls made through gateways, newest first. */
+  activity: (server: string | null, last: number): Promise<ActivityView[]> => commands.activity(server, last),
   markClientsSeen: (): Promise<ClientsOverview> => unwrap(() => commands.markClientsSeen()),
   quarantineEntry: (client: string, entry: string): Promise<ImportResultView> =>
     unwrap(() => commands.quarantineEntry(client, entry)),

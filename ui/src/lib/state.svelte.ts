@@ -4,7 +4,7 @@ import { healthFromView, markStale, stageLabelShort, type Health } from "./healt
 import { applyEvent, type StageState } from "./stages";
 import { toast } from "./toasts.svelte";
 
-export type Page = "marketplace" | "installed" | "detail" | "clients" | "doctor";
+export type Page = "marketplace" | "installed" | "detail" | "clients" | "gateway" | "doctor";
 
 class AppState {
   page = $state<Page>("marketplace");

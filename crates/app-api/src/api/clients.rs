@@ -123,10 +123,16 @@ pub struct ExportSelection {
     pub servers: Option<Vec<String>>,
     #[serde(default)]
     pub add: bool,
+    /// One gateway entry serving this profile instead of a launcher per server.
+    #[serde(default)]
+    pub profile: Option<String>,
 }
 
 impl ExportSelection {
     fn choice(&self) -> ExportChoice {
+        if let Some(profile) = &self.profile {
+            return ExportChoice::Gateway(profile.clone());
+        }
         match &self.servers {
             None => ExportChoice::All,
             Some(list) => {

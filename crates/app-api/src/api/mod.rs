@@ -11,6 +11,7 @@ mod custom_draft;
 mod doctor;
 mod dto;
 mod error;
+mod gateway;
 mod hints;
 mod market;
 mod oauth;
@@ -35,6 +36,7 @@ pub use clients::{
 pub use doctor::{DoctorReport, FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
 pub use error::{ApiError, ErrorCode, FieldError};
+pub use gateway::{ActivityView, ProfileView};
 pub use market::{MarketPage, MarketQuery, RegistryStatus, RegistryView, SyncProgressView};
 pub use pins::{
     DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,

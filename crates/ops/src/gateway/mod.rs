@@ -6,12 +6,15 @@
 //! - [`permissions`]: `allow | ask | deny` per call, the most specific rule winning;
 //! - [`hub`]: the profile's servers as sessions, started at once, failures isolated and
 //!   restarted with backoff, namespaced lists, the call pipeline;
+//! - [`hooks`]: commands a profile runs before and after the calls they match;
 //! - [`activity`]: the record of every call (its shape, never its values);
-//! - [`serve`]: the client's side on stdio, in either protocol era.
+//! - [`serve`]: the client's side on stdio, in either protocol era;
+//! - [`status`]: the gateways running now; [`overview`]: each profile at a glance.
 
 pub mod activity;
 pub mod hooks;
 pub mod hub;
+pub mod overview;
 pub mod permissions;
 pub mod profiles;
 pub mod serve;

@@ -1,0 +1,154 @@
+//! The app's Gateway page: every profile at a glance (servers, the tools and tokens its clients
+//! get, the clients that launch it), profiles created, given other servers and removed, and
+//! the record of the calls made through gateways. A profile's gateway goes into a client's file
+//! through the export (`ExportSelection::profile`). All logic is in [`crate::gateway`].
+
+use serde::Serialize;
+
+use super::{Api, ApiError, ErrorCode, FieldError};
+use crate::gateway::activity::{ActivityLog, ActivityRecord};
+use crate::gateway::overview::{ProfileOverview, overview};
+use crate::gateway::{ProfileError, ProfileStore};
+
+/// One profile on the Gateway page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ProfileView {
+    pub name: String,
+    pub servers: Vec<String>,
+    /// `default`: every enabled server, including ones installed later.
+    pub all_enabled: bool,
+    /// Enabled tools of its tested servers, and what their definitions cost a model.
+    pub tools: u32,
+    pub tokens: u32,
+    /// Its servers that were never tested (their tools are not counted).
+    pub untested: Vec<String>,
+    pub rules: u32,
+    pub hooks: u32,
+    /// The apps whose files launch its gateway.
+    pub clients: Vec<String>,
+    /// What a client's file runs for it.
+    pub command: String,
+}
+
+/// One call made through a gateway.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct ActivityView {
+    pub at_ms: f64,
+    pub client: Option<String>,
+    pub profile: String,
+    pub server: String,
+    pub tool: String,
+    /// `allow`, `ask_accepted`, `ask_declined`, `deny`, `hook_blocked`, …
+    pub decision: String,
+    pub outcome: String,
+    pub duration_ms: f64,
+    /// The arguments' keys and types, never their values (`{"path": "string"}`).
+    pub arguments: String,
+    pub result_bytes: f64,
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+fn view(p: ProfileOverview) -> ProfileView {
+    ProfileView {
+        command: format!("plugboard serve --profile {}", p.name),
+        tools: count(p.tools),
+        tokens: count(p.tokens),
+        rules: count(p.rules),
+        hooks: count(p.hooks),
+        name: p.name,
+        servers: p.servers,
+        all_enabled: p.all_enabled,
+        untested: p.untested,
+        clients: p.clients,
+    }
+}
+
+fn activity_view(r: ActivityRecord) -> ActivityView {
+    ActivityView {
+        at_ms: r.at_ms as f64,
+        client: r.client,
+        profile: r.profile,
+        server: r.server,
+        tool: r.tool,
+        decision: r.decision,
+        outcome: r.outcome,
+        duration_ms: r.duration_ms,
+        arguments: serde_json::Value::Object(r.argument_shape).to_string(),
+        result_bytes: r.result_bytes as f64,
+    }
+}
+
+impl From<ProfileError> for ApiError {
+    fn from(err: ProfileError) -> ApiError {
+        let message = err.to_string();
+        match err {
+            ProfileError::NotFound(_) => ApiError::new(ErrorCode::NotFound, message),
+            ProfileError::Exists(_) => ApiError {
+                code: ErrorCode::Duplicate,
+                fields: vec![FieldError {
+                    field: "name".into(),
+                    message: message.clone(),
+                }],
+                message,
+            },
+            ProfileError::InvalidName(_) | ProfileError::BuiltIn => {
+                ApiError::field("name", message)
+            }
+            ProfileError::UnknownServer { .. } => ApiError::field("servers", message),
+            ProfileError::File { .. } => ApiError::new(ErrorCode::Io, message),
+            _ => ApiError::new(ErrorCode::Internal, message),
+        }
+    }
+}
+
+impl Api {
+    fn profile_store(&self) -> ProfileStore {
+        ProfileStore::in_config_dir(self.servers.config().dir())
+    }
+
+    /// Every profile, `default` first.
+    pub fn profiles(&self) -> Result<Vec<ProfileView>, ApiError> {
+        Ok(overview(&self.servers)?.into_iter().map(view).collect())
+    }
+
+    /// Create profile `name` serving `servers`, or (`create` false) make an existing one serve
+    /// them; returns every profile.
+    pub fn save_profile(
+        &self,
+        name: &str,
+        servers: &[String],
+        create: bool,
+    ) -> Result<Vec<ProfileView>, ApiError> {
+        let config = self.servers.config().load()?;
+        let store = self.profile_store();
+        if create {
+            store.create(name.trim(), servers.to_vec(), &config)?;
+        } else {
+            store.edit(name, &config, |p| p.servers = Some(servers.to_vec()))?;
+        }
+        self.profiles()
+    }
+
+    /// Remove profile `name` (its servers stay installed); returns every profile.
+    pub fn remove_profile(&self, name: &str) -> Result<Vec<ProfileView>, ApiError> {
+        self.profile_store().remove(name)?;
+        self.profiles()
+    }
+
+    /// The last `last` calls made through gateways (of `server` only, when given), newest first.
+    pub fn activity(&self, server: Option<&str>, last: u32) -> Vec<ActivityView> {
+        let mut records = ActivityLog::in_config_dir(self.servers.config().dir()).read();
+        records.retain(|r| server.is_none_or(|s| r.server == s));
+        records
+            .into_iter()
+            .rev()
+            .take(last as usize)
+            .map(activity_view)
+            .collect()
+    }
+}

@@ -1,0 +1,81 @@
+//! Each profile at a glance, for the app's Gateway page: the servers it serves, the tools and
+//! tokens a client of it gets (from the servers' last tests), its rules and hooks, and the
+//! clients whose files launch its gateway.
+
+use serde::Serialize;
+
+use super::profiles::{ProfileError, ProfileStore, servers_of};
+use crate::clients::ClientStatus;
+use crate::manage::Servers;
+use crate::tools::ServerTools;
+
+/// One profile, summed up.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProfileOverview {
+    pub name: String,
+    /// The servers it serves now (the enabled ones for `default`).
+    pub servers: Vec<String>,
+    /// `default`: every enabled server, whatever is installed later.
+    pub all_enabled: bool,
+    /// The enabled tools of those servers that were tested, and what their definitions cost.
+    pub tools: usize,
+    pub tokens: usize,
+    /// Servers whose tools are not known yet (never tested).
+    pub untested: Vec<String>,
+    pub rules: usize,
+    pub hooks: usize,
+    /// The clients whose files launch this profile's gateway (their labels).
+    pub clients: Vec<String>,
+}
+
+/// Every profile (`default` first), summed up from the servers' tools and the clients' files.
+pub fn overview(servers: &Servers) -> Result<Vec<ProfileOverview>, ProfileError> {
+    let config = servers.config().load().map_err(|e| ProfileError::File {
+        path: servers.config().path(),
+        detail: e.to_string(),
+    })?;
+    let tools = crate::budget::all_server_tools(servers, true).unwrap_or_default();
+    let clients = crate::clients::detect(servers.config().dir());
+    let profiles = ProfileStore::in_config_dir(servers.config().dir()).list()?;
+    Ok(profiles
+        .into_iter()
+        .map(|(name, profile)| {
+            let served = servers_of(&profile, &config);
+            summed(&name, &served, &tools, &clients, &profile)
+        })
+        .collect())
+}
+
+fn summed(
+    name: &str,
+    served: &[String],
+    tools: &[ServerTools],
+    clients: &[ClientStatus],
+    profile: &super::profiles::Profile,
+) -> ProfileOverview {
+    let of = |server: &String| tools.iter().find(|t| &t.server == server);
+    let tested: Vec<&ServerTools> = served
+        .iter()
+        .filter_map(of)
+        .filter(|t| t.observed_at_ms.is_some())
+        .collect();
+    ProfileOverview {
+        name: name.to_owned(),
+        servers: served.to_vec(),
+        all_enabled: profile.servers.is_none(),
+        tools: tested.iter().map(|t| t.enabled).sum(),
+        tokens: tested.iter().map(|t| t.tokens).sum(),
+        untested: served
+            .iter()
+            .filter(|s| of(s).is_none_or(|t| t.observed_at_ms.is_none()))
+            .cloned()
+            .collect(),
+        rules: profile.permissions.len(),
+        hooks: profile.hooks.len(),
+        clients: clients
+            .iter()
+            .filter(|c| c.gateways.iter().any(|g| g == name))
+            .map(|c| c.label.to_owned())
+            .collect(),
+    }
+}

@@ -1,0 +1,85 @@
+// The Gateway page: a profile created from an installed server, its gateway written into
+// Cursor's file (one entry in place of the per-server launchers), and a call a client makes
+// through that gateway showing in the activity, without its values.
+
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { CLI, appEnv, cursorFile } from "./fixtures.mjs";
+import { s, step, shot, fill } from "./harness.mjs";
+
+/** Start `plugboard serve --profile PROFILE` as a client would, make one call, and end it. */
+async function callThroughGateway(profile, tool, args) {
+  const child = spawn(CLI, ["serve", "--profile", profile], { env: { ...process.env, ...appEnv() }, stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  let id = 0;
+  const request = async (method, params) => {
+    id += 1;
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+    for (;;) {
+      const { value, done } = await lines.next();
+      if (done) throw new Error(`the gateway ended before answering ${method}`);
+      const message = JSON.parse(value);
+      if (message.id === id && !message.method) return message;
+    }
+  };
+  try {
+    await request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "e2e-client", version: "1" } });
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+    const listed = await request("tools/list", {});
+    const names = listed.result.tools.map((t) => t.name);
+    if (!names.includes(tool)) throw new Error(`the gateway lists ${names.join(", ")}, not ${tool}`);
+    return await request("tools/call", { name: tool, arguments: args });
+  } finally {
+    child.stdin.end();
+    await new Promise((done) => child.on("close", done));
+  }
+}
+
+/** Profiles, the gateway in Cursor's file, the activity. */
+export async function gateway() {
+  await step("gateway: a profile created, put into Cursor's file as one entry, a call shown in the activity", async () => {
+    await (await s.find('[data-testid="nav-gateway"]')).click();
+    await s.waitFor('[data-testid="profile"][data-name="default"]', { what: "the default profile" });
+    await fill('[data-testid="profile-name"]', "work");
+    await (await s.waitFor('[data-testid="profile-server"][data-name="fx2"]')).click();
+    await (await s.find('[data-testid="profile-create-submit"]')).click();
+    const card = await s.waitFor('[data-testid="profile"][data-name="work"]', { what: "the new profile" });
+    const servers = await (await s.find('[data-testid="profile"][data-name="work"] [data-testid="profile-servers"]')).text();
+    if (!servers.includes("fx2")) throw new Error(`the profile shows ${servers}`);
+    if (!(await card.text()).includes("No app uses it yet")) throw new Error(await card.text());
+
+    // Use in Cursor: the preview adds the gateway entry, then it is written.
+    await s.execute(
+      "const el = document.querySelector('[data-testid=\"profile\"][data-name=\"work\"] [data-testid=\"profile-use-in\"]'); el.value = 'cursor'; el.dispatchEvent(new Event('change', { bubbles: true }));",
+    );
+    await s.waitFor('[data-testid="export-dialog"] [data-testid="export-profile"]', { what: "the gateway export" });
+    await s.waitUntil(
+      async () => (await s.findAll('[data-testid="export-change"][data-action="add"]')).length > 0,
+      { what: "the preview to add the gateway entry" },
+    );
+    await shot("30-gateway-use-in-cursor");
+    await (await s.find('[data-testid="export-confirm"]')).click();
+    await s.waitFor('[data-testid="export-done"]', { timeout: 15000 });
+    await (await s.find('[data-testid="export-close"]')).click();
+    await s.waitGone('[data-testid="export-dialog"]');
+    const cursor = JSON.parse(readFileSync(cursorFile, "utf8"));
+    const entry = cursor.mcpServers["plugboard-work"];
+    if (!entry || entry.args.join(" ") !== "serve --profile work") throw new Error(`Cursor's file: ${JSON.stringify(cursor)}`);
+    await s.waitUntil(
+      async () => (await (await s.find('[data-testid="profile"][data-name="work"] [data-testid="profile-clients"]')).text()).includes("Cursor"),
+      { what: "the profile to say Cursor uses it" },
+    );
+
+    // A call through the gateway shows in the activity (refreshed while the page is shown).
+    const secretWord = "e2e-argument-value-9d21";
+    const answer = await callThroughGateway("work", "fx2__echo", { message: secretWord });
+    if (answer.result?.isError) throw new Error(`the call failed: ${JSON.stringify(answer)}`);
+    const row = await s.waitFor('[data-testid="activity-row"]', { timeout: 10000, what: "the call in the activity" });
+    const shown = await row.text();
+    if (!shown.includes("fx2__echo") || !shown.includes("e2e-client")) throw new Error(`the activity shows ${shown}`);
+    if (shown.includes(secretWord)) throw new Error("the activity shows an argument's value");
+    await shot("31-gateway-activity");
+    await (await s.find('[data-testid="nav-installed"]')).click();
+  });
+}
