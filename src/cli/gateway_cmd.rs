@@ -35,7 +35,12 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
     let profile = ProfileStore::in_config_dir(servers.config().dir()).get(&args.profile)?;
     let config = servers.config().load()?;
     let members = servers_of(&profile, &config);
-    crate::policy::current().usable()?;
+    let policy = crate::policy::current();
+    policy.usable()?;
+    let side_effects_floor = policy
+        .gateway_side_effects()
+        .and_then(Permission::parse)
+        .unwrap_or(Permission::Allow);
     let adopts = crate::connect::orphans::adopt_orphans();
     eprintln!(
         "plugboard serve: profile `{}`, {} server(s): {}",
@@ -48,7 +53,7 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
         &args.profile,
         profile,
         members,
-        Permission::Allow,
+        side_effects_floor,
     );
     hub.publish_status(StatusFile::for_this_process(servers.config().dir()));
     let local = tokio::task::LocalSet::new();

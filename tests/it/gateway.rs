@@ -690,3 +690,44 @@ fn serve_status_lists_running_gateways_and_their_servers() {
     assert!(client.finish().success());
     assert_eq!(status(), json!([]));
 }
+
+/// An organisation's policy (`gateway_side_effects`) is the least a gateway does before a tool
+/// with side effects runs: `deny` refuses it though the profile allows it, with the policy
+/// named; a read-only tool still runs; the profile cannot lift it.
+#[test]
+fn the_policy_floor_holds_for_tools_with_side_effects() {
+    let home = profile_of_fixtures("floored", &["alpha"]);
+    assert_code(
+        &home.run(&["profile", "edit", "floored", "--allow", "alpha__add"]),
+        0,
+    );
+    let policy = home.path().join("policy.json");
+    std::fs::write(&policy, r#"{"gateway_side_effects": "deny"}"#).unwrap();
+    let mut command = home.cmd(&["serve", "--profile", "floored"]);
+    command.env("PLUGBOARD_POLICY", &policy);
+    let mut client = Client::spawn(command);
+    client.initialize("policy-test", json!({}));
+    client.tool_names();
+    let refused = client.call("alpha__add", json!({"a": 1, "b": 2}));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        text_of(&refused).contains("organisation's policy"),
+        "{refused}"
+    );
+    let echoed = client.call("alpha__echo", json!({"message": "read-only"}));
+    assert_eq!(text_of(&echoed), "read-only", "{echoed}");
+    assert!(client.finish().success());
+
+    // A policy file with a value it does not know refuses every install (fail closed).
+    std::fs::write(&policy, r#"{"gateway_side_effects": "sometimes"}"#).unwrap();
+    let out = home
+        .cmd(&["policy"])
+        .env("PLUGBOARD_POLICY", &policy)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("gateway_side_effects")
+            || String::from_utf8_lossy(&out.stderr).contains("gateway_side_effects"),
+        "{out:?}"
+    );
+}

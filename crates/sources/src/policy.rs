@@ -5,8 +5,11 @@
 //!
 //! ```json
 //! {"registries": ["https://mcp.acme.example"], "only_registry_servers": true,
-//!  "allowed_names": ["io.github.acme/*"]}
+//!  "allowed_names": ["io.github.acme/*"], "gateway_side_effects": "ask"}
 //! ```
+//!
+//! `gateway_side_effects` is the least a gateway does before a tool not declared read-only
+//! runs (`ask` or `deny`); no profile can allow more.
 //!
 //! A policy cannot be lifted by the user: the system file, when it exists, wins over the
 //! environment variable, and nothing in Plugboard's own settings is read here. A file that
@@ -36,6 +39,9 @@ pub struct Policy {
     /// Registry names that may be installed (`*` any run of characters, `?` one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_names: Option<Vec<String>>,
+    /// `allow`, `ask` or `deny`: the least a gateway does before a tool with side effects runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_side_effects: Option<String>,
 }
 
 /// What is in force.
@@ -121,11 +127,11 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Policy, String> {
     for key in map.keys() {
         if !matches!(
             key.as_str(),
-            "registries" | "only_registry_servers" | "allowed_names"
+            "registries" | "only_registry_servers" | "allowed_names" | "gateway_side_effects"
         ) {
             return Err(format!(
                 "it has a field `{key}` that this Plugboard does not know (known: registries, \
-                 only_registry_servers, allowed_names)"
+                 only_registry_servers, allowed_names, gateway_side_effects)"
             ));
         }
     }
@@ -167,6 +173,13 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Policy, String> {
         Some(_) => return Err("`only_registry_servers` must be true or false".into()),
     };
     let allowed_names = list("allowed_names")?;
+    let gateway_side_effects = match map.get("gateway_side_effects") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if matches!(s.as_str(), "allow" | "ask" | "deny") => Some(s.clone()),
+        Some(_) => {
+            return Err("`gateway_side_effects` must be \"allow\", \"ask\" or \"deny\"".into());
+        }
+    };
     if only_registry_servers && registries.is_none() {
         return Err(
             "`only_registry_servers` is true but no `registries` are named: say which registries \
@@ -183,6 +196,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Policy, String> {
         }),
         only_registry_servers,
         allowed_names,
+        gateway_side_effects,
     })
 }
 
@@ -232,6 +246,16 @@ impl PolicyState {
         match self {
             PolicyState::InForce(p) => p.registries.as_deref(),
             _ => None,
+        }
+    }
+
+    /// `allow`, `ask` or `deny`: the least a gateway does before a tool with side effects runs
+    /// (`deny` when the policy file is broken: fail closed).
+    pub fn gateway_side_effects(&self) -> Option<&str> {
+        match self {
+            PolicyState::None => None,
+            PolicyState::InForce(policy) => policy.gateway_side_effects.as_deref(),
+            PolicyState::Broken { .. } => Some("deny"),
         }
     }
 

@@ -652,14 +652,19 @@ impl Hub {
             .map(|t| ToolRisk::of(t.get("annotations")))
             .unwrap_or(ToolRisk::Writes);
         let mut decision = "allow";
-        match decide(
-            &self.profile.permissions,
-            &route.server,
-            namespaced,
-            risk,
-            self.floor,
-        ) {
+        let rules = &self.profile.permissions;
+        let profile_says = decide(rules, &route.server, namespaced, risk, Permission::Allow);
+        match decide(rules, &route.server, namespaced, risk, self.floor) {
             Permission::Allow => {}
+            Permission::Deny if profile_says != Permission::Deny => {
+                return refused(
+                    "deny",
+                    format!(
+                        "`{namespaced}` may change things, and the organisation's policy does not \
+                         let a gateway run such tools; it cannot be allowed here"
+                    ),
+                );
+            }
             Permission::Deny => {
                 return refused(
                     "deny",
@@ -690,6 +695,16 @@ impl Hub {
                         return refused(
                             "ask_declined",
                             format!("the user declined `{namespaced}`"),
+                        );
+                    }
+                    None if profile_says == Permission::Allow => {
+                        return refused(
+                            "ask_unanswerable",
+                            format!(
+                                "`{namespaced}` may change things, the organisation's policy wants \
+                                 the user asked first, and this client cannot ask (it declares no \
+                                 elicitation)"
+                            ),
                         );
                     }
                     None => {

@@ -42,14 +42,14 @@ impl Permission {
     }
 }
 
-/// The permission of `server`'s tool `namespaced` (of `risk`) under `rules`, never weaker than
-/// `floor`.
+/// The permission of `server`'s tool `namespaced` (of `risk`) under `rules`; for a tool not
+/// declared read-only, never weaker than `side_effects_floor` (an organisation's policy).
 pub fn decide(
     rules: &BTreeMap<String, Permission>,
     server: &str,
     namespaced: &str,
     risk: ToolRisk,
-    floor: Permission,
+    side_effects_floor: Permission,
 ) -> Permission {
     let chosen = rules
         .get(namespaced)
@@ -61,7 +61,11 @@ pub fn decide(
         })
         .copied()
         .unwrap_or_default();
-    chosen.max(floor)
+    if risk == ToolRisk::ReadOnly {
+        chosen
+    } else {
+        chosen.max(side_effects_floor)
+    }
 }
 
 #[cfg(test)]
@@ -69,7 +73,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_most_specific_rule_wins_and_the_floor_holds() {
+    fn the_most_specific_rule_wins_and_the_policy_floor_holds_for_side_effects() {
         let rules = BTreeMap::from([
             ("gh".to_owned(), Permission::Ask),
             ("gh__read".to_owned(), Permission::Allow),
@@ -92,9 +96,19 @@ mod tests {
             d("fs", "fs__read", ToolRisk::ReadOnly, Permission::Allow),
             Permission::Allow
         );
+        // The policy's floor holds for tools with side effects, whatever the profile allows;
+        // a read-only tool keeps the profile's answer.
         assert_eq!(
-            d("gh", "gh__read", ToolRisk::ReadOnly, Permission::Ask),
+            d("gh", "gh__read", ToolRisk::Writes, Permission::Ask),
             Permission::Ask
+        );
+        assert_eq!(
+            d("gh", "gh__write", ToolRisk::Writes, Permission::Deny),
+            Permission::Deny
+        );
+        assert_eq!(
+            d("gh", "gh__read", ToolRisk::ReadOnly, Permission::Deny),
+            Permission::Allow
         );
     }
 }
