@@ -1,7 +1,6 @@
 //! `plugboard install` (a catalog entry through its form) and `plugboard add` (a custom server).
 
 use crate::credentials::BEARER_TOKEN;
-use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -14,15 +13,11 @@ use super::test_cmd::{prepared_test, print_result, progress_printer, runtime};
 use crate::bundles::{OpenError, open_file, open_package};
 use crate::catalog::Catalog;
 use crate::clock::now_ms;
-use crate::config::{
-    Auth, ConfigValue, SecretRef, ServerConfig, TransportKind, validate_env_key,
-    validate_header_name, validate_name,
-};
+use crate::config::{Auth, TransportKind, validate_name};
+use crate::custom::{CustomAuth, CustomServer, KeyValue, build as build_custom};
 use crate::form::engine::form;
 use crate::form::server_json::{Pinning, blueprint};
-use crate::form::{
-    FieldTarget, FormField, FormInput, InputKind, PreparedServer, curated, new_secret_namespace,
-};
+use crate::form::{FormField, FormInput, InputKind, PreparedServer, curated};
 use crate::install::{Choices, PrepareError, prepare, save};
 use crate::manage::{ServerView, Servers, looks_secret, refuse_secrets_on_argv};
 use crate::market::Found;
@@ -404,29 +399,26 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
             args.name, args.name
         )));
     }
-    let mut config = match (&args.url, args.command.split_first()) {
-        (Some(url), _) => {
+    let (transport, command, rest) = match (&args.url, args.command.split_first()) {
+        (Some(_), _) => {
             let kind = match args.transport {
                 RemoteTransport::Shttp => TransportKind::Shttp,
                 RemoteTransport::Sse => TransportKind::Sse,
                 RemoteTransport::Auto => TransportKind::Auto,
             };
-            ServerConfig::remote(kind, url.clone())
+            (kind, String::new(), vec![])
         }
-        (None, Some((command, rest))) => {
-            ServerConfig::stdio(absolute_if_relative_path(command), rest.to_vec())
-        }
+        (None, Some((command, rest))) => (
+            TransportKind::Stdio,
+            absolute_if_relative_path(command),
+            rest.to_vec(),
+        ),
         (None, None) => {
             return Err(CliError::usage(
                 "give the server's command after `--`, e.g. plugboard add NAME --stdio -- npx -y PACKAGE",
             ));
         }
     };
-    config.cwd = args.cwd.clone();
-    config.timeout = args.timeout;
-    config.allow_secret_args = args.allow_secret_args;
-    config.secret_namespace = Some(new_secret_namespace());
-    config.sandbox = config.new_sandbox_unless(args.no_sandbox);
     let stdin_key = if args.bearer_stdin {
         Some(BEARER_TOKEN.to_string())
     } else {
@@ -434,55 +426,75 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     };
     let mut input =
         SecretInput::for_flags(stdin_key, args.secret_env.len() + args.secret_header.len());
-    let mut secrets = BTreeMap::new();
-    for raw in &args.env {
-        let (key, value) = key_value(raw, "--env")?;
-        validate_env_key(key).map_err(CliError::usage)?;
-        warn_if_secret_looking(key, "--secret-env");
-        config
-            .env
-            .insert(key.into(), ConfigValue::Plain(value.into()));
-    }
-    for raw in &args.header {
-        let (key, value) = key_value(raw, "--header")?;
-        validate_header_name(key).map_err(CliError::usage)?;
-        warn_if_secret_looking(key, "--secret-header");
-        config
-            .headers
-            .insert(key.into(), ConfigValue::Plain(value.into()));
-    }
-    let secret_targets = args
-        .secret_env
+    let plain = |raw: &String, flag: &str, secret_flag: &str| -> Result<KeyValue, CliError> {
+        let (key, value) = key_value(raw, flag)?;
+        warn_if_secret_looking(key, secret_flag);
+        Ok(KeyValue {
+            key: key.to_owned(),
+            value: Some(value.to_owned()),
+            secret: false,
+        })
+    };
+    let mut env: Vec<KeyValue> = args
+        .env
         .iter()
-        .map(|k| (k, FieldTarget::Env))
-        .chain(args.secret_header.iter().map(|k| (k, FieldTarget::Header)));
-    for (key, target) in secret_targets {
-        match target {
-            FieldTarget::Env => validate_env_key(key),
-            _ => validate_header_name(key),
+        .map(|raw| plain(raw, "--env", "--secret-env"))
+        .collect::<Result<_, _>>()?;
+    let mut headers: Vec<KeyValue> = args
+        .header
+        .iter()
+        .map(|raw| plain(raw, "--header", "--secret-header"))
+        .collect::<Result<_, _>>()?;
+    for (keys, list) in [
+        (&args.secret_env, &mut env),
+        (&args.secret_header, &mut headers),
+    ] {
+        for key in keys {
+            let value = input.read(key, key)?.ok_or_else(|| missing_secret(key))?;
+            list.push(KeyValue {
+                key: key.clone(),
+                value: Some(value.expose().clone()),
+                secret: true,
+            });
         }
-        .map_err(CliError::usage)?;
-        let value = input.read(key, key)?.ok_or_else(|| missing_secret(key))?;
-        let reference = ConfigValue::Secret(SecretRef::new(key));
-        match target {
-            FieldTarget::Env => config.env.insert(key.clone(), reference),
-            _ => config.headers.insert(key.clone(), reference),
-        };
-        secrets.insert(key.clone(), value);
     }
-    if args.bearer_stdin {
+    let auth = if args.bearer_stdin {
         let value = input
             .read(BEARER_TOKEN, "Bearer token")?
             .ok_or_else(|| missing_secret(BEARER_TOKEN))?;
-        secrets.insert(BEARER_TOKEN.into(), value);
-        config.auth = Auth::Bearer {
-            token: SecretRef::new(BEARER_TOKEN),
-        };
-    }
+        CustomAuth::Bearer {
+            token: Some(value.expose().clone()),
+        }
+    } else {
+        CustomAuth::None
+    };
     input.finish()?;
-    config
-        .validate()
-        .map_err(|e| CliError::usage(format!("server `{}`: {e}", args.name)))?;
+    let spec = CustomServer {
+        transport,
+        command,
+        args: rest,
+        cwd: args.cwd.clone().unwrap_or_default(),
+        url: args.url.clone().unwrap_or_default(),
+        env,
+        headers,
+        auth,
+        timeout: args.timeout.map(|t| u32::try_from(t).unwrap_or(u32::MAX)),
+    };
+    let mut errors = vec![];
+    let (mut config, secrets) = build_custom(&spec, None, &args.name, &mut errors);
+    if !errors.is_empty() {
+        let problems: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}: {}", flag_of(&e.field), e.message))
+            .collect();
+        return Err(CliError::usage(format!(
+            "server `{}`: {}",
+            args.name,
+            problems.join("; ")
+        )));
+    }
+    config.allow_secret_args = args.allow_secret_args;
+    config.sandbox = config.new_sandbox_unless(args.no_sandbox);
     let prepared = PreparedServer {
         name: args.name.clone(),
         config,
@@ -490,6 +502,20 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     };
     let catalog = Catalog::load_default()?;
     test_then_save(servers, &catalog, &prepared, args.no_test, false)
+}
+
+/// The flag a custom server's field came from (`env.2.key` → `--env`).
+fn flag_of(field: &str) -> &str {
+    match field.split('.').next().unwrap_or(field) {
+        "env" => "--env",
+        "headers" => "--header",
+        "url" => "--url",
+        "command" => "the command",
+        "cwd" => "--cwd",
+        "timeout" => "--timeout",
+        "auth" => "--bearer-stdin",
+        _ => field,
+    }
 }
 
 fn missing_secret(key: &str) -> CliError {

@@ -5,10 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use super::custom_draft::fe;
 use super::dto::{CustomAuth, CustomServer, KeyValue};
 use super::error::ApiError;
+use super::error::FieldError;
 use crate::config::{Auth, ConfigValue, ServerConfig, validate_name};
+use crate::custom::fe;
 use crate::form::PreparedServer;
 use crate::manage::{Servers, looks_secret};
 use crate::secrets::{SecretKey, SecretStore, Sensitive};
@@ -126,14 +127,21 @@ pub(super) fn prepare(
     } else if let Err(taken) = current.check_free(&name, original) {
         errors.push(fe("name", taken.to_string()));
     }
-    let (config, secrets) = super::custom_draft::build(
-        input,
+    let (config, secrets) = crate::custom::build(
+        &spec_of(input),
         before.as_ref(),
         original.unwrap_or(&name),
         &mut errors,
     );
     if !errors.is_empty() {
-        return Err(scrub(ApiError::fields(errors)));
+        let fields = errors
+            .into_iter()
+            .map(|e| FieldError {
+                field: e.field,
+                message: e.message,
+            })
+            .collect();
+        return Err(scrub(ApiError::fields(fields)));
     }
     Ok(Prepared {
         name,
@@ -178,6 +186,65 @@ pub(super) fn save(
         (Some(_), None) => unreachable!("loaded above"),
     }
     Ok(name)
+}
+
+/// The editor's model as the core's custom server.
+fn spec_of(input: &CustomServer) -> crate::custom::CustomServer {
+    let values = |list: &[KeyValue]| {
+        list.iter()
+            .map(|kv| crate::custom::KeyValue {
+                key: kv.key.clone(),
+                value: kv.value.clone(),
+                secret: kv.secret,
+            })
+            .collect()
+    };
+    crate::custom::CustomServer {
+        transport: input.transport.into(),
+        command: input.command.clone(),
+        // The editor's rows: each trimmed, the empty ones left out.
+        args: input
+            .args
+            .iter()
+            .map(|a| a.trim().to_owned())
+            .filter(|a| !a.is_empty())
+            .collect(),
+        cwd: input.cwd.clone(),
+        url: input.url.clone(),
+        env: values(&input.env),
+        headers: values(&input.headers),
+        auth: match &input.auth {
+            CustomAuth::None => crate::custom::CustomAuth::None,
+            CustomAuth::Bearer { token, .. } => crate::custom::CustomAuth::Bearer {
+                token: token.clone(),
+            },
+            CustomAuth::ApiKey { header, key, .. } => crate::custom::CustomAuth::ApiKey {
+                header: header.clone(),
+                key: key.clone(),
+            },
+            CustomAuth::Basic {
+                username, password, ..
+            } => crate::custom::CustomAuth::Basic {
+                username: username.clone(),
+                password: password.clone(),
+            },
+            CustomAuth::Oauth2 {
+                client_id,
+                client_secret,
+                scopes,
+                authorization_url,
+                token_url,
+                ..
+            } => crate::custom::CustomAuth::Oauth2 {
+                client_id: client_id.clone(),
+                client_secret: client_secret.clone(),
+                scopes: scopes.clone(),
+                authorization_url: authorization_url.clone(),
+                token_url: token_url.clone(),
+            },
+        },
+        timeout: input.timeout,
+    }
 }
 
 fn supplied_values(input: &CustomServer) -> Vec<String> {

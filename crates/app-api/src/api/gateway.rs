@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::{Api, ApiError, ErrorCode, FieldError};
 use crate::gateway::activity::{ActivityLog, ActivityRecord};
-use crate::gateway::overview::{ProfileOverview, overview};
 use crate::gateway::{ProfileError, ProfileStore};
+use crate::profile_overview::{ProfileOverview, overview};
 
 /// One profile on the Gateway page.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

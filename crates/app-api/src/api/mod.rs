@@ -7,7 +7,6 @@
 mod bundles;
 mod clients;
 mod custom;
-mod custom_draft;
 mod doctor;
 mod dto;
 mod error;

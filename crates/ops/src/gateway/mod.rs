@@ -9,12 +9,11 @@
 //! - [`hooks`]: commands a profile runs before and after the calls they match;
 //! - [`activity`]: the record of every call (its shape, never its values);
 //! - [`serve`]: the client's side on stdio, in either protocol era;
-//! - [`status`]: the gateways running now; [`overview`]: each profile at a glance.
+//! - [`status`]: the gateways running now.
 
 pub mod activity;
 pub mod hooks;
 pub mod hub;
-pub mod overview;
 pub mod permissions;
 pub mod profiles;
 pub mod serve;

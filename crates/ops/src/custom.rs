@@ -1,21 +1,74 @@
-//! The custom server editor's model checked and turned into a server config, with the secrets
-//! to write and an error per field at fault: the launch (command or URL), what a changed server
-//! keeps of itself, the working folder and timeout, environment variables and headers (secret
-//! or plain; a secret left empty keeps its stored value), and the auth mode.
+//! A custom server (one no catalog entry or registry row describes) from what the user
+//! entered, checked and turned into a server config with the secrets to write and an error per
+//! field at fault: the launch (command or URL), what a changed server keeps of itself, the
+//! working folder and timeout, environment variables and headers (secret or plain; a secret
+//! left empty keeps its stored value), and the auth mode. The app's custom editor builds its
+//! servers here.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::dto::{CustomAuth, CustomServer, KeyValue, Transport};
-use super::error::FieldError;
 use crate::config::{
     Auth, ClientAuthMethod, ConfigValue, OAuthSettings, SecretRef, ServerConfig, TransportKind,
     validate_env_key, validate_header_name, validate_remote_url,
 };
 use crate::credentials::{self, OAUTH_CLIENT_SECRET};
-use crate::form::new_secret_namespace;
+use crate::form::{FieldError, new_secret_namespace};
 use crate::secrets::Sensitive;
 
-pub(super) fn fe(field: &str, message: impl Into<String>) -> FieldError {
+/// What the user entered for a custom server. Secret values left `None` keep what the server
+/// being changed had.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CustomServer {
+    pub transport: TransportKind,
+    pub command: String,
+    /// Passed as they are.
+    pub args: Vec<String>,
+    pub cwd: String,
+    pub url: String,
+    pub env: Vec<KeyValue>,
+    pub headers: Vec<KeyValue>,
+    pub auth: CustomAuth,
+    /// Seconds (1 to 3600); `None` is the default.
+    pub timeout: Option<u32>,
+}
+
+/// An environment variable or a header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyValue {
+    pub key: String,
+    pub value: Option<String>,
+    /// Kept in the secret store.
+    pub secret: bool,
+}
+
+/// How a remote custom server authenticates.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum CustomAuth {
+    #[default]
+    None,
+    Bearer {
+        token: Option<String>,
+    },
+    ApiKey {
+        header: String,
+        key: Option<String>,
+    },
+    Basic {
+        username: String,
+        password: Option<String>,
+    },
+    /// OAuth: without a client ID the server's dynamic registration is used; `Some("")` as
+    /// the client secret removes the stored one.
+    Oauth2 {
+        client_id: Option<String>,
+        client_secret: Option<String>,
+        scopes: Vec<String>,
+        authorization_url: Option<String>,
+        token_url: Option<String>,
+    },
+}
+
+pub fn fe(field: &str, message: impl Into<String>) -> FieldError {
     FieldError {
         field: field.into(),
         message: message.into(),
@@ -24,7 +77,7 @@ pub(super) fn fe(field: &str, message: impl Into<String>) -> FieldError {
 
 /// Build the config (and the secrets to write) from the editor's model, collecting field
 /// errors. `before` is the server being changed, saved under `old_name`.
-pub(super) fn build(
+pub fn build(
     input: &CustomServer,
     before: Option<&ServerConfig>,
     old_name: &str,
@@ -53,7 +106,7 @@ pub(super) fn build(
     }
     draft.place_and_time(input, &mut config);
     draft.key_values(input, &mut config);
-    let remote = input.transport != Transport::Stdio;
+    let remote = input.transport != TransportKind::Stdio;
     if !matches!(input.auth, CustomAuth::None) && !remote {
         draft.error(
             "auth",
@@ -88,18 +141,12 @@ impl Draft<'_> {
     /// The command and arguments of a stdio server, or the URL of a remote one.
     fn launch(&mut self, input: &CustomServer) -> ServerConfig {
         match input.transport {
-            Transport::Stdio => {
+            TransportKind::Stdio => {
                 let command = input.command.trim();
                 if command.is_empty() {
                     self.error("command", "enter the command that starts the server");
                 }
-                let args = input
-                    .args
-                    .iter()
-                    .map(|a| a.trim().to_string())
-                    .filter(|a| !a.is_empty())
-                    .collect();
-                ServerConfig::stdio(command, args)
+                ServerConfig::stdio(command, input.args.clone())
             }
             _ => {
                 let url = input.url.trim();
@@ -108,8 +155,7 @@ impl Draft<'_> {
                 } else if let Err(m) = validate_remote_url(url) {
                     self.error("url", m);
                 }
-                let kind: TransportKind = input.transport.into();
-                ServerConfig::remote(kind, url)
+                ServerConfig::remote(input.transport, url)
             }
         }
     }
@@ -118,7 +164,7 @@ impl Draft<'_> {
     fn place_and_time(&mut self, input: &CustomServer, config: &mut ServerConfig) {
         let cwd = input.cwd.trim();
         if !cwd.is_empty() {
-            if input.transport != Transport::Stdio {
+            if input.transport != TransportKind::Stdio {
                 self.error("cwd", "only a stdio server has a working directory");
             }
             config.cwd = Some(cwd.to_string());
@@ -139,7 +185,7 @@ impl Draft<'_> {
     /// Environment variables (stdio) and headers (remote), each checked and kept as a secret
     /// reference or a plain value.
     fn key_values(&mut self, input: &CustomServer, config: &mut ServerConfig) {
-        let remote = input.transport != Transport::Stdio;
+        let remote = input.transport != TransportKind::Stdio;
         if remote && input.env.iter().any(|kv| !kv.key.trim().is_empty()) {
             self.error(
                 "env",

@@ -1,11 +1,12 @@
-//! Each profile at a glance, for the app's Gateway page: the servers it serves, the tools and
+//! Each gateway profile at a glance, for the app's Gateway page (beside the gateway, not in
+//! it: it reads the clients' files and the budget, which know the gateway's entries): the servers it serves, the tools and
 //! tokens a client of it gets (from the servers' last tests), its rules and hooks, and the
 //! clients whose files launch its gateway.
 
 use serde::Serialize;
 
-use super::profiles::{ProfileError, ProfileStore, servers_of};
 use crate::clients::ClientStatus;
+use crate::gateway::profiles::{Profile, ProfileError, ProfileStore, servers_of};
 use crate::manage::Servers;
 use crate::tools::ServerTools;
 
@@ -51,7 +52,7 @@ fn summed(
     served: &[String],
     tools: &[ServerTools],
     clients: &[ClientStatus],
-    profile: &super::profiles::Profile,
+    profile: &Profile,
 ) -> ProfileOverview {
     let of = |server: &String| tools.iter().find(|t| &t.server == server);
     let tested: Vec<&ServerTools> = served
