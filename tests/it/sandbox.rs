@@ -640,3 +640,49 @@ fn a_form_declares_its_folders_read_only_or_read_write_and_its_network() {
     );
     assert_eq!(filesystem["sandbox"]["network"], "registry.npmjs.org:443");
 }
+
+/// What a client starts (`plugboard run NAME`), tested as a command: it is not put in a
+/// sandbox of its own, which would keep it from starting the server (the server runs in its
+/// own sandbox, as configured).
+#[test]
+fn a_plugboard_launcher_tested_as_a_command_starts_its_sandboxed_server() {
+    let t = Sandboxed::new();
+    // The server's program where only its own sandbox grants it (not beside `plugboard`).
+    std::fs::create_dir_all(t.path("servers")).unwrap();
+    let fixture = t.path("servers/mcp-fixture");
+    std::fs::copy(fixture_bin(), &fixture).unwrap();
+    let out = t.run(&[
+        "add",
+        "inner",
+        "--no-test",
+        "--stdio",
+        "--",
+        fixture.to_str().unwrap(),
+    ]);
+    assert_code(&out, 0);
+    let plugboard = crate::support::plugboard_bin();
+    let home = t.home.path().display().to_string();
+    let out = t.run(&[
+        "test",
+        "--json",
+        "--stdio",
+        "--env",
+        &format!("PLUGBOARD_HOME={home}"),
+        "--",
+        plugboard.to_str().unwrap(),
+        "run",
+        "inner",
+    ]);
+    assert_code(&out, 0);
+    let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(result["ok"], true, "{result}");
+    assert!(
+        result["sandbox"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Off"),
+        "{result}"
+    );
+    let inner = t.json(&["sandbox", "inner", "--json"]);
+    assert_eq!(inner["state"], "enforced", "{inner}");
+}

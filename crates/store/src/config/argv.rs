@@ -32,6 +32,17 @@ pub fn is_container_runtime(command: &str) -> bool {
     matches!(base, "docker" | "podman" | "nerdctl")
 }
 
+/// Whether `command args` is one of Plugboard's own launchers (`plugboard run NAME`,
+/// `plugboard serve …`): the server it starts runs in that server's own sandbox, which an outer
+/// sandbox (granting only what this command line names) would keep from starting.
+pub fn is_plugboard_launcher(command: &str, args: &[String]) -> bool {
+    let base = Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(command);
+    base == "plugboard" && matches!(args.first().map(String::as_str), Some("run" | "serve"))
+}
+
 /// Options of `docker run` / `podman run` that take no value (so the next argument is not
 /// theirs). Any other option without `=` is taken to consume the next argument.
 const RUNTIME_SWITCHES: &[&str] = &[

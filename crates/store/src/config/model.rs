@@ -423,15 +423,17 @@ impl ServerConfig {
     }
 
     /// The sandbox a newly added server starts with: on for a server started on this machine,
-    /// except a container runtime's client (the container is its isolation); none for a
-    /// remote server.
+    /// except a container runtime's client (the container is its isolation) and Plugboard's
+    /// own launcher (the server it starts gets its own sandbox); none for a remote server.
     pub fn new_sandbox(&self) -> Option<plugboard_sandbox::Settings> {
-        let command = match (&self.transport, &self.launch) {
-            (TransportKind::Stdio, _) => self.command.as_deref()?,
-            (_, Some(launch)) => &launch.command,
+        let (command, args) = match (&self.transport, &self.launch) {
+            (TransportKind::Stdio, _) => (self.command.as_deref()?, &self.args),
+            (_, Some(launch)) => (launch.command.as_str(), &launch.args),
             _ => return None,
         };
-        (!super::argv::is_container_runtime(command)).then(plugboard_sandbox::Settings::on)
+        let unboxed = super::argv::is_container_runtime(command)
+            || super::argv::is_plugboard_launcher(command, args);
+        (!unboxed).then(plugboard_sandbox::Settings::on)
     }
 
     /// [`Self::new_sandbox`], but kept off (and saying so) when the user asked to run the server
