@@ -120,6 +120,21 @@ impl Client {
     }
 }
 
+/// A server `broken` that exits with code 7 before its handshake.
+fn add_broken(home: &Home) {
+    let out = home.run(&[
+        "add",
+        "broken",
+        "--no-test",
+        "--stdio",
+        "--",
+        "sh",
+        "-c",
+        "echo cannot start >&2; exit 7",
+    ]);
+    assert_code(&out, 0);
+}
+
 /// A home with a fixture server per name and a profile `profile` serving them.
 fn profile_of_fixtures(profile: &str, servers: &[&str]) -> Home {
     let home = Home::new();
@@ -145,17 +160,7 @@ fn a_profile_is_served_as_one_server_with_namespaced_tools_and_a_pipeline() {
     let alpha = add_fixture(&home, "alpha", &[], None);
     let beta = add_fixture(&home, "beta", &[], Some("beta-secret-value-0123456789"));
     // A server that cannot start: it is reported and left out, never waited for past its end.
-    let out = home.run(&[
-        "add",
-        "broken",
-        "--no-test",
-        "--stdio",
-        "--",
-        "sh",
-        "-c",
-        "echo cannot start >&2; exit 7",
-    ]);
-    assert_code(&out, 0);
+    add_broken(&home);
     // Another installed server the profile does not serve.
     let other = add_fixture(&home, "outside", &[], None);
     for args in [
@@ -644,17 +649,7 @@ fn the_typescript_and_python_sdk_clients_use_the_gateway() {
 #[test]
 fn serve_status_lists_running_gateways_and_their_servers() {
     let home = profile_of_fixtures("watched", &["alpha"]);
-    let out = home.run(&[
-        "add",
-        "broken",
-        "--no-test",
-        "--stdio",
-        "--",
-        "sh",
-        "-c",
-        "echo cannot start >&2; exit 7",
-    ]);
-    assert_code(&out, 0);
+    add_broken(&home);
     assert_code(
         &home.run(&["profile", "edit", "watched", "--add", "broken"]),
         0,
