@@ -320,8 +320,8 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
 fn pin_dependencies(servers: &Servers, name: &str, pin: bool) -> Result<(), CliError> {
     if pin {
         let server = servers.config().load()?.server(name)?;
-        let listed = crate::doctor::deps::published_in_listing(servers.config().dir(), &server);
-        let relaunch = crate::deps::rot::apply_pin(servers, name, listed.as_deref())?;
+        let date = crate::doctor::deps::dependency_date(servers.config().dir(), &server);
+        let relaunch = crate::deps::rot::apply_pin(servers, name, date.as_deref())?;
         println!(
             "`{name}` now runs `{} {}`: its dependencies are resolved as of {}.",
             relaunch.command,

@@ -167,6 +167,30 @@ async fn a_legacy_server_ignoring_the_probe_is_found_within_a_short_deadline() {
     assert_no_process_left(&marker);
 }
 
+/// A legacy server that exits on a request it does not know (older Python SDK servers end with
+/// a validation error on `server/discover`): it is started again and spoken to in the legacy
+/// era, the test says so, and the first process is not left behind.
+#[tokio::test]
+async fn a_legacy_server_that_exits_on_the_probe_is_started_again_with_initialize() {
+    let marker = marker("exits-on-probe");
+    let server = stdio_config(
+        &marker,
+        &["--era", "legacy", "--misbehave", "exit-on-unknown-request"],
+        10,
+    );
+    let probed = probe("fixture", &server, &store_with("fixture", &[]), None).await;
+    probed.assert_ok();
+    let r = &probed.result;
+    assert_eq!(r.era, Some(Era::Legacy));
+    assert!(!r.tools.is_empty());
+    assert!(
+        r.warnings.iter().any(|w| w.contains("started again")),
+        "{:?}",
+        r.warnings
+    );
+    assert_no_process_left(&marker);
+}
+
 /// A server that starts slowly (as an `npx` download does) has not read the probe yet: it is
 /// waited for, not taken for a legacy server that ignores the probe.
 #[tokio::test]

@@ -16,6 +16,7 @@ mod clients_files;
 mod clients_follow;
 mod clients_formats;
 mod config_concurrency;
+mod curated;
 mod doctor;
 mod eras;
 mod file_store;

@@ -211,9 +211,8 @@ pub fn pinned_args(command: &str, args: &[String], date: &str) -> Option<Vec<Str
     }
 }
 
-/// The pinned relaunch proposed for installed server `server`: the date (from the registry
-/// version it was installed from, else `published_at` found by the caller) and the new
-/// command line.
+/// The pinned relaunch proposed for an installed server: the date its dependencies are
+/// resolved as of, and the new command line.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PinnedRelaunch {
     pub date: String,
@@ -221,40 +220,52 @@ pub struct PinnedRelaunch {
     pub args: Vec<String>,
 }
 
-/// The pinned relaunch of `server`, dated from its registry origin or `published_at`.
-pub fn pinned_relaunch(
-    server: &ServerConfig,
-    published_at: Option<&str>,
-) -> Option<PinnedRelaunch> {
-    let published = server
-        .source
-        .as_ref()
-        .and_then(|s| s.registry.as_ref())
-        .and_then(|r| r.published_at.clone())
-        .or_else(|| published_at.map(str::to_owned))?;
-    let date = pin_date(&published)?;
+/// The relaunch of `server` with its dependencies resolved as of `date`; `None` when it is not
+/// a `uvx` or `npx` launch, or is pinned already.
+pub fn pinned_relaunch(server: &ServerConfig, date: &str) -> Option<PinnedRelaunch> {
     let (command, args) = match &server.launch {
         Some(launch) => (&launch.command, &launch.args),
         None => (server.command.as_ref()?, &server.args),
     };
     Some(PinnedRelaunch {
-        args: pinned_args(command, args, &date)?,
+        args: pinned_args(command, args, date)?,
         command: command.clone(),
-        date,
+        date: date.to_owned(),
     })
+}
+
+/// The dependency date a pinned launch already names (`--exclude-newer DATE`, `--before=DATE`).
+pub fn pinned_date(args: &[String]) -> Option<&str> {
+    let mut words = args.iter();
+    while let Some(arg) = words.next() {
+        if arg == "--exclude-newer" || arg == "--before" {
+            return words.next().map(String::as_str);
+        }
+        if let Some(date) = arg
+            .strip_prefix("--exclude-newer=")
+            .or_else(|| arg.strip_prefix("--before="))
+        {
+            return Some(date);
+        }
+    }
+    None
 }
 
 /// Change installed server `name` to its pinned relaunch (one-server mutation).
 pub fn apply_pin(
     servers: &crate::manage::Servers,
     name: &str,
-    published_at: Option<&str>,
+    date: Option<&str>,
 ) -> Result<PinnedRelaunch, crate::manage::ManageError> {
     let server = servers.config().load()?.server(name)?;
-    let relaunch = pinned_relaunch(&server, published_at).ok_or_else(|| crate::manage::ManageError::Invalid {
-        name: name.to_owned(),
-        detail: "it is not a uvx or npx launch with a known publication date, or it is pinned already".into(),
-    })?;
+    let relaunch = date
+        .and_then(|date| pinned_relaunch(&server, date))
+        .ok_or_else(|| crate::manage::ManageError::Invalid {
+            name: name.to_owned(),
+            detail: "it is not a uvx or npx launch with a known publication date, or it is \
+                     pinned already"
+                .into(),
+        })?;
     let args = relaunch.args.clone();
     let tool = if relaunch.command.ends_with("uvx") {
         "uv"

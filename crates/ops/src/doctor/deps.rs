@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::Finding;
 use crate::config::ServerConfig;
-use crate::deps::rot::{Rot, RotKind, classify, pinned_relaunch};
+use crate::deps::rot::{Rot, RotKind, classify, pin_date, pinned_date, pinned_relaunch};
 use crate::probe::TestResult;
 use crate::registry::Listing;
 use crate::registry::sources::registries;
@@ -50,8 +50,39 @@ pub fn launched_package(command: &str, args: &[String]) -> Option<(String, Strin
     None
 }
 
+/// The date `server`'s dependencies are best resolved as of: a day after the version it was
+/// installed from was published (its registry origin), the date its curated catalog entry pins
+/// today, or a day after the publication the cached registry listings show for the package it
+/// launches.
+pub fn dependency_date(config_dir: &Path, server: &ServerConfig) -> Option<String> {
+    let source = server.source.as_ref();
+    if let Some(published) = source
+        .and_then(|s| s.registry.as_ref())
+        .and_then(|r| r.published_at.as_deref())
+    {
+        return pin_date(published);
+    }
+    if let Some(date) = source
+        .filter(|s| !s.catalog.is_empty())
+        .and_then(|s| catalog_date(&s.catalog, &s.option))
+    {
+        return Some(date);
+    }
+    pin_date(&published_in_listing(config_dir, server)?)
+}
+
+/// The dependency date the curated catalog's launch of `entry`'s `option` names.
+fn catalog_date(entry: &str, option: &str) -> Option<String> {
+    let catalog = crate::catalog::Catalog::load_default().ok()?;
+    let option = catalog.get(entry)?.option(option)?;
+    let crate::catalog::CatalogTransport::Stdio { args, .. } = &option.transport else {
+        return None;
+    };
+    pinned_date(args).map(str::to_owned)
+}
+
 /// The registry publication date of the package `server` launches, from the cached listings.
-pub fn published_in_listing(config_dir: &Path, server: &ServerConfig) -> Option<String> {
+fn published_in_listing(config_dir: &Path, server: &ServerConfig) -> Option<String> {
     let (command, args) = match &server.launch {
         Some(l) => (&l.command, &l.args),
         None => (server.command.as_ref()?, &server.args),
@@ -104,10 +135,7 @@ pub fn explain(
         result.stderr_tail.as_deref().unwrap_or(""),
         result.error.as_deref().unwrap_or(""),
     )?;
-    let relaunch = || {
-        let listed = published_in_listing(config_dir, server);
-        pinned_relaunch(server, listed.as_deref())
-    };
+    let relaunch = || pinned_relaunch(server, &dependency_date(config_dir, server)?);
     let fix = match rot.kind {
         kind if kind.pin_helps() => match relaunch() {
             Some(r) => format!(
@@ -122,8 +150,11 @@ pub fn explain(
                  pin an older package version"
                     .into()
             }
-            None => "reinstall it from the registry (`plugboard install NAME@VERSION`): registry \
-                     launches resolve dependencies as of the version's publication date"
+            None => "Plugboard cannot tell when this version was published, so it cannot pick \
+                     a date to resolve its dependencies as of: add the launch again with an exact \
+                     version and a date (`uvx --exclude-newer DATE PKG==VERSION`, \
+                     `npx -y --before=DATE PKG@VERSION`), or install it from the marketplace, \
+                     whose launches are pinned"
                 .into(),
         },
         RotKind::PinTooEarly => format!(

@@ -84,6 +84,8 @@ pub enum Found {
     Remembered,
     /// The remembered era was wrong; a probe found the right one.
     Reprobe,
+    /// The server ended on reading the probe; started again, it answered `initialize`.
+    Restarted,
 }
 
 /// A step of the handshake, as it happens (for live progress).
@@ -102,6 +104,11 @@ pub enum Step {
 pub enum HandshakeError {
     #[error("the connection ended during {during}")]
     Closed { during: &'static str },
+    /// A stdio server read the era probe and ended without answering anything: an older
+    /// server that exits on a request it does not know. It is started again and spoken to in
+    /// the legacy era ([`super::Connection::handshake_with`]).
+    #[error("the server ended on reading the era probe, without answering it")]
+    ExitedOnProbe,
     #[error("could not send {during}: {detail}")]
     Send {
         during: &'static str,
@@ -245,6 +252,11 @@ where
     }
 
     /// The next answer to one of our requests; pings are answered, other messages skipped.
+    /// Whether a stdio server has read everything sent to it (the probe among it).
+    fn probe_was_read(&self) -> bool {
+        matches!(&self.wire, Wire::Stdio(watch) if watch.unread() == Some(0))
+    }
+
     async fn next_answer(&mut self, during: &'static str) -> Result<Answer, HandshakeError> {
         loop {
             let Some(message) = self.transport.receive().await else {
@@ -372,6 +384,8 @@ where
         let mut probe_n = 1;
         self.send_discover(probe_n, &preferred[0]).await?;
         let mut probe_open = true;
+        // Set once the server answered anything at all.
+        let mut answered = false;
         let mut initialize_sent = false;
         // Set when the initialize answer was an error while the probe was still open.
         let mut initialize_error: Option<(ErrorData, Instant)> = None;
@@ -387,7 +401,16 @@ where
                 .map(|(_, at)| *at + LATE_PROBE_GRACE);
             let answer = tokio::select! {
                 biased;
-                answer = self.next_answer(if initialize_sent { "initialize" } else { "server/discover" }) => answer?,
+                answer = self.next_answer(if initialize_sent { "initialize" } else { "server/discover" }) => match answer {
+                    Ok(answer) => {
+                        answered = true;
+                        answer
+                    }
+                    Err(HandshakeError::Closed { .. }) if !answered && self.probe_was_read() => {
+                        return Err(HandshakeError::ExitedOnProbe);
+                    }
+                    Err(e) => return Err(e),
+                },
                 _ = watch.tick(), if watching => {
                     let Wire::Stdio(watcher) = &self.wire else { continue };
                     let now = Instant::now();

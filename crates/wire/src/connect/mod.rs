@@ -278,9 +278,25 @@ impl Monitor {
         self.lock().http = Some(fault);
     }
 
+    /// Forget how a stdio server ended (before it is started again): its exit, the end of
+    /// its output, and the fatal signal they raised.
+    pub fn forget_process(&self) {
+        {
+            let mut seen = self.lock();
+            seen.exit = None;
+            seen.stream_closed = false;
+        }
+        self.fatal.send_replace(false);
+    }
+
     /// Forget the HTTP fault (before a fallback to another transport).
     pub fn clear_http(&self) {
         self.lock().http = None;
+    }
+
+    /// Whether something fatal happened and was not forgotten since.
+    pub fn is_fatal(&self) -> bool {
+        *self.fatal.borrow()
     }
 
     /// Resolves once something fatal happened (exit, oversized message, end of stream).
@@ -392,6 +408,36 @@ pub struct Connection {
     monitor: Arc<Monitor>,
     /// Sees every message of every transport tried, from the first of the handshake.
     tap: Option<Arc<dyn MessageTap>>,
+    /// How the stdio server was started, to start it again once when it ends on the era
+    /// probe.
+    relaunch: Option<Relaunch>,
+}
+
+/// A stdio server's launch, as spawned (environment with its secrets, in memory only).
+struct Relaunch {
+    command: String,
+    program: std::path::PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, std::ffi::OsString)>,
+    cwd: Option<std::path::PathBuf>,
+    sandbox: Option<plugboard_sandbox::Plan>,
+}
+
+impl Relaunch {
+    fn spawn(&self, monitor: Arc<Monitor>) -> Result<process::Spawned, ConnectError> {
+        process::spawn(
+            &self.program,
+            &self.args,
+            &self.env,
+            self.cwd.as_deref(),
+            self.sandbox.as_ref(),
+            monitor,
+        )
+        .map_err(|source| ConnectError::Spawn {
+            command: self.command.clone(),
+            source,
+        })
+    }
 }
 
 /// Why a handshake on one transport did not work: the handler comes back with the reason, for
@@ -428,6 +474,14 @@ where
         }
         Err(e) => Err((e, handler)),
     }
+}
+
+/// A failed stdio handshake as the connection's error (a stdio server is probed again on the
+/// same process, so it never asks for a fresh transport).
+fn stdio_failure(e: Result<handshake::Reprobe, HandshakeError>) -> ConnectError {
+    ConnectError::Handshake(e.err().unwrap_or(HandshakeError::Closed {
+        during: "initialize",
+    }))
 }
 
 /// The legacy handshake on the SSE transport (it has no modern form).
@@ -474,28 +528,21 @@ impl Connection {
             url: None,
             monitor: monitor.clone(),
             tap: None,
+            relaunch: None,
         };
         match target {
             Target::Stdio(target) => {
-                let env = target.child_env();
-                let spawned = process::spawn(
-                    &target.program,
-                    &target.args,
-                    &env,
-                    target.cwd.as_deref(),
-                    target.sandbox.as_ref(),
-                    monitor.clone(),
-                )
-                .map_err(|source| ConnectError::Spawn {
+                let launch = Relaunch {
                     command: target.command.clone(),
-                    source,
-                })?;
-                let transport =
-                    stdio::StdioTransport::new(spawned.stdin, spawned.stdout, MAX_MESSAGE, monitor);
-                conn.stdin = Some(transport.stdin_handle());
-                conn.process = Some(spawned.process);
-                conn.pending = Some(Pending::Stdio(transport));
-                conn.transport = TransportKind::Stdio;
+                    program: target.program.clone(),
+                    args: target.args.clone(),
+                    env: target.child_env(),
+                    cwd: target.cwd.clone(),
+                    sandbox: target.sandbox.clone(),
+                };
+                let spawned = launch.spawn(monitor.clone())?;
+                conn.adopt(spawned);
+                conn.relaunch = Some(launch);
             }
             Target::Remote(target) => {
                 let client = http::build_client_for(&target.url, &target.headers, monitor.clone())?;
@@ -523,6 +570,81 @@ impl Connection {
             }
         }
         Ok(conn)
+    }
+
+    /// Take over a spawned stdio server: its process, its stdin, the transport on its pipes.
+    fn adopt(&mut self, spawned: process::Spawned) {
+        let transport = stdio::StdioTransport::new(
+            spawned.stdin,
+            spawned.stdout,
+            MAX_MESSAGE,
+            self.monitor.clone(),
+        );
+        self.stdin = Some(transport.stdin_handle());
+        self.process = Some(spawned.process);
+        self.pending = Some(Pending::Stdio(transport));
+        self.transport = TransportKind::Stdio;
+    }
+
+    /// The stdio handshake. A server that ends on reading the era probe without answering
+    /// (older SDKs exit on a request they do not know) is started once more and spoken to in
+    /// the legacy era: `initialize` first.
+    async fn stdio_handshake(
+        &mut self,
+        transport: stdio::StdioTransport,
+        handler: Handler,
+        known: Option<Era>,
+        steps: &mut (dyn FnMut(Step) + Send),
+    ) -> Result<(Negotiated, Service), ConnectError> {
+        let failed = match self
+            .stdio_handshake_once(transport, handler, known, steps)
+            .await
+        {
+            Ok(done) => return Ok(done),
+            Err(failed) => failed,
+        };
+        let handler = match failed {
+            (Err(HandshakeError::ExitedOnProbe), handler) if self.relaunch.is_some() => handler,
+            (e, _) => return Err(stdio_failure(e)),
+        };
+        if let Some(mut ended) = self.process.take() {
+            ended.shutdown().await;
+        }
+        self.monitor.forget_process();
+        let launch = self.relaunch.take().expect("checked");
+        let spawned = launch.spawn(self.monitor.clone())?;
+        self.adopt(spawned);
+        let Some(Pending::Stdio(transport)) = self.pending.take() else {
+            unreachable!("adopted a stdio server");
+        };
+        self.stdio_handshake_once(transport, handler, Some(Era::Legacy), steps)
+            .await
+            .map(|(mut negotiated, service)| {
+                negotiated.found = Found::Restarted;
+                (negotiated, service)
+            })
+            .map_err(|(e, _)| stdio_failure(e))
+    }
+
+    async fn stdio_handshake_once(
+        &mut self,
+        transport: stdio::StdioTransport,
+        handler: Handler,
+        known: Option<Era>,
+        steps: &mut (dyn FnMut(Step) + Send),
+    ) -> Result<(Negotiated, Service), Failed> {
+        let watch = StdioWatch {
+            stdin: self.stdin.clone().expect("stdio connection"),
+            stderr: self
+                .process
+                .as_ref()
+                .expect("stdio connection")
+                .stderr_buffer(),
+            monitor: self.monitor.clone(),
+        };
+        let wire = handshake::Wire::Stdio(&watch);
+        // A stdio server is probed again on the same process: no `Reprobe` here.
+        handshake_on(self.tapped(transport), handler, known, wire, steps).await
     }
 
     /// Do without the standalone event stream a legacy streamable HTTP session opens for
@@ -582,24 +704,8 @@ impl Connection {
             .expect("the handshake is done once, after open");
         let (negotiated, service) = match pending {
             Pending::Stdio(transport) => {
-                let watch = StdioWatch {
-                    stdin: self.stdin.clone().expect("stdio connection"),
-                    stderr: self
-                        .process
-                        .as_ref()
-                        .expect("stdio connection")
-                        .stderr_buffer(),
-                    monitor: self.monitor.clone(),
-                };
-                let wire = handshake::Wire::Stdio(&watch);
-                // A stdio server is probed again on the same process: no `Reprobe` here.
-                handshake_on(self.tapped(transport), handler, known, wire, steps)
-                    .await
-                    .map_err(|(e, _)| {
-                        ConnectError::Handshake(e.err().unwrap_or(HandshakeError::Closed {
-                            during: "initialize",
-                        }))
-                    })?
+                self.stdio_handshake(transport, handler, known, steps)
+                    .await?
             }
             Pending::Sse(transport) => legacy_on_sse(self.tapped(transport), handler, steps)
                 .await

@@ -657,6 +657,12 @@ fn handshake_error(ctx: &Context<'_>, err: &HandshakeError) -> Failure {
                 )
             }
         }
+        HandshakeError::ExitedOnProbe => Failure::new(
+            ErrorKind::Exited,
+            "the server ended when it read the era probe (`server/discover`), without answering it",
+            "an older server that exits on a request it does not know: test it once, and \
+             Plugboard then starts it with the older handshake; its last stderr lines are below",
+        ),
         HandshakeError::Send { during, detail } => {
             if ctx.stdio() {
                 Failure::new(

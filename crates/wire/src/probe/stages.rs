@@ -182,18 +182,25 @@ async fn race_until<F: Future>(
 ) -> Raced<F::Output> {
     tokio::pin!(fut);
     let handshake = stage <= Stage::Initialize;
-    tokio::select! {
-        biased;
-        out = &mut fut => return Raced::Done(out),
-        _ = tokio::time::sleep_until(deadline) => return Raced::TimedOut,
-        _ = monitor.fatal() => {}
-        _ = monitor.noise_grace(NOISE_GRACE), if handshake => {}
-    }
-    let grace = tokio::time::sleep(Duration::from_millis(200));
-    tokio::select! {
-        biased;
-        out = &mut fut => Raced::Done(out),
-        _ = grace => Raced::Fatal,
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut fut => return Raced::Done(out),
+            _ = tokio::time::sleep_until(deadline) => return Raced::TimedOut,
+            _ = monitor.fatal() => {}
+            _ = monitor.noise_grace(NOISE_GRACE), if handshake => {}
+        }
+        let grace = tokio::time::sleep(Duration::from_millis(200));
+        tokio::select! {
+            biased;
+            out = &mut fut => return Raced::Done(out),
+            _ = grace => {}
+        }
+        // A server that ended on the era probe is started again by the handshake, which
+        // clears what its first process's end raised.
+        if !handshake || monitor.is_fatal() || monitor.snapshot().noise_count > 0 {
+            return Raced::Fatal;
+        }
     }
 }
 
@@ -421,6 +428,14 @@ fn note_negotiation<P: FnMut(StageEvent)>(
                 known.map_or("unknown", Era::as_str),
                 negotiated.era
             ));
+        }
+        if negotiated.found == crate::connect::Found::Restarted {
+            run.result.warnings.push(
+                "the server ended when it read the `server/discover` probe (older SDKs exit on a \
+                 request they do not know); it was started again and answered `initialize`, the \
+                 legacy handshake, which its next starts use at once"
+                    .to_owned(),
+            );
         }
         if let crate::connect::Found::Silence(waited) = negotiated.found {
             run.result.warnings.push(format!(
