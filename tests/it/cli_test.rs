@@ -372,3 +372,26 @@ fn auth_flow(server_args: &[&str], era: &str) {
         None
     );
 }
+
+/// A launch that fails says why from its own output, as the doctor would: a package missing
+/// from npm (a real 404 from the registry) and a server that complains about its token get
+/// their cause in the hint, not the generic "exited" one.
+#[test]
+fn a_failed_launch_is_explained_by_what_it_printed() {
+    let home = Home::new();
+    let hint_of = |args: &[&str]| {
+        let mut all = vec!["test", "--json", "--no-sandbox", "--stdio", "--"];
+        all.extend_from_slice(args);
+        let out = home.run(&all);
+        assert_code(&out, 1);
+        let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        result["hint"].as_str().unwrap_or("").to_owned()
+    };
+    let missing = hint_of(&["npx", "-y", "plugboard-no-such-package-4c1e9a@1.0.0"]);
+    assert!(missing.contains("not on the package index"), "{missing}");
+    let refused = hint_of(&["sh", "-c", "echo 'Error: Invalid token format' >&2; exit 1"]);
+    assert!(
+        refused.contains("credential is missing or wrong") && refused.contains("Invalid token"),
+        "{refused}"
+    );
+}

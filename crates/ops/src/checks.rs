@@ -165,6 +165,7 @@ pub async fn test_installed(
     let store = store_for(servers, name, &server)
         .unwrap_or_else(|_| Arc::new(MemoryStore::new()) as Arc<dyn SecretStore>);
     crate::sandbox::annotate(name, &server, store.as_ref(), &mut result);
+    crate::launch_failure::explain(name, &mut result);
     crate::pinning::attach(servers.config().dir(), name, &mut result);
     let _ = HealthStore::in_config_dir(servers.config().dir()).record(&HealthRecord {
         name: name.to_string(),
@@ -202,6 +203,7 @@ pub async fn test_prepared(
     )
     .await;
     crate::sandbox::annotate(&prepared.name, &prepared.config, &store, &mut result);
+    crate::launch_failure::explain(&prepared.name, &mut result);
     result
 }
 
@@ -244,11 +246,13 @@ pub async fn test_unsaved(
         // An edited server may not be the one its health describes: its era is probed.
         known_era: None,
     };
-    if oauth {
+    let mut result = if oauth {
         test_with_oauth(servers, name, config, store, &options, progress).await
     } else {
         probe::test_config(name, config, store.as_ref(), &options, progress).await
-    }
+    };
+    crate::launch_failure::explain(name, &mut result);
+    result
 }
 
 /// Keep `result` as the health of a server that was just installed (the pre-save test).

@@ -18,6 +18,7 @@ pub mod gateway;
 pub mod health;
 pub mod install;
 pub mod launch_diff;
+pub mod launch_failure;
 pub mod lifecycle;
 pub mod local_http;
 pub mod manage;
