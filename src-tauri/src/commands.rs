@@ -5,14 +5,15 @@
 //! of their own (see `plugboard_app_api::api::Api::test_server_task`).
 
 use plugboard_app_api::api::{
-    ActivityView, ProfileView, RemovedEntry, SandboxPanel, SandboxRequest,
+    ActivityView, FindingView, ProfileView, RemovedEntry, SandboxPanel, SandboxRequest,
+    ServerDiagnosis,
 };
 use plugboard_app_api::api::{
     Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
-    CustomServer, DoctorReport, ExportPreview, ExportResult, ExportSelection, ImportPreview,
-    ImportResultView, InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery,
-    OutdatedView, PolicyView, RegistryStatus, RemoveResult, ServerDetail, ServerView, SessionView,
-    StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
+    CustomServer, ExportPreview, ExportResult, ExportSelection, ImportPreview, ImportResultView,
+    InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery, OutdatedView, PolicyView,
+    RegistryStatus, RemoveResult, ServerDetail, ServerView, SessionView, StageProgress,
+    StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
 };
 use plugboard_app_api::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
 use plugboard_ops::session::{
@@ -415,12 +416,24 @@ pub fn import_from_client(
     api.import_from_client(&client, &entries, rewrite_source)
 }
 
-/// Run the environment doctor on server `name`, or on every installed server when `None`.
-/// It runs the servers, so it works on a thread of its own like a test.
+/// Run the environment doctor on installed server `name` (the app runs one per server at
+/// once). It runs the server, so it works on a thread of its own like a test; cancel it with
+/// `cancel_test(run_id)`.
 #[tauri::command]
 #[specta::specta]
-pub async fn doctor(api: State<'_, Arc<Api>>, name: Option<String>) -> Res<DoctorReport> {
-    api.doctor_task(name).await
+pub async fn doctor_server(
+    api: State<'_, Arc<Api>>,
+    run_id: String,
+    name: String,
+) -> Res<ServerDiagnosis> {
+    api.doctor_server_task(run_id, name).await
+}
+
+/// What the doctor finds about the machine itself (runtimes, the secret store).
+#[tauri::command]
+#[specta::specta]
+pub async fn doctor_machine(api: State<'_, Arc<Api>>) -> Res<Vec<FindingView>> {
+    api.doctor_machine_task().await
 }
 
 /// The UI rendered `mark` (`marketplace-ready`, `installed-ready`) with `count` items: traced

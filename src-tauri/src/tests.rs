@@ -273,8 +273,8 @@ fn no_stored_secret_ever_crosses_ipc() {
             json!({"text": "npx -y @modelcontextprotocol/server-everything"}),
         ),
         // The doctor (its command, `mcp-fixture`, is not on PATH here) and a UI mark.
-        ("doctor", json!({"name": "fx2"})),
-        ("doctor", json!({"name": null})),
+        ("doctor_server", json!({"runId": "d-1", "name": "fx2"})),
+        ("doctor_machine", json!({})),
         ("ui_ready", json!({"mark": "marketplace-ready", "count": 3})),
         // Try it: the diagnostics bundle of a server that cannot start here (its config shape,
         // the failed session), a closed session, a template.

@@ -414,7 +414,7 @@ fn an_unresolvable_host_is_a_dns_finding() {
     );
 }
 
-/// The app's doctor (`plugboard_app_api::api::Api::doctor`) against real servers: a command that does
+/// The app's doctor (`plugboard_app_api::api::Api::doctor_server`) against real servers: a command that does
 /// not exist, a working fixture, and a fixture that puts its stored token in an error. Findings
 /// come per server with codes, fixes and the failing stage, and never carry the secret.
 #[test]
@@ -453,18 +453,24 @@ fn the_app_doctor_reports_per_server_and_never_shows_a_secret() {
         plugboard::catalog::Catalog::default(),
     ));
 
-    let report = futures::executor::block_on(api.doctor_task(None)).unwrap();
-    let json = serde_json::to_string(&report).unwrap();
+    // The app examines every server at once, each on its own.
+    let names = ["missing", "works", "leaky"];
+    let servers: Vec<_> = futures::executor::block_on(futures::future::join_all(
+        names
+            .iter()
+            .map(|n| api.doctor_server_task(format!("d-{n}"), (*n).to_owned())),
+    ))
+    .into_iter()
+    .map(Result::unwrap)
+    .collect();
+    let json = serde_json::to_string(&servers).unwrap();
     assert!(!json.contains(TOKEN), "the secret crossed: {json}");
-    assert!(!report.ok);
     let by_name = |n: &str| {
-        report
-            .servers
+        servers
             .iter()
             .find(|d| d.name == n)
             .unwrap_or_else(|| panic!("no {n} in {json}"))
     };
-    assert_eq!(report.servers.len(), 3);
 
     let d = by_name("missing");
     assert_eq!(
@@ -496,10 +502,9 @@ fn the_app_doctor_reports_per_server_and_never_shows_a_secret() {
     assert_eq!(f.stage.as_deref(), Some("tools/list"), "{d:?}");
     assert!(f.message.contains("auth failed for token"), "{f:?}");
 
-    // One server by name; an unknown name is an error, not an empty report.
-    let one = futures::executor::block_on(api.doctor_task(Some("missing".into()))).unwrap();
-    assert_eq!(one.servers.len(), 1);
-    let err = futures::executor::block_on(api.doctor_task(Some("nope".into()))).unwrap_err();
+    // An unknown name is an error, not an empty report.
+    let err = futures::executor::block_on(api.doctor_server_task("d-nope".into(), "nope".into()))
+        .unwrap_err();
     assert_eq!(err.code, "not_found");
     crate::support::fixture::assert_no_process_left(&mark);
 }

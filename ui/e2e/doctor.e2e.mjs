@@ -1,11 +1,42 @@
 // The doctor: a missing command named with its fix, for one server and for all of them; its
 // actions (sign in, edit the server) and the server examined again after the fix.
 
-import { FIXTURE, GHOST_COMMAND, card } from "./fixtures.mjs";
+import { spawnSync } from "node:child_process";
+import { CLI, FIXTURE, GHOST_COMMAND, card, home } from "./fixtures.mjs";
 import { s, step, shot, text, fill } from "./harness.mjs";
+
+/** Run the command line on the app's config. */
+function cli(args) {
+  const r = spawnSync(CLI, args, { env: { ...process.env, PLUGBOARD_HOME: home }, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`plugboard ${args.join(" ")}: ${r.stderr}`);
+}
 
 /** The doctor's findings and actions. */
 export async function doctor() {
+  await step("doctor: every server's report comes as it is ready, and a hanging one can be stopped", async () => {
+    // A server that never answers, added from the command line (the app notices).
+    cli(["add", "--stdio", "--no-test", "hang", "--", "sleep", "600"]);
+    try {
+      await s.waitFor(card("hang"), { timeout: 10000, what: "the server added from the command line" });
+      await (await s.find('[data-testid="nav-doctor"]')).click();
+      await (await s.waitFor('[data-testid="doctor-run"]')).click();
+      const hanging = '[data-testid="doctor-pending"] li[data-name="hang"]';
+      await s.waitFor(hanging, { what: "the hanging server listed as still being examined" });
+      // The others report while it hangs.
+      await s.waitFor('[data-testid="doctor-server"][data-name="fx2"]', { timeout: 30000, what: "fx2's report while hang still runs" });
+      await s.waitUntil(async () => /still examining after \d+ s/.test(await text(hanging)), { timeout: 10000, what: "the hanging server's elapsed time" });
+      await shot("19a-doctor-hanging-server");
+      await (await s.find(`${hanging} [data-testid="doctor-stop"]`)).click();
+      const stopped = await s.waitFor('[data-testid="doctor-unfinished"] li[data-name="hang"]', { timeout: 10000, what: "the stopped server" });
+      if (!/stopped after \d+ s/.test(await stopped.text())) throw new Error(`stopped reads ${await stopped.text()}`);
+      await s.waitGone('[data-testid="doctor-busy"]', 30000);
+    } finally {
+      cli(["remove", "hang"]);
+    }
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await s.waitGone(card("hang"), 10000);
+  });
+
   await step("doctor: a missing command is named with its fix, from the card and for all servers", async () => {
     await (await (await s.find(card("ghost"))).find('[data-testid="server-diagnose"]')).click();
     await s.waitFor('[data-testid="doctor-panel"]');

@@ -86,10 +86,13 @@ export const commands = {
 	/**  Import entries of client `client`'s file (plaintext secrets into the keyring). */
 	importFromClient: (client: string, entries: string[], rewriteSource: boolean) => typedError<ImportResultView, ApiError>(__TAURI_INVOKE("import_from_client", { client, entries, rewriteSource })),
 	/**
-	 *  Run the environment doctor on server `name`, or on every installed server when `None`.
-	 *  It runs the servers, so it works on a thread of its own like a test.
+	 *  Run the environment doctor on installed server `name` (the app runs one per server at
+	 *  once). It runs the server, so it works on a thread of its own like a test; cancel it with
+	 *  `cancel_test(run_id)`.
 	 */
-	doctor: (name: string | null) => typedError<DoctorReport, ApiError>(__TAURI_INVOKE("doctor", { name })),
+	doctorServer: (runId: string, name: string) => typedError<ServerDiagnosis, ApiError>(__TAURI_INVOKE("doctor_server", { runId, name })),
+	/**  What the doctor finds about the machine itself (runtimes, the secret store). */
+	doctorMachine: () => typedError<FindingView[], ApiError>(__TAURI_INVOKE("doctor_machine")),
 	/**
 	 *  The UI rendered `mark` (`marketplace-ready`, `installed-ready`) with `count` items: traced
 	 *  to stderr when `PLUGBOARD_STARTUP_TRACE=1` (see `plugboard_app_api::api::startup`).
@@ -443,20 +446,6 @@ export type DiffLineView = {
 	/**  `context`, `removed` or `added`. */
 	op: string,
 	text: string,
-};
-
-/**  What the doctor found, per server, in config order. */
-export type DoctorReport = {
-	/**  No server has an error-level finding. */
-	ok: boolean,
-	servers: ServerDiagnosis[],
-	/**
-	 *  The machine itself (runtimes, the secret store), when every server was examined (also
-	 *  with none installed).
-	 */
-	environment: FindingView[],
-	/**  When the diagnosis finished (Unix milliseconds). */
-	checked_at: number | null,
 };
 
 /**  One entry of a client's file that is not what Plugboard last wrote there. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  addDiagnosis,
+  elapsedSeconds,
   groupByProblem,
   transportLabel,
   actionContext,
@@ -17,8 +19,10 @@ import {
   summaryText,
   worstSeverity,
   type ActionContext,
+  type DoctorReport,
 } from "./doctor";
-import type { DoctorReport, FindingView, ServerDiagnosis, ServerView } from "./ipc";
+import type { FindingView, ServerDiagnosis, ServerView } from "./ipc";
+
 
 const f = (code: string, severity: FindingView["severity"], fix = ""): FindingView => ({ code, severity, message: code, fix, stage: null });
 const server = (name: string, findings: FindingView[]): ServerDiagnosis => ({
@@ -250,5 +254,36 @@ describe("grouping servers by their problem", () => {
   });
   it("names transports as the rest of the app does", () => {
     expect(transportLabel("shttp")).toBe("streamable HTTP");
+  });
+});
+
+describe("a report that fills in as servers are examined", () => {
+  const diag = (name: string, ok = true): ServerDiagnosis => ({
+    name,
+    transport: "stdio",
+    ok,
+    findings: [],
+    tested: true,
+    error_kind: null,
+    failed_stage: null,
+    tools: 1,
+    era: null,
+    protocol_version: null,
+  });
+  it("keeps the config's order whatever order the answers come in, and says not ok once one fails", () => {
+    const empty: DoctorReport = { ok: true, servers: [], environment: [], checked_at: null };
+    const order = ["a", "b", "c"];
+    let report = addDiagnosis(empty, diag("c"), order);
+    report = addDiagnosis(report, diag("a", false), order);
+    report = addDiagnosis(report, diag("b"), order);
+    expect(report.servers.map((s) => s.name)).toEqual(["a", "b", "c"]);
+    expect(report.ok).toBe(false);
+    report = addDiagnosis(report, diag("a"), order);
+    expect(report.servers.map((s) => s.name)).toEqual(["a", "b", "c"]);
+    expect(report.ok).toBe(true);
+  });
+  it("counts whole seconds", () => {
+    expect(elapsedSeconds(1_000, 13_999)).toBe(12);
+    expect(elapsedSeconds(5_000, 1_000)).toBe(0);
   });
 });

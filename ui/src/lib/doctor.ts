@@ -4,7 +4,18 @@
 // server). Pure: tested in doctor.test.ts.
 
 import { textParts } from "./text";
-import type { DoctorReport, FindingSeverity, FindingView, ServerDiagnosis, ServerView } from "./ipc";
+import type { FindingSeverity, FindingView, ServerDiagnosis, ServerView } from "./ipc";
+
+/** What the doctor found: each server examined so far (config order), and the machine. */
+export interface DoctorReport {
+  /** No server has an error-level finding. */
+  ok: boolean;
+  servers: ServerDiagnosis[];
+  /** The machine itself, when every server was examined. */
+  environment: FindingView[];
+  /** When the last examination finished (Unix milliseconds). */
+  checked_at: number | null;
+}
 
 const RANK: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 };
 
@@ -221,6 +232,21 @@ export function replaceDiagnosis(report: DoctorReport, name: string, fresh: Serv
     ? report.servers.map((s) => (s.name === name ? fresh : s))
     : report.servers.filter((s) => s.name !== name);
   return { ...report, servers, ok: servers.every((s) => s.ok) };
+}
+
+/** `report` with `fresh` added, the servers kept in the order of `order` (the config's). */
+export function addDiagnosis(report: DoctorReport, fresh: ServerDiagnosis, order: string[]): DoctorReport {
+  const rank = (name: string) => {
+    const at = order.indexOf(name);
+    return at < 0 ? order.length : at;
+  };
+  const servers = [...report.servers.filter((s) => s.name !== fresh.name), fresh].sort((a, b) => rank(a.name) - rank(b.name));
+  return { ...report, servers, ok: servers.every((s) => s.ok) };
+}
+
+/** Whole seconds since `since` (Unix milliseconds) at `now`, for "still examining, 12 s". */
+export function elapsedSeconds(since: number, now: number): number {
+  return Math.max(0, Math.floor((now - since) / 1000));
 }
 
 /** From this many servers on, servers whose worst finding is the same kind are shown as one

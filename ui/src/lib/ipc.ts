@@ -20,7 +20,6 @@ import type {
   Completion,
   CompletionTarget,
   CustomServer,
-  DoctorReport,
   ExportPreview,
   ExportResult,
   ExportSelection,
@@ -63,6 +62,8 @@ import type {
   ErrorCode,
   ProfileView,
   ActivityView,
+  FindingView,
+  ServerDiagnosis,
 } from "./bindings";
 
 // Every type of the generated bindings, as they are (types only: the commands stay in here).
@@ -208,8 +209,8 @@ export const api = {
   importPreview: (client: string): Promise<ImportPreview> => unwrap(() => commands.importPreview(client)),
   importFromClient: (client: string, entries: string[], rewriteSource: boolean): Promise<ImportResultView> =>
     unwrap(() => commands.importFromClient(client, entries, rewriteSource)),
-  /** The environment doctor for server `name`, or for every installed server (`null`). */
-  doctor: (name: string | null): Promise<DoctorReport> => unwrap(() => commands.doctor(name)),
+  /** What the doctor finds about the machine itself (runtimes, the secret store). */
+  doctorMachine: (): Promise<FindingView[]> => unwrap(() => commands.doctorMachine()),
   /** The organisation policy in force (never throws: no policy when it cannot be read). */
   policyStatus: async (): Promise<PolicyView | null> => {
     try {
@@ -256,18 +257,19 @@ export const api = {
   },
 };
 
-/** A test connection in progress. */
-export interface RunningTest {
+/** A test connection (or a doctor's examination) in progress. */
+export interface Running<T> {
   id: string;
-  result: Promise<TestReport>;
+  result: Promise<T>;
   cancel: () => Promise<void>;
 }
+export type RunningTest = Running<TestReport>;
 
 function newTestId(): string {
   return `t-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
-function running(id: string, result: Promise<TestReport>): RunningTest {
+function running<T>(id: string, result: Promise<T>): Running<T> {
   return {
     id,
     result,
@@ -279,6 +281,12 @@ function running(id: string, result: Promise<TestReport>): RunningTest {
       }
     },
   };
+}
+
+/** The doctor's examination of one installed server (it runs the server once), cancellable. */
+export function doctorServer(name: string): Running<ServerDiagnosis> {
+  const id = newTestId();
+  return running(id, unwrap(() => commands.doctorServer(id, name)));
 }
 
 /** Test an installed server; `onProgress` hears each stage start and end. */

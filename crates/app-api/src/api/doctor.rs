@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use super::testing::on_own_thread;
 use super::{Api, ApiError, Transport};
-use crate::clock::now_ms;
 use crate::config::ServerConfig;
 use crate::doctor::{self, Diagnosis, Finding, Severity};
 use crate::redact::Redactor;
@@ -72,20 +71,6 @@ pub struct ServerDiagnosis {
     pub protocol_version: Option<String>,
 }
 
-/// What the doctor found, per server, in config order.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct DoctorReport {
-    /// No server has an error-level finding.
-    pub ok: bool,
-    pub servers: Vec<ServerDiagnosis>,
-    /// The machine itself (runtimes, the secret store), when every server was examined (also
-    /// with none installed).
-    pub environment: Vec<FindingView>,
-    /// When the diagnosis finished (Unix milliseconds).
-    pub checked_at: f64,
-}
-
 fn finding_view(f: &Finding, redactor: &Redactor) -> FindingView {
     FindingView {
         code: f.code.clone(),
@@ -144,54 +129,65 @@ pub(super) fn redactor_for(api: &Api, name: &str, server: &ServerConfig) -> Reda
 }
 
 impl Api {
-    /// [`Api::doctor`] on a thread of its own: what the app's command awaits.
-    pub fn doctor_task(
+    /// [`Api::doctor_server`] on a thread of its own: what the app's command awaits.
+    pub fn doctor_server_task(
         self: &Arc<Self>,
-        name: Option<String>,
-    ) -> impl Future<Output = Result<DoctorReport, ApiError>> + Send + 'static {
+        run_id: String,
+        name: String,
+    ) -> impl Future<Output = Result<ServerDiagnosis, ApiError>> + Send + 'static {
         let api = Arc::clone(self);
-        on_own_thread(move || async move { api.doctor(name.as_deref()).await })
+        on_own_thread(move || async move { api.doctor_server(&run_id, &name).await })
     }
 
-    /// Diagnose installed server `name`, or every installed server when `None`: the command
-    /// and its runtime, the network and TLS for remote servers, then one real test whose
-    /// failure is explained. Each test becomes the server's health, as any test does.
-    pub async fn doctor(&self, name: Option<&str>) -> Result<DoctorReport, ApiError> {
+    /// [`Api::doctor_machine`] on a thread of its own.
+    pub fn doctor_machine_task(
+        self: &Arc<Self>,
+    ) -> impl Future<Output = Result<Vec<FindingView>, ApiError>> + Send + 'static {
+        let api = Arc::clone(self);
+        on_own_thread(move || async move { Ok(api.doctor_machine().await) })
+    }
+
+    /// Diagnose installed server `name`: the command and its runtime, the network and TLS for
+    /// remote servers, then one real test whose failure is explained (it becomes the server's
+    /// health, as any test does). The app runs one per server at once and shows each as it
+    /// comes; `cancel_test(run_id)` stops it, and the server it started.
+    pub async fn doctor_server(
+        &self,
+        run_id: &str,
+        name: &str,
+    ) -> Result<ServerDiagnosis, ApiError> {
         let empty = crate::catalog::Catalog::default();
         let catalog = self.catalog.as_ref().unwrap_or(&empty);
-        let (report, environment) = futures::future::join(
-            doctor::diagnose_all(&self.servers, catalog, name, None),
-            async {
-                match name {
-                    None => doctor::environment::check(&self.servers, catalog).await,
-                    Some(_) => vec![],
-                }
-            },
-        )
-        .await;
-        let report = report?;
+        let cancel = self.tests.start(run_id);
+        let diagnosis = tokio::select! {
+            diagnosis = doctor::diagnose(&self.servers, catalog, name, None) => diagnosis,
+            _ = cancel => {
+                self.tests.end(run_id);
+                return Err(ApiError::new(super::ErrorCode::Cancelled, "the diagnosis was cancelled"));
+            }
+        };
+        self.tests.end(run_id);
+        let diagnosis = diagnosis?;
+        let redactor = self
+            .servers
+            .config()
+            .load()?
+            .server(name)
+            .map(|s| redactor_for(self, name, &s))
+            .unwrap_or_default();
+        Ok(diagnosis_view(&diagnosis, &redactor))
+    }
+
+    /// The machine itself: runtimes the catalog's servers need, the secret store, the login
+    /// shell's PATH.
+    pub async fn doctor_machine(&self) -> Vec<FindingView> {
+        let empty = crate::catalog::Catalog::default();
+        let catalog = self.catalog.as_ref().unwrap_or(&empty);
         let plain = Redactor::new(Vec::<String>::new());
-        let environment = environment
+        doctor::environment::check(&self.servers, catalog)
+            .await
             .iter()
             .map(|f| finding_view(f, &plain))
-            .collect();
-        let config = self.servers.config().load()?;
-        let servers = report
-            .servers
-            .iter()
-            .map(|d| {
-                let redactor = config
-                    .server(&d.name)
-                    .map(|s| redactor_for(self, &d.name, &s))
-                    .unwrap_or_default();
-                diagnosis_view(d, &redactor)
-            })
-            .collect();
-        Ok(DoctorReport {
-            ok: report.ok,
-            servers,
-            environment,
-            checked_at: now_ms() as f64,
-        })
+            .collect()
     }
 }

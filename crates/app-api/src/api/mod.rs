@@ -32,7 +32,7 @@ pub use clients::{
     ExportSelection, ImportCandidate, ImportPreview, ImportResultView, OtherEntryView,
     RemovedEntry, UseIn, UseInClient,
 };
-pub use doctor::{DoctorReport, FindingSeverity, FindingView, ServerDiagnosis};
+pub use doctor::{FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
 pub use error::{ApiError, ErrorCode, FieldError};
 pub use gateway::{ActivityView, ProfileView};

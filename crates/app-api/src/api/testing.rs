@@ -256,7 +256,7 @@ pub(super) struct Tests {
 }
 
 impl Tests {
-    fn start(&self, id: &str) -> oneshot::Receiver<()> {
+    pub(super) fn start(&self, id: &str) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
         self.running
             .lock()
@@ -265,7 +265,7 @@ impl Tests {
         rx
     }
 
-    fn end(&self, id: &str) {
+    pub(super) fn end(&self, id: &str) {
         self.running
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -406,15 +406,36 @@ fn a_test_reports_its_stages_and_becomes_the_health() {
 
 #[test]
 fn a_running_test_can_be_cancelled_and_leaves_no_process() {
+    cancel_leaves_no_process(400_000, |api, name| {
+        let test = api.test_server_task("run-1".into(), name, |_| {});
+        Box::pin(async move { test.await.map(|_| ()) })
+    });
+}
+
+/// The doctor's examination of one server (the app runs one per server at once) is cancelled
+/// as a test is, with the server it started.
+#[test]
+fn a_running_diagnosis_can_be_cancelled_and_leaves_no_process() {
+    cancel_leaves_no_process(500_000, |api, name| {
+        let diagnosis = api.doctor_server_task("run-1".into(), name);
+        Box::pin(async move { diagnosis.await.map(|_| ()) })
+    });
+}
+
+type Running = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ApiError>> + Send>>;
+
+/// Start `run` (as id `run-1`) on a server that never answers, cancel it, and check that it
+/// ends as cancelled, soon, with no process left.
+fn cancel_leaves_no_process(base: u32, run: impl FnOnce(&Arc<Api>, String) -> Running) {
     let (_dir, _store, api) = api();
     let api = Arc::new(api);
     // `sleep` never answers the handshake.
-    let marker = format!("{}", 400_000 + std::process::id() % 100_000);
+    let marker = format!("{}", base + std::process::id() % 100_000);
     api.save_custom_server(None, &custom_stdio("silent", "sleep", &[&marker]), None)
         .unwrap();
     let rt = runtime();
     let started = std::time::Instant::now();
-    let test = rt.spawn(api.test_server_task("run-1".into(), "silent".into(), |_| {}));
+    let test = rt.spawn(run(&api, "silent".into()));
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(api.cancel_test("run-1"));
     let err = rt.block_on(test).unwrap().unwrap_err();
@@ -598,11 +619,11 @@ fn the_doctor_names_a_missing_command_and_redacts_every_finding() {
     // The catalog command (`mcp-fixture`) is not on PATH here.
     install_fixture(&api, "fx");
     let api = Arc::new(api);
-    let report = runtime()
-        .block_on(api.doctor_task(Some("fx".into())))
+    let fx = runtime()
+        .block_on(api.doctor_server_task("d-1".into(), "fx".into()))
         .unwrap();
-    assert!(!report.ok);
-    let fx = &report.servers[0];
+    assert!(!fx.ok);
+    let fx = &fx;
     assert_eq!((fx.name.as_str(), fx.transport), ("fx", Transport::Stdio));
     assert!(!fx.tested, "nothing to run: {fx:?}");
     let f = &fx.findings[0];
@@ -612,7 +633,7 @@ fn the_doctor_names_a_missing_command_and_redacts_every_finding() {
     assert!(f.fix.contains("give the full path"), "{f:?}");
     assert_eq!(
         runtime()
-            .block_on(api.doctor_task(Some("nope".into())))
+            .block_on(api.doctor_server_task("d-2".into(), "nope".into()))
             .unwrap_err()
             .code,
         "not_found"
