@@ -72,15 +72,23 @@ pub fn print_result(name: &str, result: &TestResult) {
             .era
             .map(|era| format!(" ({era})"))
             .unwrap_or_default();
-        println!(
-            "✓ `{name}` works: {server}, protocol {}{era} over {}.",
+        let protocol = format!(
+            "{server}, protocol {}{era} over {}",
             result.protocol_version.as_deref().unwrap_or("?"),
             result.transport.label()
         );
-        match result.verification {
-            Verification::Verified => println!("  Credentials verified by the catalog's probe."),
-            Verification::ConnectivityOnly => {
-                println!("  Reachable; credentials not verified (no credential probe ran).")
+        // The first words say what was proven: a key nobody checked is not "works".
+        match (result.verification, result.credentials_sent) {
+            (Verification::Verified, _) => {
+                println!("✓ `{name}` works and its credentials were verified: {protocol}.")
+            }
+            (Verification::ConnectivityOnly, false) => println!("✓ `{name}` works: {protocol}."),
+            (Verification::ConnectivityOnly, true) => {
+                println!("✓ `{name}` started and answered: {protocol}.");
+                println!(
+                    "  Its credentials were not checked (no credential check is known for it): \
+                     a wrong one shows on the first real call."
+                );
             }
         }
         println!(

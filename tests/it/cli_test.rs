@@ -395,3 +395,55 @@ fn a_failed_launch_is_explained_by_what_it_printed() {
         "{refused}"
     );
 }
+
+/// The first words of a passing test say what it proved: "works" for a server that takes no
+/// credentials, "started and answered" with the credentials named as unchecked for one given a
+/// key nothing checked, and a warning when that server's own output calls the key wrong.
+#[test]
+fn the_first_words_of_a_passing_test_say_what_was_proven() {
+    require_keyring();
+    let home = Home::new();
+    let fx = fixture();
+    let script = format!("echo 'Error: Invalid token format' >&2; exec {fx}");
+    assert_code(
+        &home.run(&["add", "plain", "--no-test", "--stdio", "--", &fx]),
+        0,
+    );
+    let out = home
+        .cmd(&[
+            "add",
+            "keyed",
+            "--no-test",
+            "--no-sandbox",
+            "--secret-env",
+            "API_KEY",
+            "--stdio",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .env("PLUGBOARD_SECRET_API_KEY", "sk-not-a-real-key-0000")
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let out = home.run(&["test", "plain"]);
+    assert_code(&out, 0);
+    assert!(
+        stdout(&out).starts_with("✓ `plain` works:"),
+        "{}",
+        stdout(&out)
+    );
+    let out = home.run(&["test", "keyed"]);
+    assert_code(&out, 0);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("✓ `keyed` started and answered:"),
+        "{text}"
+    );
+    assert!(text.contains("credentials were not checked"), "{text}");
+    assert!(text.contains("Invalid token format"), "{text}");
+    let out = home.run(&["test", "keyed", "--json"]);
+    let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(result["credentials_sent"], true);
+}

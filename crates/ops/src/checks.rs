@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::catalog::{Catalog, CredentialProbe};
 use crate::clock::now_ms;
-use crate::config::{Auth, ServerConfig, TransportKind};
+use crate::config::{Auth, ConfigValue, ServerConfig, TransportKind};
 use crate::connect::Era;
 use crate::form::PreparedServer;
 use crate::health::{self, HealthRecord, HealthStore};
@@ -124,6 +124,28 @@ pub fn known_era(servers: &Servers, name: &str) -> Option<Era> {
     record.result.era
 }
 
+/// Whether `server` sends credentials that could be wrong without a test noticing: a secret in
+/// its env or headers, a plain value with a secret-looking name, or a key, token or password
+/// auth. OAuth is not among them: its tokens come from the provider's sign-in, which checked
+/// the user, and a server that answers with them accepted them.
+pub fn uses_credentials(server: &ServerConfig) -> bool {
+    let secret_value = |(key, value): (&String, &ConfigValue)| match value {
+        ConfigValue::Secret(_) => true,
+        ConfigValue::Plain(_) | ConfigValue::FromEnv(_) => crate::manage::looks_secret(key),
+    };
+    !matches!(server.auth, Auth::None | Auth::Oauth2(_))
+        || server.env.iter().any(secret_value)
+        || server.headers.iter().any(secret_value)
+}
+
+/// What every test adds to the probe's result, with the server it tested at hand: whether it
+/// was given credentials, and what its output says about a failed launch (or, on success,
+/// about its credential).
+fn annotate(name: &str, server: &ServerConfig, result: &mut TestResult) {
+    result.credentials_sent = uses_credentials(server);
+    crate::launch_failure::explain(name, result);
+}
+
 /// Test installed server `name` and keep the result as its health (unless a newer check has
 /// already been stored).
 pub async fn test_installed(
@@ -165,7 +187,7 @@ pub async fn test_installed(
     let store = store_for(servers, name, &server)
         .unwrap_or_else(|_| Arc::new(MemoryStore::new()) as Arc<dyn SecretStore>);
     crate::sandbox::annotate(name, &server, store.as_ref(), &mut result);
-    crate::launch_failure::explain(name, &mut result);
+    annotate(name, &server, &mut result);
     crate::pinning::attach(servers.config().dir(), name, &mut result);
     let _ = HealthStore::in_config_dir(servers.config().dir()).record(&HealthRecord {
         name: name.to_string(),
@@ -203,7 +225,7 @@ pub async fn test_prepared(
     )
     .await;
     crate::sandbox::annotate(&prepared.name, &prepared.config, &store, &mut result);
-    crate::launch_failure::explain(&prepared.name, &mut result);
+    annotate(&prepared.name, &prepared.config, &mut result);
     result
 }
 
@@ -251,7 +273,7 @@ pub async fn test_unsaved(
     } else {
         probe::test_config(name, config, store.as_ref(), &options, progress).await
     };
-    crate::launch_failure::explain(name, &mut result);
+    annotate(name, config, &mut result);
     result
 }
 

@@ -39,14 +39,18 @@ fn credential_complaint(stderr: &str) -> Option<&str> {
 /// Say what broke the failed launch of installed (or about to be installed) server `name`,
 /// when its output shows it: the hint then names the cause and its fix instead of the generic
 /// one. Only launches that ended or never answered are read; a result that already names a
-/// cause from the protocol (an HTTP status, a refused credential probe) keeps its own.
+/// cause from the protocol (an HTTP status, a refused credential probe) keeps its own. A
+/// launch that worked with credentials nobody checked, while its output complains about them,
+/// gets a warning saying so.
 pub fn explain(name: &str, result: &mut TestResult) {
-    if result.ok
-        || !matches!(
-            result.error_kind,
-            Some(ErrorKind::Exited | ErrorKind::Timeout | ErrorKind::Protocol)
-        )
-    {
+    if result.ok {
+        note_credential_complaint(result);
+        return;
+    }
+    if !matches!(
+        result.error_kind,
+        Some(ErrorKind::Exited | ErrorKind::Timeout | ErrorKind::Protocol)
+    ) {
         return;
     }
     let stderr = result.stderr_tail.as_deref().unwrap_or("");
@@ -86,6 +90,21 @@ pub fn explain(name: &str, result: &mut TestResult) {
         return;
     };
     result.hint = Some(hint);
+}
+
+/// A working server whose unchecked credential its own output calls wrong: a warning.
+fn note_credential_complaint(result: &mut TestResult) {
+    if !result.credentials_sent || result.verification == crate::probe::Verification::Verified {
+        return;
+    }
+    let Some(line) = credential_complaint(result.stderr_tail.as_deref().unwrap_or("")) else {
+        return;
+    };
+    let line: String = line.trim().chars().take(200).collect();
+    result.warnings.push(format!(
+        "its own output says its credential may be missing or wrong (\"{line}\"); nothing \
+         checked the credential, so the first real call will tell"
+    ));
 }
 
 #[cfg(test)]
@@ -139,5 +158,22 @@ mod tests {
         let mut quiet = exited("listening on stdio");
         explain("srv", &mut quiet);
         assert!(quiet.hint.unwrap().contains("usual causes"));
+    }
+
+    #[test]
+    fn a_working_server_that_complains_about_its_unchecked_credential_is_flagged() {
+        let mut started = TestResult::new(TransportKind::Stdio);
+        started.ok = true;
+        started.stderr_tail = Some("Error: Invalid token format\nlistening on stdio".into());
+        let mut without = started.clone();
+        explain("srv", &mut without);
+        assert!(without.warnings.is_empty(), "it was given no credential");
+        started.credentials_sent = true;
+        explain("srv", &mut started);
+        assert!(
+            started.warnings[0].contains("Invalid token format"),
+            "{:?}",
+            started.warnings
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! it, and a hint that points at the field or the button that fixes it instead of at a CLI
 //! command (the probe's hints name `plugboard …` commands; the CLI keeps that wording).
 
-use crate::config::{Auth, ConfigValue, ServerConfig};
-use crate::manage::looks_secret;
+use crate::checks::uses_credentials;
+use crate::config::{Auth, ServerConfig};
 
 use super::TestReport;
 
@@ -14,20 +14,6 @@ pub(super) enum Place<'a> {
     Form { credential_labels: Vec<&'a str> },
     /// An installed server (its card and detail page have the buttons).
     Installed,
-}
-
-/// Whether `server` sends credentials that could be wrong without a test noticing: a secret in
-/// its env or headers, a plain value with a secret-looking name, or a key, token or password
-/// auth. OAuth is not among them: its tokens come from the provider's sign-in, which checked
-/// the user, and a server that answers with them accepted them.
-pub(super) fn uses_credentials(server: &ServerConfig) -> bool {
-    let secret_value = |(key, value): (&String, &ConfigValue)| match value {
-        ConfigValue::Secret(_) => true,
-        ConfigValue::Plain(_) | ConfigValue::FromEnv(_) => looks_secret(key),
-    };
-    !matches!(server.auth, Auth::None | Auth::Oauth2(_))
-        || server.env.iter().any(secret_value)
-        || server.headers.iter().any(secret_value)
 }
 
 /// Whether signing in with OAuth is what the failed `report` calls for: a remote server with
@@ -195,7 +181,7 @@ fn rewrite_commands(hint: &str, form: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{SecretRef, TransportKind};
+    use crate::config::{ConfigValue, SecretRef, TransportKind};
 
     fn report(kind: &str, hint: &str) -> TestReport {
         let mut r =

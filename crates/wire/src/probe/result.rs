@@ -154,6 +154,11 @@ pub struct PromptInfo {
 pub struct TestResult {
     pub ok: bool,
     pub verification: Verification,
+    /// The server was given credentials that only a credential check proves right: a secret
+    /// in its environment or headers, or a key, token or password auth. Set by the use case
+    /// that ran the test (OAuth tokens do not count: the provider's sign-in checked the user).
+    #[serde(default)]
+    pub credentials_sent: bool,
     /// `serverInfo` from the handshake; `null` when the test did not get that far.
     #[serde(default)]
     pub server: Option<ServerIdentity>,
@@ -217,6 +222,7 @@ impl TestResult {
         TestResult {
             ok: false,
             verification: Verification::ConnectivityOnly,
+            credentials_sent: false,
             server: None,
             protocol_version: None,
             era: None,
