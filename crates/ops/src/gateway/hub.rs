@@ -1,6 +1,8 @@
 //! The servers of one gateway: each opened as a session of its own (the connection layer, with
 //! its secrets, OAuth, era and tool states), all at once; one that fails to start, hangs or
-//! dies is marked down with why, restarted with backoff, and never holds the others back. The
+//! dies is marked down with why, restarted with backoff, and never holds the others back; one
+//! whose live tools changed since the user approved them is not served (as `plugboard run`
+//! refuses it). The
 //! merged lists carry namespaced names (`<server>__<name>`); every call is routed back by them
 //! and runs through the permission pipeline: route → enabled → no known secret in the
 //! arguments → permission (allow / ask / deny) → the call → the activity record.
@@ -22,7 +24,8 @@ use super::permissions::{Permission, decide};
 use super::profiles::Profile;
 use super::status::{GatewayStatus, ServerStatus, StatusFile};
 use crate::manage::Servers;
-use crate::probe::naming;
+use crate::pinning::{self, PinStatus};
+use crate::probe::{ToolInfo, naming};
 use crate::session::{self, Session, SessionError, SessionOptions, ToolRisk};
 
 /// How long a server may take to start before it counts as down (unless its own timeout is
@@ -208,7 +211,22 @@ impl Hub {
         )
         .await;
         let state = match opened {
-            Ok(Ok(session)) => State::Ready(Rc::new(session)),
+            Ok(Ok(session)) => match self.unapproved(name, &session) {
+                None => State::Ready(Rc::new(session)),
+                Some(why) => {
+                    session.close().await;
+                    State::Down {
+                        why,
+                        hint: format!(
+                            "see what changed with `plugboard test {name}`, then approve it \
+                             with `plugboard approve {name}` (or the app's Review changes); the \
+                             gateway serves it again at its next restart"
+                        ),
+                        stderr_tail: None,
+                        attempts,
+                    }
+                }
+            },
             Ok(Err(SessionError::Open {
                 failure,
                 stderr_tail,
@@ -239,6 +257,48 @@ impl Hub {
         self.set_state(name, state);
         if down {
             self.schedule_restart(name, attempts);
+        }
+    }
+
+    /// Why `name`'s tools may not be served, seen on the live session: they changed since the
+    /// user approved them, as `plugboard run` refuses too (unless every changed tool is off).
+    fn unapproved(&self, name: &str, session: &Session) -> Option<String> {
+        let tools: Vec<ToolInfo> = session
+            .listed()
+            .tools
+            .iter()
+            .map(|tool| ToolInfo {
+                name: name_of(tool).to_owned(),
+                description: tool
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+                annotations: tool.get("annotations").cloned(),
+                adapted_name: name_of(tool).to_owned(),
+            })
+            .collect();
+        let instructions = session.info().instructions.as_deref();
+        match pinning::compare_live(self.servers.config().dir(), name, &tools, instructions) {
+            Ok(PinStatus::Changed(diff))
+                if !diff.first_seen
+                    && diff.changes.instructions_diff.is_empty()
+                    && diff
+                        .unapproved_tools()
+                        .iter()
+                        .all(|tool| session.tool_disabled(tool)) =>
+            {
+                None
+            }
+            Ok(PinStatus::Changed(diff)) if diff.first_seen => {
+                Some("its tools were never approved (some were flagged)".to_owned())
+            }
+            Ok(PinStatus::Changed(diff)) => Some(format!(
+                "its tools changed since you approved them: {}",
+                diff.changes.summary()
+            )),
+            Ok(_) => None,
+            Err(e) => Some(format!("its approved tools cannot be read: {e}")),
         }
     }
 
@@ -517,6 +577,20 @@ impl Hub {
             .map(|r| r.server.clone())
     }
 
+    /// The route of a tool of a server that is not connected (down, or starting), whose tools
+    /// were never listed: by its `<server>__` prefix, so that the call is told why.
+    fn route_to_absent(&self, namespaced: &str) -> Option<Route> {
+        self.members.iter().find_map(|(server, state)| {
+            let own = namespaced
+                .strip_prefix(server.as_str())?
+                .strip_prefix("__")?;
+            (!matches!(*state.borrow(), State::Ready(_))).then(|| Route {
+                server: server.clone(),
+                name: own.to_owned(),
+            })
+        })
+    }
+
     /// A `tools/call`: through the pipeline, to its server, recorded.
     pub async fn call_tool(
         self: &Rc<Self>,
@@ -539,7 +613,12 @@ impl Hub {
         if self.tools.borrow().is_empty() {
             self.list_tools();
         }
-        let route = self.tools.borrow().get(&namespaced).cloned();
+        let route = self
+            .tools
+            .borrow()
+            .get(&namespaced)
+            .cloned()
+            .or_else(|| self.route_to_absent(&namespaced));
         let (routed, server, tool) = match route {
             None => (
                 Routed {

@@ -10,8 +10,8 @@
 //! descriptions (see [`flags`]) is recorded but not approved.
 //!
 //! [`status`] answers `Approved | Unpinned | Changed(diff)` from the stored pin, and
-//! [`compare_live`] compares tools seen right now (for `plugboard run`, to refuse changed
-//! tools) without writing anything.
+//! [`compare_live`] compares tools seen right now (for the gateway, which serves no server
+//! whose tools changed since their approval) without writing anything.
 
 pub mod diff;
 pub mod flags;
