@@ -508,3 +508,27 @@ fn the_app_doctor_reports_per_server_and_never_shows_a_secret() {
     assert_eq!(err.code, "not_found");
     crate::support::fixture::assert_no_process_left(&mark);
 }
+
+/// The doctor shows no stderr under its findings, so a failed start quotes the server's last
+/// stderr lines in the finding itself, and its fix does not point "below" at nothing.
+#[test]
+fn a_failed_start_quotes_its_last_stderr_lines_in_the_finding() {
+    let home = Home::new();
+    add(
+        &home,
+        &[
+            "--stdio",
+            "--no-test",
+            "crashy",
+            "--",
+            "sh",
+            "-c",
+            "echo starting >&2; echo 'fatal: config file /etc/crashy.toml is unreadable' >&2; exit 3",
+        ],
+    );
+    let (_, report) = doctor(&home, "crashy", &[]);
+    let f = finding(&report, "probe.exited");
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains("/etc/crashy.toml is unreadable"), "{f}");
+    assert!(!f["fix"].as_str().unwrap().contains("below"), "{f}");
+}

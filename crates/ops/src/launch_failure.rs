@@ -92,6 +92,19 @@ pub fn explain(name: &str, result: &mut TestResult) {
     result.hint = Some(hint);
 }
 
+/// `hint` without its pointer to the stderr lines "below", for a place that shows none.
+pub fn without_stderr_pointer(hint: &str) -> String {
+    let mut out = hint.to_owned();
+    for phrase in [
+        "; its last stderr lines are below",
+        ", its last stderr lines are below",
+        " its last stderr lines are below",
+    ] {
+        out = out.replace(phrase, "");
+    }
+    out
+}
+
 /// A working server whose unchecked credential its own output calls wrong: a warning.
 fn note_credential_complaint(result: &mut TestResult) {
     if !result.credentials_sent || result.verification == crate::probe::Verification::Verified {

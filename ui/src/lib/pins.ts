@@ -12,7 +12,11 @@ export function needsReview(state: PinStateView | null | undefined): boolean {
 export function pinBadge(state: PinStateView | null | undefined): { label: string; title: string } | null {
   switch (state) {
     case "tools_changed":
-      return { label: "Tools changed", title: "Its tools changed since you approved them: review before using it." };
+      return {
+        label: "Tools changed",
+        title:
+          "Its tools changed since you approved them. Until you review them, apps that start it through Plugboard do not get its changed tools (or, when they would, do not get the server at all).",
+      };
     case "unapproved":
       return { label: "Tools need review", title: "Some of its tools are flagged: review them before using it." };
     default:

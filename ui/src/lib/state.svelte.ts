@@ -158,7 +158,14 @@ class AppState {
     const server = this.servers.find((s) => s.name === name);
     if (!server) return;
     if (this.info?.can_test && server.enabled && !server.error) this.test(name);
-    else this.health[name] = markStale(this.healthOf(server));
+    else this.suspect(name);
+  }
+
+  /** Something happened that its last verdict does not know about (its connection in Try it
+   * ended on its own): mark that verdict out of date until the next test. */
+  suspect(name: string) {
+    const server = this.servers.find((s) => s.name === name);
+    if (server) this.health[name] = markStale(this.healthOf(server));
   }
 
   #stamp: string | null = null;

@@ -48,3 +48,13 @@ describe("refresh", () => {
     expect(app.servers.map((s) => s.name)).toEqual(["only"]);
   });
 });
+
+describe("a verdict overtaken by events", () => {
+  it("is marked out of date when the server's Try it connection ended on its own", () => {
+    app.servers = [{ name: "fx", enabled: true, health: { ok: true, verification: "verified", tools: 2, checked_at: 1 } }] as never;
+    expect(app.healthOf(app.servers[0])).toMatchObject({ state: "verified" });
+    app.suspect("fx");
+    expect(app.healthOf(app.servers[0])).toMatchObject({ state: "verified", stale: true });
+    app.suspect("gone");
+  });
+});

@@ -41,13 +41,7 @@ pub(super) fn for_app(report: &mut TestReport, server: &ServerConfig, place: &Pl
         let mut hint = app_hint(report, server, place, &hint);
         if report.stderr_tail.is_none() {
             // The probe's hint points below at the server's stderr; there is none to show.
-            for phrase in [
-                "; its last stderr lines are below",
-                ", its last stderr lines are below",
-                " its last stderr lines are below",
-            ] {
-                hint = hint.replace(phrase, "");
-            }
+            hint = crate::launch_failure::without_stderr_pointer(&hint);
         }
         report.hint = Some(hint);
     }

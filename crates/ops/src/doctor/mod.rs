@@ -31,7 +31,10 @@ use crate::config::{ServerConfig, TransportKind};
 use crate::connect::Era;
 use crate::manage::{ManageError, Servers};
 use crate::pinning::PinState;
-use crate::probe::{ErrorKind, Stage, TestResult};
+use crate::probe::{ErrorKind, Stage, TestResult, Verification};
+
+/// How many of a failed server's last stderr lines a finding quotes.
+const STDERR_LINES_SHOWN: usize = 3;
 
 /// How bad a finding is. Any `error` makes `plugboard doctor` exit 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -292,10 +295,15 @@ async fn explain(name: &str, server: &ServerConfig, result: &TestResult, out: &m
                  to the model can make it act against you",
             ));
         }
+        let what = if result.credentials_sent && result.verification != Verification::Verified {
+            "the server started and answered (its credentials were not checked)"
+        } else {
+            "the server works"
+        };
         out.push(Finding::info(
             "probe.ok",
             format!(
-                "the server works: {} tools over {}",
+                "{what}: {} tools over {}",
                 result.tools.len(),
                 result.transport.label()
             ),
@@ -311,12 +319,19 @@ async fn explain(name: &str, server: &ServerConfig, result: &TestResult, out: &m
     }
     out.extend(specific);
     let kind = result.error_kind.map(|k| k.as_str()).unwrap_or("unknown");
-    out.push(
-        Finding::error(
-            &format!("probe.{kind}"),
-            result.error.clone().unwrap_or_default(),
-            result.hint.clone().unwrap_or_default(),
-        )
-        .at(stage),
-    );
+    // The doctor shows no stderr below its findings: the last lines go into the message.
+    let mut message = result.error.clone().unwrap_or_default();
+    let tail: Vec<&str> = result
+        .stderr_tail
+        .as_deref()
+        .unwrap_or("")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    if !tail.is_empty() {
+        let last = &tail[tail.len().saturating_sub(STDERR_LINES_SHOWN)..];
+        message.push_str(&format!("; its last stderr lines: {}", last.join(" | ")));
+    }
+    let fix = crate::launch_failure::without_stderr_pointer(result.hint.as_deref().unwrap_or(""));
+    out.push(Finding::error(&format!("probe.{kind}"), message, fix).at(stage));
 }
