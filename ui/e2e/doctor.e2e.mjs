@@ -30,11 +30,21 @@ export async function doctor() {
       const stopped = await s.waitFor('[data-testid="doctor-unfinished"] li[data-name="hang"]', { timeout: 10000, what: "the stopped server" });
       if (!/stopped after \d+ s/.test(await stopped.text())) throw new Error(`stopped reads ${await stopped.text()}`);
       await s.waitGone('[data-testid="doctor-busy"]', 30000);
-    } finally {
+      // Its page is open when the command line removes it: the app says so and goes back.
+      await (await s.find('[data-testid="nav-installed"]')).click();
+      await (await (await s.waitFor(card("hang"))).find('[data-testid="server-name"]')).click();
+      await s.waitFor('[data-testid="server-detail"]');
       cli(["remove", "hang"]);
+      await s.waitUntil(async () => (await Promise.all((await s.findAll('[data-testid="toast"]')).map((t) => t.text()))).some((t) => t.includes("hang was removed outside the app")), {
+        timeout: 10000,
+        what: "the notice that hang was removed outside the app",
+      });
+      await s.waitGone('[data-testid="server-detail"]', 10000);
+    } finally {
+      spawnSync(CLI, ["remove", "hang"], { env: { ...process.env, PLUGBOARD_HOME: home } });
     }
-    await (await s.find('[data-testid="nav-installed"]')).click();
     await s.waitGone(card("hang"), 10000);
+    for (const t of await s.findAll('[data-testid="toast"] button')) await t.click();
   });
 
   await step("doctor: a missing command is named with its fix, from the card and for all servers", async () => {
