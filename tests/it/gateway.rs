@@ -783,3 +783,54 @@ fn a_server_whose_tools_changed_since_approval_is_not_served() {
     assert!(names.iter().any(|n| n.starts_with("alpha__")), "{names:?}");
     assert!(client.finish().success());
 }
+
+/// A server's progress on a call reaches the client under the client's own progress token
+/// (server-everything's long-running operation, through the gateway), before the result.
+#[test]
+fn a_servers_progress_reaches_the_client_under_its_token() {
+    let home = Home::new();
+    let (node, script) = crate::support::peers::everything_command();
+    assert_code(
+        &home.run(&[
+            "add",
+            "everything",
+            "--no-test",
+            "--stdio",
+            "--",
+            &node,
+            script.to_str().unwrap(),
+        ]),
+        0,
+    );
+    assert_code(
+        &home.run(&["profile", "create", "busy", "--server", "everything"]),
+        0,
+    );
+    let mut client = Client::start(&home, "busy");
+    client.initialize("progress-test", json!({}));
+    let names = client.tool_names();
+    let tool = "everything__trigger-long-running-operation";
+    assert!(names.iter().any(|n| n == tool), "{names:?}");
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {
+        "name": tool, "arguments": {"duration": 1, "steps": 3},
+        "_meta": {"progressToken": "tok-77"}}}),
+    );
+    let mut progress = vec![];
+    let result = loop {
+        let message = client.read();
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], "tok-77", "{message}");
+            progress.push(message["params"]["progress"].as_f64().unwrap());
+        } else if message["id"] == 77 {
+            break message;
+        }
+    };
+    assert!(text_of(&result).contains("completed"), "{result}");
+    assert!(!progress.is_empty(), "no progress before the result");
+    assert!(
+        progress.windows(2).all(|w| w[0] < w[1]),
+        "progress goes forward: {progress:?}"
+    );
+    assert!(client.finish().success());
+}

@@ -70,6 +70,16 @@ pub struct Routed {
 /// Asks the user whether a call may go on (the client's elicitation); `None`: it cannot ask.
 pub type AskUser = Rc<dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Option<bool>>>>>;
 
+/// A server's `notifications/progress` for a call the hub forwarded (by the hub's call id).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallProgress {
+    pub call_id: String,
+    pub progress: f64,
+    pub total: Option<f64>,
+    /// Redacted by the session.
+    pub message: Option<String>,
+}
+
 /// A route: the server and its own name for the thing.
 #[derive(Clone, Debug, PartialEq)]
 struct Route {
@@ -98,6 +108,9 @@ pub struct Hub {
     /// Woken when every server has left `Starting`.
     settled: Rc<Notify>,
     client: RefCell<Option<String>>,
+    /// Where every session sends the progress of the calls it runs.
+    progress_tx: tokio::sync::mpsc::UnboundedSender<CallProgress>,
+    progress_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<CallProgress>>>,
     started_at_ms: u64,
     /// Where this gateway's status is kept for `serve --status`, once published.
     status: RefCell<Option<StatusFile>>,
@@ -123,7 +136,10 @@ impl Hub {
         floor: Permission,
     ) -> Rc<Hub> {
         let activity = ActivityLog::in_config_dir(servers.config().dir());
+        let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         Rc::new(Hub {
+            progress_tx,
+            progress_rx: RefCell::new(Some(progress_rx)),
             members: servers_in_profile
                 .into_iter()
                 .map(|n| (n, RefCell::new(State::Starting)))
@@ -200,9 +216,32 @@ impl Hub {
         }
     }
 
+    /// The progress of forwarded calls, as the servers report it (taken once, by the side
+    /// that talks to the client).
+    pub fn take_progress(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<CallProgress>> {
+        self.progress_rx.borrow_mut().take()
+    }
+
     async fn start_one(self: Rc<Self>, name: &str, attempts: u32) {
+        let progress = self.progress_tx.clone();
         let options = SessionOptions {
             timeout: Some(START_TIMEOUT),
+            events: Arc::new(move |event| {
+                if let session::SessionEvent::Progress {
+                    call_id,
+                    progress: done,
+                    total,
+                    message,
+                } = event
+                {
+                    let _ = progress.send(CallProgress {
+                        call_id,
+                        progress: done,
+                        total,
+                        message,
+                    });
+                }
+            }),
             ..SessionOptions::default()
         };
         let opened = tokio::time::timeout(

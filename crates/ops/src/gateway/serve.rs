@@ -2,7 +2,8 @@
 //! The client may speak either era: a legacy client begins with `initialize` (answered with
 //! the merged capabilities and instructions), a modern one sends `server/discover` or requests
 //! carrying `_meta` (answered with `resultType` and the lists' caching hints). Requests run
-//! concurrently; each answer is written as one line when it is ready. The gateway's own
+//! concurrently; each answer is written as one line when it is ready, and a server's progress
+//! on a call reaches the client under the client's own `progressToken`. The gateway's own
 //! requests to the client (elicitation, to ask before a call) go out on the same stream. When
 //! the client's input ends, every server is closed and the gateway exits: no process is left.
 
@@ -42,6 +43,8 @@ struct Connection {
     next_id: RefCell<u64>,
     /// Calls in flight: the client's request id → (server, call id), for cancellation.
     calls: RefCell<HashMap<String, (String, String)>>,
+    /// Calls in flight whose client asked for progress: call id → the client's token.
+    progress_tokens: RefCell<HashMap<String, Value>>,
     listed_once: RefCell<bool>,
 }
 
@@ -66,9 +69,31 @@ pub async fn serve_stdio(hub: Rc<Hub>) {
         pending: RefCell::default(),
         next_id: RefCell::new(0),
         calls: RefCell::default(),
+        progress_tokens: RefCell::default(),
         listed_once: RefCell::new(false),
     });
     hub.start_all();
+    // A server's progress on a call goes to the client under the client's own token.
+    if let Some(mut progress) = hub.take_progress() {
+        let conn = Rc::clone(&conn);
+        tokio::task::spawn_local(async move {
+            while let Some(p) = progress.recv().await {
+                let Some(token) = conn.progress_tokens.borrow().get(&p.call_id).cloned() else {
+                    continue;
+                };
+                let mut params = json!({"progressToken": token, "progress": p.progress});
+                if let Some(total) = p.total {
+                    params["total"] = json!(total);
+                }
+                if let Some(message) = p.message {
+                    params["message"] = json!(message);
+                }
+                conn.send(
+                    json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}),
+                );
+            }
+        });
+    }
     // Tell a legacy client when the tools change (a server came up late, went down, came back).
     {
         let conn = Rc::clone(&conn);
@@ -271,8 +296,19 @@ impl Connection {
                         .borrow_mut()
                         .insert(id.to_string(), (server, call_id.clone()));
                 }
+                let token = params
+                    .get("_meta")
+                    .and_then(|m| m.get("progressToken"))
+                    .filter(|t| t.is_string() || t.is_number())
+                    .cloned();
+                if let Some(token) = token {
+                    self.progress_tokens
+                        .borrow_mut()
+                        .insert(call_id.clone(), token);
+                }
                 let routed = self.hub.call_tool(params, &call_id, self.asker()).await;
                 self.calls.borrow_mut().remove(&id.to_string());
+                self.progress_tokens.borrow_mut().remove(&call_id);
                 routed.result
             }
             "prompts/get" | "resources/read" => {
