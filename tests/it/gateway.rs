@@ -834,3 +834,57 @@ fn a_servers_progress_reaches_the_client_under_its_token() {
     );
     assert!(client.finish().success());
 }
+
+/// A modern client opens a `subscriptions/listen` stream: it is acknowledged with what the
+/// gateway honours (tool list changes only), tool list changes arrive tagged with the stream's
+/// id (a broken server's restarts change the list), and the stream is never answered.
+#[test]
+fn a_modern_client_hears_tool_list_changes_on_its_subscription() {
+    let home = profile_of_fixtures("live", &["alpha"]);
+    add_broken(&home);
+    assert_code(
+        &home.run(&["profile", "edit", "live", "--add", "broken"]),
+        0,
+    );
+    let mut client = Client::start(&home, "live");
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "listener", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    client.request("server/discover", json!({"_meta": meta}));
+    client.send(&json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"toolsListChanged": true, "promptsListChanged": true}}}));
+    let ack = client.read();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "sub-1"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "{ack}"
+    );
+    let changed = loop {
+        let message = client.read();
+        assert_ne!(message["id"], "sub-1", "the stream was answered: {message}");
+        if message["method"] == "notifications/tools/list_changed" {
+            break message;
+        }
+    };
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub-1",
+        "{changed}"
+    );
+    client.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "sub-1"}}),
+    );
+    let pong = client.request("ping", json!({"_meta": meta}));
+    assert_eq!(pong["result"]["resultType"], "complete", "{pong}");
+    assert!(client.finish().success());
+}

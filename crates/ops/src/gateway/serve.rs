@@ -1,7 +1,8 @@
 //! `plugboard serve` on stdio: one MCP server for a client, in front of a profile's servers.
 //! The client may speak either era: a legacy client begins with `initialize` (answered with
 //! the merged capabilities and instructions), a modern one sends `server/discover` or requests
-//! carrying `_meta` (answered with `resultType` and the lists' caching hints). Requests run
+//! carrying `_meta` (answered with `resultType` and the lists' caching hints; tool list changes
+//! go out on the streams it opens with `subscriptions/listen`). Requests run
 //! concurrently; each answer is written as one line when it is ready, and a server's progress
 //! on a call reaches the client under the client's own `progressToken`. The gateway's own
 //! requests to the client (elicitation, to ask before a call) go out on the same stream. When
@@ -20,6 +21,9 @@ use super::hub::{AskUser, Hub};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
+
+/// The `_meta` key that ties a notification to the `subscriptions/listen` stream it belongs to.
+const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// How long a client's answer to "may this call run?" may take; no answer is a no.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(120);
@@ -45,6 +49,9 @@ struct Connection {
     calls: RefCell<HashMap<String, (String, String)>>,
     /// Calls in flight whose client asked for progress: call id → the client's token.
     progress_tokens: RefCell<HashMap<String, Value>>,
+    /// A modern client's open `subscriptions/listen` requests that asked for tool list
+    /// changes, by their id (the only notification the gateway offers).
+    subscriptions: RefCell<HashMap<String, Value>>,
     listed_once: RefCell<bool>,
 }
 
@@ -70,6 +77,7 @@ pub async fn serve_stdio(hub: Rc<Hub>) {
         next_id: RefCell::new(0),
         calls: RefCell::default(),
         progress_tokens: RefCell::default(),
+        subscriptions: RefCell::default(),
         listed_once: RefCell::new(false),
     });
     hub.start_all();
@@ -105,6 +113,12 @@ pub async fn serve_stdio(hub: Rc<Hub>) {
                     let _ = conn.out.send(
                         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
                     );
+                }
+                // A modern client hears it on each stream it opened for it.
+                for id in conn.subscriptions.borrow().values() {
+                    let _ = conn.out.send(json!({"jsonrpc": "2.0",
+                        "method": "notifications/tools/list_changed",
+                        "params": {"_meta": {META_SUBSCRIPTION_ID: id}}}));
                 }
             }
         });
@@ -154,6 +168,12 @@ impl Connection {
                 }
             }
             (Some(method), None) => self.on_notification(&method, &params),
+            (Some(method), Some(id)) if method == "subscriptions/listen" => {
+                if let Err((code, text)) = self.listen(&params, &id) {
+                    self.send(json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": code, "message": text}}));
+                }
+            }
             (Some(method), Some(id)) => {
                 let answer = self.on_request(&method, &params, &id).await;
                 let modern = self.client.borrow().modern == Some(true);
@@ -182,12 +202,37 @@ impl Connection {
     }
 
     fn on_notification(&self, method: &str, params: &Map<String, Value>) {
-        if method == "notifications/cancelled"
-            && let Some(request) = params.get("requestId")
-            && let Some((server, call_id)) = self.calls.borrow().get(&request.to_string()).cloned()
-        {
+        if method != "notifications/cancelled" {
+            return;
+        }
+        let Some(request) = params.get("requestId") else {
+            return;
+        };
+        // A cancelled stream ends without an answer.
+        self.subscriptions.borrow_mut().remove(&request.to_string());
+        if let Some((server, call_id)) = self.calls.borrow().get(&request.to_string()).cloned() {
             self.hub.cancel(&server, &call_id);
         }
+    }
+
+    /// A modern client's `subscriptions/listen`: acknowledged with what the gateway honours
+    /// (tool list changes: its servers come up, go down and come back), then open until the
+    /// client cancels it. It is never answered otherwise.
+    fn listen(&self, params: &Map<String, Value>, id: &Value) -> Result<(), (i64, String)> {
+        self.note_client("subscriptions/listen", params)?;
+        let wanted = params.get("notifications").cloned().unwrap_or(json!({}));
+        let tools = wanted.get("toolsListChanged") == Some(&Value::Bool(true));
+        let mut honoured = json!({});
+        if tools {
+            honoured["toolsListChanged"] = json!(true);
+            self.subscriptions
+                .borrow_mut()
+                .insert(id.to_string(), id.clone());
+        }
+        self.send(json!({"jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": {META_SUBSCRIPTION_ID: id}, "notifications": honoured}}));
+        Ok(())
     }
 
     /// The era and capabilities the client's request shows.
