@@ -80,6 +80,41 @@ pub struct CallProgress {
     pub message: Option<String>,
 }
 
+/// A question a server asked during a call (an elicitation, or a modern server's input
+/// request), for the client that made the call; the answer goes back on `reply`.
+pub struct ServerQuestion {
+    pub server: String,
+    pub question: session::Question,
+    pub reply: tokio::sync::oneshot::Sender<session::Answer>,
+}
+
+/// Hands a server's questions to the hub's client side (a session's asker is `Send`, the
+/// client side lives on the gateway's one thread).
+struct RelayAsker {
+    server: String,
+    questions: tokio::sync::mpsc::UnboundedSender<ServerQuestion>,
+}
+
+impl session::Asker for RelayAsker {
+    fn ask(
+        &self,
+        question: session::Question,
+    ) -> futures::future::BoxFuture<'static, session::Answer> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let sent = self.questions.send(ServerQuestion {
+            server: self.server.clone(),
+            question,
+            reply,
+        });
+        Box::pin(async move {
+            match sent {
+                Ok(()) => answer.await.unwrap_or(session::Answer::Decline),
+                Err(_) => session::Answer::Decline,
+            }
+        })
+    }
+}
+
 /// A route: the server and its own name for the thing.
 #[derive(Clone, Debug, PartialEq)]
 struct Route {
@@ -111,6 +146,9 @@ pub struct Hub {
     /// Where every session sends the progress of the calls it runs.
     progress_tx: tokio::sync::mpsc::UnboundedSender<CallProgress>,
     progress_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<CallProgress>>>,
+    /// Where every session sends the questions its server asks.
+    questions_tx: tokio::sync::mpsc::UnboundedSender<ServerQuestion>,
+    questions_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<ServerQuestion>>>,
     started_at_ms: u64,
     /// Where this gateway's status is kept for `serve --status`, once published.
     status: RefCell<Option<StatusFile>>,
@@ -137,9 +175,12 @@ impl Hub {
     ) -> Rc<Hub> {
         let activity = ActivityLog::in_config_dir(servers.config().dir());
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (questions_tx, questions_rx) = tokio::sync::mpsc::unbounded_channel();
         Rc::new(Hub {
             progress_tx,
             progress_rx: RefCell::new(Some(progress_rx)),
+            questions_tx,
+            questions_rx: RefCell::new(Some(questions_rx)),
             members: servers_in_profile
                 .into_iter()
                 .map(|n| (n, RefCell::new(State::Starting)))
@@ -222,10 +263,20 @@ impl Hub {
         self.progress_rx.borrow_mut().take()
     }
 
+    /// The questions servers ask during calls (taken once, by the side that talks to the
+    /// client).
+    pub fn take_questions(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<ServerQuestion>> {
+        self.questions_rx.borrow_mut().take()
+    }
+
     async fn start_one(self: Rc<Self>, name: &str, attempts: u32) {
         let progress = self.progress_tx.clone();
         let options = SessionOptions {
             timeout: Some(START_TIMEOUT),
+            asker: Arc::new(RelayAsker {
+                server: name.to_owned(),
+                questions: self.questions_tx.clone(),
+            }),
             events: Arc::new(move |event| {
                 if let session::SessionEvent::Progress {
                     call_id,

@@ -3,8 +3,9 @@
 //! the merged capabilities and instructions), a modern one sends `server/discover` or requests
 //! carrying `_meta` (answered with `resultType` and the lists' caching hints; tool list changes
 //! go out on the streams it opens with `subscriptions/listen`). Requests run
-//! concurrently; each answer is written as one line when it is ready, and a server's progress
-//! on a call reaches the client under the client's own `progressToken`. The gateway's own
+//! concurrently; each answer is written as one line when it is ready, a server's progress on a
+//! call reaches the client under the client's own `progressToken`, and a server's question
+//! during a call goes to the client as an elicitation named as that server's. The gateway's own
 //! requests to the client (elicitation, to ask before a call) go out on the same stream. When
 //! the client's input ends, every server is closed and the gateway exits: no process is left.
 
@@ -21,6 +22,7 @@ use super::hub::{AskUser, Hub};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
+use crate::session::{Answer, Question, QuestionMode};
 
 /// The `_meta` key that ties a notification to the `subscriptions/listen` stream it belongs to.
 const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -99,6 +101,19 @@ pub async fn serve_stdio(hub: Rc<Hub>) {
                 conn.send(
                     json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}),
                 );
+            }
+        });
+    }
+    // A server's question during a call goes to the client, when it can answer.
+    if let Some(mut questions) = hub.take_questions() {
+        let conn = Rc::clone(&conn);
+        tokio::task::spawn_local(async move {
+            while let Some(asked) = questions.recv().await {
+                let conn = Rc::clone(&conn);
+                tokio::task::spawn_local(async move {
+                    let answer = conn.relay_question(&asked.server, &asked.question).await;
+                    let _ = asked.reply.send(answer);
+                });
             }
         });
     }
@@ -384,6 +399,20 @@ impl Connection {
     }
 
     async fn elicit(&self, question: String) -> Option<bool> {
+        let reply = self
+            .elicit_client(json!({
+                "mode": "form",
+                "message": question,
+                "requestedSchema": {"type": "object", "properties": {}},
+            }))
+            .await;
+        // No answer in time, or the client went away: no.
+        Some(reply.and_then(|r| r.pointer("/result/action").cloned()) == Some(json!("accept")))
+    }
+
+    /// `elicitation/create` to the client with `params`; its whole reply, or `None` when none
+    /// came within [`ASK_TIMEOUT`].
+    async fn elicit_client(&self, params: Value) -> Option<Value> {
         let id = {
             let mut next = self.next_id.borrow_mut();
             *next += 1;
@@ -394,22 +423,48 @@ impl Connection {
             .borrow_mut()
             .insert(Value::String(id.clone()).to_string(), tx);
         self.send(
-            json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": {
-                "mode": "form",
-                "message": question,
-                "requestedSchema": {"type": "object", "properties": {}},
-            }}),
+            json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params}),
         );
         let answer = tokio::time::timeout(ASK_TIMEOUT, rx).await;
         self.pending
             .borrow_mut()
             .remove(&Value::String(id).to_string());
-        match answer {
-            Ok(Ok(reply)) => {
-                Some(reply.pointer("/result/action").and_then(Value::as_str) == Some("accept"))
+        answer.ok().and_then(Result::ok)
+    }
+
+    /// Pass `server`'s question to the client as an elicitation, named as coming from that
+    /// server, when the client declared it can answer it (URL questions need its `url`
+    /// elicitation); otherwise, and without an answer in time, it is declined.
+    async fn relay_question(&self, server: &str, question: &Question) -> Answer {
+        let (legacy, elicitation) = {
+            let client = self.client.borrow();
+            (
+                client.modern == Some(false),
+                client.capabilities.get("elicitation").cloned(),
+            )
+        };
+        let Some(elicitation) = elicitation.filter(|_| legacy) else {
+            return Answer::Decline;
+        };
+        let message = format!("{server} asks: {}", question.message);
+        let params = match &question.mode {
+            QuestionMode::Form { schema, .. } => {
+                json!({"mode": "form", "message": message, "requestedSchema": schema})
             }
-            // No answer in time, or the client went away: no.
-            _ => Some(false),
+            QuestionMode::Url { url, .. } if elicitation.get("url").is_some() => {
+                json!({"mode": "url", "message": message, "url": url, "elicitationId": question.id})
+            }
+            QuestionMode::Url { .. } => return Answer::Decline,
+        };
+        let Some(reply) = self.elicit_client(params).await else {
+            return Answer::Decline;
+        };
+        match reply.pointer("/result/action").and_then(Value::as_str) {
+            Some("accept") => Answer::Accept {
+                content: reply.pointer("/result/content").cloned(),
+            },
+            Some("cancel") => Answer::Cancel,
+            _ => Answer::Decline,
         }
     }
 }
