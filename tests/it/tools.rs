@@ -1,5 +1,6 @@
-//! Per-tool control and the context budget with real parts: server-everything (13 tools with
-//! real annotations) over stdio and over streamable HTTP through `plugboard run`, driven by the
+//! Per-tool control and the context budget with real parts: server-everything (17 tools with
+//! real annotations to a test, which declares what Plugboard supports; 13 to a client that
+//! declares no elicitation, sampling or roots) over stdio and over streamable HTTP through `plugboard run`, driven by the
 //! Python SDK's stdio client (`tests/peers/python_tools_client.py`), and the SDK's client and
 //! server in the modern era (2026-07-28: a `subscriptions/listen` stream hears the change); the budget checked against
 //! tiktoken-rs counting the same definitions; the fixture paging its tools through the filter;
@@ -15,6 +16,10 @@ use serde_json::{Value, json};
 use crate::support::fixture::fixture_bin;
 use crate::support::peers::{Background, everything_command, free_port, python_command};
 use crate::support::{Home, assert_code, repo_root, stderr, stdout};
+
+/// The tools server-everything lists to a test: with the capabilities Plugboard declares
+/// (elicitation, sampling, roots) it offers four more than to a client that declares none.
+const EVERYTHING_TOOLS: usize = 17;
 
 fn json_out(out: &std::process::Output) -> Value {
     serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
@@ -142,7 +147,10 @@ fn a_real_client_loses_disabled_tools(home: &Home, name: &str) {
     // `test` and `health` still see every tool.
     let out = home.run(&["test", name, "--json"]);
     assert_code(&out, 0);
-    assert_eq!(json_out(&out)["tools"].as_array().unwrap().len(), 13);
+    assert_eq!(
+        json_out(&out)["tools"].as_array().unwrap().len(),
+        EVERYTHING_TOOLS
+    );
     let out = home.run(&["health", "--json"]);
     let health = json_out(&out);
     let result = health
@@ -151,7 +159,11 @@ fn a_real_client_loses_disabled_tools(home: &Home, name: &str) {
         .iter()
         .find(|r| r["name"] == name)
         .unwrap_or_else(|| panic!("{health:#}"));
-    assert_eq!(result["tools"].as_array().unwrap().len(), 13, "{result:#}");
+    assert_eq!(
+        result["tools"].as_array().unwrap().len(),
+        EVERYTHING_TOOLS,
+        "{result:#}"
+    );
 }
 
 #[test]
@@ -281,15 +293,15 @@ fn the_budget_of_server_everything_matches_a_reference_count_and_drops_by_a_tool
     let out = home.run(&["test", "everything", "--json"]);
     assert_code(&out, 0);
     let reference = reference_costs("everything", &json_out(&out)["tools"]);
-    assert_eq!(reference.len(), 13);
+    assert_eq!(reference.len(), EVERYTHING_TOOLS);
     let total: usize = reference.iter().map(|(_, c)| c).sum();
 
     let budget = json_out(&home.run(&["budget", "--json"]));
     assert_eq!(budget["tokens"], total, "{budget:#}");
-    assert_eq!(budget["tools"], 13);
+    assert_eq!(budget["tools"], EVERYTHING_TOOLS);
     assert_eq!(
         budget["servers"],
-        json!([{"name": "everything", "tokens": total, "tools": 13}])
+        json!([{"name": "everything", "tokens": total, "tools": EVERYTHING_TOOLS}])
     );
     assert_eq!(budget["clients"], json!([]));
 
@@ -316,7 +328,7 @@ fn the_budget_of_server_everything_matches_a_reference_count_and_drops_by_a_tool
     );
     let budget = json_out(&home.run(&["budget", "--json"]));
     assert_eq!(budget["tokens"], total - get_env, "{budget:#}");
-    assert_eq!(budget["tools"], 12);
+    assert_eq!(budget["tools"], EVERYTHING_TOOLS - 1);
     let listing = json_out(&home.run(&["tools", "everything", "--json"]));
     assert_eq!(listing["tokens"], total - get_env);
     let disabled = listing["tools"]
@@ -354,6 +366,9 @@ fn the_budget_of_server_everything_matches_a_reference_count_and_drops_by_a_tool
             "gzip-file-as-resource",
             "toggle-simulated-logging",
             "toggle-subscriber-updates",
+            "trigger-elicitation-request",
+            "trigger-url-elicitation",
+            "trigger-sampling-request",
             "simulate-research-query"
         ]
     );
@@ -620,26 +635,34 @@ fn exported_launchers_name_the_home_and_clients_see_only_enabled_tools_under_the
         .iter()
         .find(|c| c["client"] == "cursor")
         .unwrap();
-    assert_eq!(cursor["tools"], 12 + 43, "{cursor:#}");
+    // everything with get-env off, and many's 43.
+    let enabled = EVERYTHING_TOOLS - 1 + 43;
+    assert_eq!(cursor["tools"], enabled, "{cursor:#}");
     let out = as_user(&["clients"]);
-    assert!(stdout(&out).contains("55"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&enabled.to_string()),
+        "{}",
+        stdout(&out)
+    );
 
     let budget = json_out(&as_user(&["budget", "--client", "cursor", "--json"]));
     assert_eq!(
         budget["clients"],
-        json!([{"client": "cursor", "tools": 55, "cap": 40, "over": true}])
+        json!([{"client": "cursor", "tools": enabled, "cap": 40, "over": true}])
     );
-    assert_eq!(budget["tools"], 55);
+    assert_eq!(budget["tools"], enabled);
     let out = as_user(&["budget"]);
     assert!(
-        stdout(&out).contains("warning: Cursor gets 55 tools from Plugboard, over its limit of 40"),
+        stdout(&out).contains(&format!(
+            "warning: Cursor gets {enabled} tools from Plugboard, over its limit of 40"
+        )),
         "{}",
         stdout(&out)
     );
     // Under the cap once the big server is down to a few tools.
     assert_code(&home.run(&["tools", "many", "--only", "echo", "add"]), 0);
     let budget = json_out(&as_user(&["budget", "--client", "cursor", "--json"]));
-    assert_eq!(budget["clients"][0]["tools"], 14);
+    assert_eq!(budget["clients"][0]["tools"], EVERYTHING_TOOLS - 1 + 2);
     assert_eq!(budget["clients"][0]["over"], false);
 
     // In the default home, the launcher needs no env.
@@ -668,4 +691,51 @@ fn exported_launchers_name_the_home_and_clients_see_only_enabled_tools_under_the
     )
     .unwrap();
     assert!(doc["mcpServers"]["fx"].get("env").is_none(), "{doc:#}");
+}
+
+/// The tools server-everything offers only to a client that can answer its requests
+/// (elicitation, sampling, roots) are listed by a test, which declares what Plugboard
+/// supports, so they can be switched off and on like any other; a client that declares none
+/// still does not get them from the server.
+#[test]
+fn tools_offered_only_to_capable_clients_are_listed_and_switchable() {
+    let home = Home::new();
+    add_everything(&home, "everything");
+    let listing = json_out(&home.run(&["tools", "everything", "--json"]));
+    let state = |listing: &Value, name: &str| {
+        listing["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not listed: {listing:#}"))["enabled"]
+            .clone()
+    };
+    for tool in [
+        "trigger-elicitation-request",
+        "trigger-sampling-request",
+        "get-roots-list",
+    ] {
+        assert_eq!(state(&listing, tool), true, "{tool}");
+    }
+    assert_code(
+        &home.run(&[
+            "tools",
+            "everything",
+            "--disable",
+            "trigger-sampling-request",
+        ]),
+        0,
+    );
+    let listing = json_out(&home.run(&["tools", "everything", "--json"]));
+    assert_eq!(state(&listing, "trigger-sampling-request"), false);
+    assert_code(
+        &home.run(&[
+            "tools",
+            "everything",
+            "--enable",
+            "trigger-sampling-request",
+        ]),
+        0,
+    );
 }

@@ -15,7 +15,7 @@ use rmcp::model::{
     ErrorData, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::events::SessionEvent;
 use super::lists::{self, ListKind};
@@ -28,14 +28,9 @@ pub(super) struct SessionHandler {
     pub(super) shared: Arc<Shared>,
 }
 
-/// What the session offers the server.
+/// What the session offers the server: what Plugboard supports, as a test declares it too.
 pub fn capabilities() -> ClientCapabilities {
-    serde_json::from_value(json!({
-        "roots": {"listChanged": true},
-        "sampling": {},
-        "elicitation": {"form": {}, "url": {}}
-    }))
-    .expect("a valid capabilities object")
+    crate::connect::test_client::plugboard_capabilities()
 }
 
 /// How long after a `list_changed` the list is fetched again (a burst of them is fetched once).

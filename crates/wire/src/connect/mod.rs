@@ -30,6 +30,7 @@ pub mod sse;
 pub mod stdio;
 pub mod tap;
 pub mod target;
+pub mod test_client;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -670,14 +671,15 @@ impl Connection {
         Tapped::new(transport, self.tap.clone())
     }
 
-    /// The handshake of either era with Plugboard's own identity and no client capabilities
-    /// (what a test uses). See [`Connection::handshake_with`].
+    /// The handshake of either era as a test connection: Plugboard's identity and the
+    /// capabilities it supports, with nobody there to answer ([`test_client`]). See
+    /// [`Connection::handshake_with`].
     pub async fn handshake(
         &mut self,
         known: Option<Era>,
         steps: &mut (dyn FnMut(Step) + Send),
     ) -> Result<(), ConnectError> {
-        self.handshake_with(known, client_config().into_dyn(), steps)
+        self.handshake_with(known, test_client::TestClient.into_dyn(), steps)
             .await
     }
 
