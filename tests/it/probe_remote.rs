@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use plugboard::config::{Auth, ConfigValue, SecretRef, TransportKind};
-use plugboard::probe::Stage;
+use plugboard::probe::{Stage, Verification};
 
 use crate::support::fixture::{
     HttpFixture, check_credentials_probe, closed_port, probe, remote_config, store_with,
@@ -197,6 +197,37 @@ async fn bearer_token_missing_wrong_and_right() {
     .await;
     right.assert_ok();
     assert!(!right.json.contains(token));
+    // It refused the request without the token and took the one with it: verified.
+    assert_eq!(right.result.verification, Verification::Verified);
+}
+
+/// A server that answers with or without the headers it was given does not check them: the
+/// test says so and does not call the credentials verified.
+#[tokio::test]
+async fn a_server_that_ignores_the_credential_is_not_called_verified() {
+    let fx = HttpFixture::start("http", &[]);
+    let mut server = remote_config(TransportKind::Shttp, &fx.url("/mcp"), 10);
+    server.auth = Auth::Bearer {
+        token: SecretRef::new("TOKEN"),
+    };
+    let probed = probe(
+        "lax",
+        &server,
+        &store_with("lax", &[("TOKEN", "ignored-token-3x")]),
+        None,
+    )
+    .await;
+    probed.assert_ok();
+    assert_eq!(probed.result.verification, Verification::ConnectivityOnly);
+    assert!(
+        probed
+            .result
+            .warnings
+            .iter()
+            .any(|w| w.contains("does not check the credentials")),
+        "{:?}",
+        probed.result.warnings
+    );
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@
 
 pub mod classify;
 pub mod credential;
+pub mod enforcement;
 pub mod naming;
 pub mod result;
 pub mod stages;

@@ -22,6 +22,7 @@ use tokio::time::Instant;
 
 use super::classify::{self, Context};
 use super::credential;
+use super::enforcement::{self, Enforcement};
 use super::naming;
 use super::result::{
     CacheHint, ErrorKind, Failure, PromptInfo, ResourceInfo, ServerIdentity, Stage, StageEvent,
@@ -292,6 +293,9 @@ async fn stages<P: FnMut(StageEvent)>(
     if let Some(probe) = run.resolved.probe().cloned() {
         credential_stage(run, conn, probe).await?;
     }
+    if run.result.verification != Verification::Verified {
+        enforcement_check(run).await;
+    }
     run.result.ok = true;
     Ok(())
 }
@@ -518,6 +522,28 @@ async fn list_stages<P: FnMut(StageEvent)>(
     match first_failure {
         Some(failure) => Err(failure),
         None => Ok(()),
+    }
+}
+
+/// A remote server that was sent headers and passed: does it refuse the same request without
+/// them? Then the credentials it accepted are verified; if it answers, it does not check them.
+async fn enforcement_check<P: FnMut(StageEvent)>(run: &mut Run<'_, P>) {
+    let Target::Remote(target) = run.resolved.target() else {
+        return;
+    };
+    if target.headers.is_empty() {
+        return;
+    }
+    let left = run.deadline.saturating_duration_since(Instant::now());
+    let checked = tokio::time::timeout(left, enforcement::check(&target.url)).await;
+    match checked {
+        Ok(Some(Enforcement::Refused)) => run.result.verification = Verification::Verified,
+        Ok(Some(Enforcement::Answered)) => run.result.warnings.push(
+            "the server also answered a request sent without the configured headers: it does \
+             not check the credentials for this, so they were not verified"
+                .to_owned(),
+        ),
+        _ => {}
     }
 }
 
