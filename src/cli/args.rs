@@ -553,6 +553,8 @@ pub enum ClientArg {
     ClaudeCode,
     Cursor,
     Vscode,
+    /// GitHub Copilot's own file, which VS Code 1.140 and the Copilot CLI share
+    Copilot,
     Windsurf,
     Generic,
 }

@@ -35,6 +35,7 @@ pub(super) fn kind_of(arg: ClientArg) -> ClientKind {
         ClientArg::ClaudeCode => ClientKind::ClaudeCode,
         ClientArg::Cursor => ClientKind::Cursor,
         ClientArg::Vscode => ClientKind::Vscode,
+        ClientArg::Copilot => ClientKind::Copilot,
         ClientArg::Windsurf => ClientKind::Windsurf,
         ClientArg::Generic => ClientKind::Generic,
     }
@@ -479,6 +480,17 @@ fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
         ]);
     }
     print_table(&rows);
+    // A file the client itself deprecates, while it still holds servers.
+    for s in statuses.iter().filter(|s| s.exists) {
+        if let Some(why) = s.deprecated
+            && (!s.servers.is_empty() || s.other_entries > 0 || !s.gateways.is_empty())
+        {
+            println!(
+                "note: {}: {why} (`plugboard export --client copilot`).",
+                s.label
+            );
+        }
+    }
     let others: Vec<_> = statuses
         .iter()
         .flat_map(|s| s.others.iter().map(move |o| (s, o)))

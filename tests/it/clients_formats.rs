@@ -1,5 +1,6 @@
 //! Other clients' config files, in their real formats and at their real paths under a temporary
-//! HOME: Claude Desktop, Claude Code, Cursor, VS Code (JSONC, `inputs`), Windsurf (`serverUrl`)
+//! HOME: Claude Desktop, Claude Code, Cursor, VS Code (JSONC, `inputs`), GitHub Copilot's own
+//! file (`tools`), Windsurf (`serverUrl`)
 //! and the generic `mcpServers` file. For each: a config with plaintext tokens imports with the
 //! tokens moved into the keyring and none left in Plugboard's files; the servers round-trip
 //! through export (launchers) and import (recognised as launchers); `--rewrite-source` leaves no
@@ -116,6 +117,27 @@ const CASES: &[Case] = &[
         extra: &[],
     },
     Case {
+        client: "copilot",
+        path: ".copilot/mcp-config.json",
+        text: |t| {
+            let mut github = github(t, true);
+            github["tools"] = json!(["*"]);
+            pretty(json!({
+                "mcpServers": {
+                    "github": github,
+                    "linear": {"type": "http", "url": "https://mcp.linear.example/mcp",
+                               "headers": {"Authorization": format!("Bearer {}", t.remote)},
+                               "tools": ["list_issues"]},
+                    "mine": launcher()
+                }
+            }))
+        },
+        remote_type: "shttp",
+        remote_secret: ("BEARER_TOKEN", "auth"),
+        import_env: no_env,
+        extra: &[],
+    },
+    Case {
         client: "cursor",
         path: ".cursor/mcp.json",
         text: |t| {
@@ -219,7 +241,8 @@ impl World {
         let mut cmd = self.home.cmd(args);
         cmd.env("HOME", self.user.path())
             .env_remove("XDG_CONFIG_HOME")
-            .env_remove("APPDATA");
+            .env_remove("APPDATA")
+            .env_remove("COPILOT_HOME");
         cmd
     }
 
@@ -358,8 +381,12 @@ fn servers_key(client: &str) -> &'static str {
 fn check_launcher(entry: &Value, client: &str, name: &str) {
     assert_eq!(entry["command"], plugboard_path(), "{entry}");
     assert_eq!(entry["args"], json!(["run", name]));
-    if matches!(client, "vscode" | "claude-code") {
+    if matches!(client, "vscode" | "claude-code" | "copilot") {
         assert_eq!(entry["type"], "stdio");
+    }
+    if client == "copilot" {
+        // Plugboard decides which tools a client sees: Copilot may call all it is given.
+        assert_eq!(entry["tools"], json!(["*"]), "{entry}");
     }
     // No secret in a launcher: its only env is the Plugboard home (the tests' home is not the
     // default one), so a client started from the desktop finds the same servers.
@@ -594,6 +621,60 @@ fn cursor_round_trip_and_secrets() {
 #[test]
 fn vscode_round_trip_and_secrets() {
     round_trip(case("vscode"));
+}
+
+#[test]
+fn copilot_round_trip_and_secrets() {
+    round_trip(case("copilot"));
+}
+
+/// Copilot's file follows `COPILOT_HOME`; a VS Code file that still holds servers is named
+/// as deprecated by VS Code, with where its servers go now.
+#[test]
+fn copilot_home_is_followed_and_the_deprecated_vscode_file_is_named() {
+    let world = World::new();
+    let copilot_home = world.user.path().join("elsewhere");
+    let vscode = world.user.path().join(".config/Code/User/mcp.json");
+    std::fs::create_dir_all(vscode.parent().unwrap()).unwrap();
+    std::fs::write(
+        &vscode,
+        r#"{"servers": {"old": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]}}}"#,
+    )
+    .unwrap();
+    let out = world
+        .cmd(&["clients", "--json"])
+        .env("COPILOT_HOME", &copilot_home)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let clients: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let of = |id: &str| {
+        clients
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["client"] == id)
+            .unwrap_or_else(|| panic!("no {id} in {clients}"))
+            .clone()
+    };
+    assert_eq!(
+        of("copilot")["path"],
+        copilot_home.join("mcp-config.json").to_str().unwrap()
+    );
+    assert!(
+        of("vscode")["deprecated"]
+            .as_str()
+            .unwrap()
+            .contains("deprecated"),
+        "{clients}"
+    );
+    let out = world.run(&["clients"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("note: VS Code: VS Code 1.140 shows this file as deprecated"),
+        "{text}"
+    );
+    assert!(text.contains("--client copilot"), "{text}");
 }
 
 #[test]

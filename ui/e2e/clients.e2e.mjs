@@ -13,7 +13,7 @@ export async function useInOtherApps() {
     await (await s.find('[data-testid="nav-clients"]')).click();
     await s.waitFor('[data-testid="client-row"]');
     const rows = await s.findAll('[data-testid="client-row"]');
-    if (rows.length !== 5) throw new Error(`expected 5 clients, got ${rows.length}`);
+    if (rows.length !== 6) throw new Error(`expected 6 clients, got ${rows.length}`);
     await shot("18-use-in-other-apps");
     await (await s.find('[data-testid="nav-installed"]')).click();
     await s.waitFor(card("fx2"));

@@ -16,7 +16,7 @@ use crate::tools::{ServerTools, ToolsError, last_tools, review};
 /// to a chat request, Cursor warns past 40.
 pub fn tool_cap(client: ClientKind) -> Option<usize> {
     match client {
-        ClientKind::Vscode => Some(128),
+        ClientKind::Vscode | ClientKind::Copilot => Some(128),
         ClientKind::Cursor => Some(40),
         _ => None,
     }
@@ -177,6 +177,7 @@ mod tests {
         ClientStatus {
             client,
             label: client.label(),
+            deprecated: None,
             path: None,
             exists: true,
             servers: servers.iter().map(|s| s.to_string()).collect(),

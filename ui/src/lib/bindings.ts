@@ -345,9 +345,11 @@ export type ClientBudgetView = {
 
 /**  One known MCP client on this machine. */
 export type ClientView = {
-	/**  `claude-desktop`, `claude-code`, `cursor`, `vscode`, `windsurf`. */
+	/**  `claude-desktop`, `claude-code`, `cursor`, `vscode`, `copilot`, `windsurf`. */
 	id: string,
 	label: string,
+	/**  The client itself deprecates this file: why, and where its servers go now. */
+	deprecated: string | null,
 	/**  Its user-level config file (`None` without a home directory). */
 	path: string | null,
 	exists: boolean,

@@ -25,9 +25,11 @@ pub struct DriftView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ClientView {
-    /// `claude-desktop`, `claude-code`, `cursor`, `vscode`, `windsurf`.
+    /// `claude-desktop`, `claude-code`, `cursor`, `vscode`, `copilot`, `windsurf`.
     pub id: String,
     pub label: String,
+    /// The client itself deprecates this file: why, and where its servers go now.
+    pub deprecated: Option<String>,
     /// Its user-level config file (`None` without a home directory).
     pub path: Option<String>,
     pub exists: bool,
@@ -255,6 +257,7 @@ fn client_view(s: &ClientStatus) -> ClientView {
     ClientView {
         id: s.client.id().into(),
         label: s.label.into(),
+        deprecated: s.deprecated.map(str::to_owned),
         path: s.path.as_deref().map(text),
         exists: s.exists,
         servers: s.servers.clone(),

@@ -594,10 +594,10 @@ fn use_in_and_export_refuse_unknown_names() {
     let (_dir, _store, api) = api();
     install_fixture(&api, "fx");
     let overview = api.clients_overview();
-    assert_eq!(overview.clients.len(), 5);
+    assert_eq!(overview.clients.len(), 6);
     assert!(overview.cli_path.is_some() != overview.cli_missing.is_some());
     let use_in = api.use_in("fx").unwrap();
-    assert_eq!(use_in.clients.len(), 5);
+    assert_eq!(use_in.clients.len(), 6);
     assert!(use_in.enabled);
     assert_eq!(api.use_in("nope").unwrap_err().code, "not_found");
     assert_eq!(

@@ -13,6 +13,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     label: "Claude Code",
     servers_key: "mcpServers",
     launcher_type: Some("stdio"),
+    launcher_allows_all_tools: false,
     url_keys: &["url"],
     vars: VarSyntax {
         env_colon: false,
@@ -20,6 +21,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
         inputs: false,
         user_home: false,
     },
+    deprecated: None,
     path,
 };
 

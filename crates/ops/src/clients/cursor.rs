@@ -11,6 +11,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     label: "Cursor",
     servers_key: "mcpServers",
     launcher_type: None,
+    launcher_allows_all_tools: false,
     url_keys: &["url"],
     vars: VarSyntax {
         env_colon: true,
@@ -18,6 +19,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
         inputs: false,
         user_home: true,
     },
+    deprecated: None,
     path,
 };
 

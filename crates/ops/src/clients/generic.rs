@@ -12,6 +12,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     label: "generic mcpServers JSON",
     servers_key: "mcpServers",
     launcher_type: None,
+    launcher_allows_all_tools: false,
     url_keys: &["url", "serverUrl"],
     vars: VarSyntax {
         env_colon: true,
@@ -19,6 +20,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
         inputs: false,
         user_home: false,
     },
+    deprecated: None,
     path,
 };
 

@@ -12,11 +12,12 @@
 //!   whether those entries drifted from what Plugboard last wrote (for the app's "Use in…" panel).
 //!
 //! One file per format ([`claude_desktop`], [`claude_code`], [`cursor`], [`vscode`],
-//! [`windsurf`], [`generic`]) holds that client's facts: paths per OS, the servers key, entry
+//! [`copilot`], [`windsurf`], [`generic`]) holds that client's facts: paths per OS, the servers key, entry
 //! shapes and variable syntax. Files may be JSONC (comments, trailing commas) ([`jsonc`]).
 
 pub mod claude_code;
 pub mod claude_desktop;
+pub mod copilot;
 pub mod cursor;
 pub mod export;
 pub mod generic;
@@ -52,17 +53,20 @@ pub enum ClientKind {
     Cursor,
     Vscode,
     Windsurf,
+    /// GitHub Copilot's portable file (VS Code 1.140 on, and the Copilot CLI).
+    Copilot,
     /// A plain `{"mcpServers": {...}}` file anywhere.
     Generic,
 }
 
 impl ClientKind {
     /// Every client with a file of its own (not [`ClientKind::Generic`]).
-    pub const KNOWN: [ClientKind; 5] = [
+    pub const KNOWN: [ClientKind; 6] = [
         ClientKind::ClaudeDesktop,
         ClientKind::ClaudeCode,
         ClientKind::Cursor,
         ClientKind::Vscode,
+        ClientKind::Copilot,
         ClientKind::Windsurf,
     ];
 
@@ -90,6 +94,7 @@ impl ClientKind {
             ClientKind::Cursor => &cursor::FORMAT,
             ClientKind::Vscode => &vscode::FORMAT,
             ClientKind::Windsurf => &windsurf::FORMAT,
+            ClientKind::Copilot => &copilot::FORMAT,
             ClientKind::Generic => &generic::FORMAT,
         }
     }
@@ -124,9 +129,14 @@ pub struct ClientFormat {
     pub servers_key: &'static str,
     /// The `type` written on a launcher entry, for clients that want one (`stdio`).
     pub launcher_type: Option<&'static str>,
+    /// Entries list the tools the client may call (`tools`); launchers allow all of them
+    /// (`["*"]`), since Plugboard decides which tools a client sees.
+    pub launcher_allows_all_tools: bool,
     /// Keys that may hold a remote server's URL, in order of preference.
     pub url_keys: &'static [&'static str],
     pub vars: VarSyntax,
+    /// Why this client's file is deprecated by the client itself, and where to go instead.
+    pub deprecated: Option<&'static str>,
     /// The user-level file, from the directories of this machine.
     pub path: fn(&Dirs) -> Option<PathBuf>,
 }
@@ -142,6 +152,8 @@ pub struct Dirs {
     pub appdata: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME`, else `~/.config` (Linux).
     pub xdg_config: Option<PathBuf>,
+    /// `$COPILOT_HOME` (GitHub Copilot's folder, `~/.copilot` when unset).
+    pub copilot_home: Option<PathBuf>,
 }
 
 impl Dirs {
@@ -163,6 +175,7 @@ impl Dirs {
             home,
             appdata: var("APPDATA"),
             xdg_config,
+            copilot_home: var("COPILOT_HOME"),
         }
     }
 
@@ -276,6 +289,9 @@ fn plugboard_entry(
     if let Some(kind) = format.launcher_type {
         entry.insert("type".into(), Value::String(kind.into()));
     }
+    if format.launcher_allows_all_tools {
+        entry.insert("tools".into(), serde_json::json!(["*"]));
+    }
     entry.insert(
         "command".into(),
         Value::String(plugboard.to_string_lossy().into_owned()),
@@ -338,6 +354,9 @@ fn plugboard_args(entry: &Value) -> Option<&[Value]> {
 pub struct ClientStatus {
     pub client: ClientKind,
     pub label: &'static str,
+    /// The client itself deprecates this file: why, and where its servers go now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deprecated: Option<&'static str>,
     /// The client's user-level config file on this machine (`None` without a home directory).
     pub path: Option<PathBuf>,
     pub exists: bool,
@@ -438,6 +457,7 @@ pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
             let mut status = ClientStatus {
                 client: *kind,
                 label: format.label,
+                deprecated: format.deprecated,
                 path: path.clone(),
                 exists: path.as_ref().is_some_and(|p| p.exists()),
                 servers: vec![],
@@ -570,6 +590,7 @@ mod tests {
                 home: Some(PathBuf::from("/h")),
                 appdata: Some(PathBuf::from("/appdata")),
                 xdg_config: Some(PathBuf::from("/xdg")),
+                copilot_home: None,
             };
             (kind.format().path)(&dirs).unwrap()
         };
@@ -593,6 +614,10 @@ mod tests {
         assert_eq!(
             path(ClientKind::Vscode, "windows"),
             p("/appdata/Code/User/mcp.json")
+        );
+        assert_eq!(
+            path(ClientKind::Copilot, "linux"),
+            p("/h/.copilot/mcp-config.json")
         );
         assert_eq!(
             path(ClientKind::Vscode, "linux"),

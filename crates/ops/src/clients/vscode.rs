@@ -15,6 +15,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     label: "VS Code",
     servers_key: "servers",
     launcher_type: Some("stdio"),
+    launcher_allows_all_tools: false,
     url_keys: &["url"],
     vars: VarSyntax {
         env_colon: true,
@@ -22,6 +23,10 @@ pub static FORMAT: ClientFormat = ClientFormat {
         inputs: true,
         user_home: true,
     },
+    deprecated: Some(
+        "VS Code 1.140 shows this file as deprecated: new servers go to GitHub Copilot's \
+         own file",
+    ),
     path,
 };
 
