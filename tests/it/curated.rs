@@ -1,6 +1,6 @@
 //! The curated catalog's package launches, for real: every one names an exact version and a
 //! dependency date (so what starts today starts next year), an old install whose dependencies
-//! moved on is mended by the doctor's own fix, and — in CI, where packages may be downloaded —
+//! moved on is mended by the doctor's own fix, and — in `scripts/test`, which may download —
 //! every curated stdio entry that needs no credential is installed and started from npm or
 //! PyPI, and one started with a fake credential reaches its credential check.
 
@@ -160,10 +160,11 @@ struct Job {
 
 /// Install (which tests first) every curated stdio entry that needs no credential, from npm
 /// and PyPI as a user would; and one with a fake credential must get through start and
-/// listing to its credential check. Downloads packages, so CI runs it on its own
-/// (`--ignored`), where a broken curated launch fails the run before a user meets it.
+/// listing to its credential check. It downloads packages, so a plain `cargo test` skips it;
+/// `scripts/test` (the README's test command, which CI runs) includes it, so a broken curated
+/// launch fails the run before a user meets it.
 #[test]
-#[ignore = "downloads every curated package; run by .ci/run"]
+#[ignore = "downloads every curated package; scripts/test runs it (--include-ignored)"]
 fn every_curated_entry_that_needs_no_credential_starts() {
     let mut jobs: Vec<Job> = vec![];
     for (id, option) in catalog_options() {
