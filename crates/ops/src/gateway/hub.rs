@@ -371,12 +371,7 @@ impl Hub {
         let instructions = session.info().instructions.as_deref();
         match pinning::compare_live(self.servers.config().dir(), name, &tools, instructions) {
             Ok(PinStatus::Changed(diff))
-                if !diff.first_seen
-                    && diff.changes.instructions_diff.is_empty()
-                    && diff
-                        .unapproved_tools()
-                        .iter()
-                        .all(|tool| session.tool_disabled(tool)) =>
+                if diff.only_in_switched_off_tools(|tool| !session.tool_disabled(tool)) =>
             {
                 None
             }

@@ -180,6 +180,15 @@ impl PinDiff {
             .chain(self.changes.changed.iter().map(|c| c.name.as_str()))
             .collect()
     }
+
+    /// Whether the change can wait for a review without holding the server back: something was
+    /// approved before, the instructions are as approved, and every added or changed tool is
+    /// switched off (`enabled` says whether a tool is on), so no client sees it meanwhile.
+    pub fn only_in_switched_off_tools(&self, enabled: impl Fn(&str) -> bool) -> bool {
+        !self.first_seen
+            && self.changes.instructions_diff.is_empty()
+            && self.unapproved_tools().iter().all(|tool| !enabled(tool))
+    }
 }
 
 /// The `plugboard diff` document.

@@ -270,9 +270,7 @@ fn refuse_changed_tools(
 ) -> Result<(), RunError> {
     match crate::pinning::status(servers.config().dir(), name) {
         Ok(crate::pinning::PinStatus::Changed(diff))
-            if !diff.first_seen
-                && diff.changes.instructions_diff.is_empty()
-                && diff.unapproved_tools().iter().all(|t| !rules.allows(t)) =>
+            if diff.only_in_switched_off_tools(|tool| rules.allows(tool)) =>
         {
             Ok(())
         }
