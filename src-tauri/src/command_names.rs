@@ -8,6 +8,7 @@ pub const COMMANDS: &[&str] = &[
     "registry_sync",
     "categories",
     "install_form",
+    "edit_form",
     "install_server",
     "list_servers",
     "server_detail",

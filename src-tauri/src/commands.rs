@@ -10,10 +10,10 @@ use plugboard_app_api::api::{
 };
 use plugboard_app_api::api::{
     Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
-    CustomServer, ExportPreview, ExportResult, ExportSelection, ImportPreview, ImportResultView,
-    InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery, OutdatedView, PolicyView,
-    RegistryStatus, RemoveResult, ServerDetail, ServerView, SessionView, StageProgress,
-    StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
+    CustomServer, EditForm, ExportPreview, ExportResult, ExportSelection, ImportPreview,
+    ImportResultView, InstallForm, InstallRequest, JobStatus, MarketPage, MarketQuery,
+    OutdatedView, PolicyView, RegistryStatus, RemoveResult, ServerDetail, ServerView, SessionView,
+    StageProgress, StartupStep, TestReport, ToolDiff, ToolForm, UpdatePreview, UseIn,
 };
 use plugboard_app_api::api::{BudgetView, ServerToolsView, ToolsChangeInput, ToolsChangeResult};
 use plugboard_ops::session::{
@@ -86,6 +86,14 @@ pub fn install_form(
     option_id: Option<String>,
 ) -> Res<InstallForm> {
     api.install_form(&entry_id, option_id.as_deref())
+}
+
+/// The install form of installed server `name`, filled as it was installed (`null`: edit it in
+/// the raw editor).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn edit_form(api: State<'_, Arc<Api>>, name: String) -> Res<Option<EditForm>> {
+    api.edit_form(&name)
 }
 
 #[tauri::command(async)]

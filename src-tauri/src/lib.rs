@@ -31,6 +31,7 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::registry_sync,
             commands::categories,
             commands::install_form,
+            commands::edit_form,
             commands::install_server,
             commands::list_servers,
             commands::server_detail,

@@ -178,6 +178,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             json!({"query": "fix", "category": "developer-tools", "filter": "installed"}),
         ),
         ("categories", json!({})),
+        ("edit_form", json!({"name": "fx"})),
         (
             "install_form",
             json!({"entryId": "fixture", "optionId": null}),
@@ -193,6 +194,13 @@ fn no_stored_secret_ever_crosses_ipc() {
         ),
         ("rename_server", json!({"name": "fx", "newName": "fx2"})),
         ("server_detail", json!({"name": "fx2"})),
+        // Its form to edit it (the secret only marked as set), and an edit saved.
+        ("edit_form", json!({"name": "fx2"})),
+        (
+            "install_server",
+            json!({"request": {"entry_id": "fixture", "option_id": "local", "name": "fx2",
+            "values": {"TOKEN": SECRET}, "store_as_secret": {}, "editing": "fx2"}}),
+        ),
         // Errors: a duplicate install with the secret, a bad custom server carrying it.
         (
             "install_server",

@@ -789,6 +789,18 @@ pub struct InstallArgs {
     pub json: JsonFlag,
 }
 
+/// How an OAuth server's tokens are obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GrantArg {
+    /// A user signs in in the browser (`plugboard auth NAME`)
+    SignIn,
+    /// The client alone, with --client-secret or --private-key-file (a service account)
+    ClientCredentials,
+    /// Enterprise-managed: your ID token (--id-token) from the identity provider
+    /// (--idp-token-endpoint, --idp-client-id), with --client-secret
+    IdentityAssertion,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum RemoteTransport {
     Shttp,
@@ -827,6 +839,32 @@ pub struct AddArgs {
     /// Read a bearer token from standard input
     #[arg(long, requires = "url")]
     pub bearer_stdin: bool,
+    /// OAuth: how the tokens are obtained (default: a user signs in when the server asks)
+    #[arg(long, value_enum, requires = "url", conflicts_with = "bearer_stdin")]
+    pub grant: Option<GrantArg>,
+    /// OAuth: the client ID the server's authorization server knows Plugboard by
+    #[arg(long, requires = "url", conflicts_with = "bearer_stdin")]
+    pub client_id: Option<String>,
+    /// OAuth: the client's secret (read from stdin, PLUGBOARD_SECRET_CLIENT_SECRET or a prompt)
+    #[arg(long, requires = "client_id")]
+    pub client_secret: bool,
+    /// OAuth client credentials: sign assertions with this PKCS#8 P-256 private key (PEM file,
+    /// copied into the keyring) instead of sending a secret
+    #[arg(long, value_name = "PEM", requires = "client_id")]
+    pub private_key_file: Option<std::path::PathBuf>,
+    /// OAuth identity assertion: the identity provider's token endpoint
+    #[arg(long, value_name = "URL")]
+    pub idp_token_endpoint: Option<String>,
+    /// OAuth identity assertion: this client's ID at the identity provider
+    #[arg(long, value_name = "ID")]
+    pub idp_client_id: Option<String>,
+    /// OAuth identity assertion: your ID token from the identity provider (read from stdin,
+    /// PLUGBOARD_SECRET_ID_TOKEN or a prompt)
+    #[arg(long)]
+    pub id_token: bool,
+    /// OAuth: scopes to request (repeat, or separate with spaces)
+    #[arg(long, value_name = "SCOPE", requires = "url")]
+    pub scope: Vec<String>,
     /// Seconds to allow for a test of this server
     #[arg(long)]
     pub timeout: Option<u64>,

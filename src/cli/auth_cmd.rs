@@ -75,6 +75,11 @@ pub fn auth(servers: &Servers, args: AuthArgs) -> Result<(), CliError> {
         let job = jobs.start(name, &server).map_err(oauth_error)?;
         eprintln!("[{name}] discovering the authorization server…");
         let ready = jobs.wait_until_ready(&job).await.map_err(oauth_error)?;
+        // A grant without a user (client credentials, enterprise-managed) ends right away.
+        if ready.state == JobState::Succeeded {
+            eprintln!("[{name}] {}", state_text(ready.state));
+            return Ok(());
+        }
         if ready.state != JobState::AwaitingUser {
             return Err(CliError::failed(ready.error.unwrap_or_else(|| {
                 format!("the sign-in ended as {:?}", ready.state)

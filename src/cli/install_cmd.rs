@@ -5,7 +5,7 @@ use crate::credentials::BEARER_TOKEN;
 use serde::Serialize;
 
 use super::CliError;
-use super::args::{AddArgs, InstallArgs, RemoteTransport};
+use super::args::{AddArgs, GrantArg, InstallArgs, RemoteTransport};
 use super::catalog_cmd::load_market;
 use super::input::{SecretInput, key_value, prompt_line};
 use super::output::print_json;
@@ -14,7 +14,7 @@ use crate::bundles::{OpenError, open_file, open_package};
 use crate::catalog::Catalog;
 use crate::clock::now_ms;
 use crate::config::{Auth, TransportKind, validate_name};
-use crate::custom::{CustomAuth, CustomServer, KeyValue, build as build_custom};
+use crate::custom::{CustomAuth, CustomGrant, CustomServer, KeyValue, build as build_custom};
 use crate::form::engine::form;
 use crate::form::server_json::{Pinning, blueprint};
 use crate::form::{FormField, FormInput, InputKind, PreparedServer, curated};
@@ -301,7 +301,8 @@ fn test_then_save(
         servers.secrets()?;
     }
     let mut test = None;
-    let needs_sign_in = matches!(prepared.config.auth, Auth::Oauth2(_));
+    // A sign-in comes after saving; tokens without a user are got for the test.
+    let needs_sign_in = matches!(&prepared.config.auth, Auth::Oauth2(o) if o.grant.is_sign_in());
     if !no_test && !needs_sign_in {
         if !json {
             eprintln!("Testing `{}` before saving it", prepared.name);
@@ -424,8 +425,11 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     } else {
         None
     };
-    let mut input =
-        SecretInput::for_flags(stdin_key, args.secret_env.len() + args.secret_header.len());
+    let oauth_secrets = usize::from(args.client_secret) + usize::from(args.id_token);
+    let mut input = SecretInput::for_flags(
+        stdin_key,
+        args.secret_env.len() + args.secret_header.len() + oauth_secrets,
+    );
     let plain = |raw: &String, flag: &str, secret_flag: &str| -> Result<KeyValue, CliError> {
         let (key, value) = key_value(raw, flag)?;
         warn_if_secret_looking(key, secret_flag);
@@ -465,6 +469,8 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
         CustomAuth::Bearer {
             token: Some(value.expose().clone()),
         }
+    } else if args.grant.is_some() || args.client_id.is_some() {
+        oauth_of(&args, &mut input)?
     } else {
         CustomAuth::None
     };
@@ -504,6 +510,65 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
     test_then_save(servers, &catalog, &prepared, args.no_test, false)
 }
 
+/// The OAuth settings `add`'s flags describe, secrets read as the flags say.
+fn oauth_of(args: &AddArgs, input: &mut SecretInput) -> Result<CustomAuth, CliError> {
+    let client_secret = match args.client_secret {
+        true => Some(
+            input
+                .read(CLIENT_SECRET_KEY, "Client secret")?
+                .ok_or_else(|| missing_secret(CLIENT_SECRET_KEY))?
+                .expose()
+                .clone(),
+        ),
+        false => None,
+    };
+    let private_key =
+        match &args.private_key_file {
+            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                CliError::usage(format!("--private-key-file {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+    let grant = match args.grant {
+        None | Some(GrantArg::SignIn) => CustomGrant::SignIn,
+        Some(GrantArg::ClientCredentials) => CustomGrant::ClientCredentials,
+        Some(GrantArg::IdentityAssertion) => {
+            let (Some(endpoint), Some(client)) = (&args.idp_token_endpoint, &args.idp_client_id)
+            else {
+                return Err(CliError::usage(
+                    "--grant identity-assertion needs --idp-token-endpoint and --idp-client-id",
+                ));
+            };
+            if !args.id_token {
+                return Err(CliError::usage(
+                    "--grant identity-assertion needs your ID token: add --id-token",
+                ));
+            }
+            let token = input
+                .read(ID_TOKEN_KEY, "ID token")?
+                .ok_or_else(|| missing_secret(ID_TOKEN_KEY))?;
+            CustomGrant::IdentityAssertion {
+                idp_token_endpoint: endpoint.clone(),
+                idp_client_id: client.clone(),
+                id_token: Some(token.expose().clone()),
+            }
+        }
+    };
+    Ok(CustomAuth::Oauth2 {
+        client_id: args.client_id.clone(),
+        client_secret,
+        scopes: args.scope.clone(),
+        authorization_url: None,
+        token_url: None,
+        grant: Some(grant),
+        private_key,
+    })
+}
+
+/// The names `add` reads OAuth secrets under (`PLUGBOARD_SECRET_<NAME>`).
+const CLIENT_SECRET_KEY: &str = "CLIENT_SECRET";
+const ID_TOKEN_KEY: &str = "ID_TOKEN";
+
 /// The flag a custom server's field came from (`env.2.key` → `--env`).
 fn flag_of(field: &str) -> &str {
     match field.split('.').next().unwrap_or(field) {
@@ -513,6 +578,12 @@ fn flag_of(field: &str) -> &str {
         "command" => "the command",
         "cwd" => "--cwd",
         "timeout" => "--timeout",
+        "auth" if field == "auth.client_id" => "--client-id",
+        "auth" if field == "auth.client_secret" => "--client-secret",
+        "auth" if field == "auth.private_key" => "--private-key-file",
+        "auth" if field == "auth.idp_token_endpoint" => "--idp-token-endpoint",
+        "auth" if field == "auth.idp_client_id" => "--idp-client-id",
+        "auth" if field == "auth.id_token" => "--id-token",
         "auth" => "--bearer-stdin",
         _ => field,
     }

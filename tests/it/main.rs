@@ -28,6 +28,7 @@ mod local_ports;
 mod oauth_fixture;
 mod oauth_flow;
 mod oauth_keyring;
+mod oauth_machine;
 mod oauth_refusals;
 mod one_door;
 mod peers;

@@ -110,6 +110,30 @@ pub async fn stops_answering(url: &str) -> bool {
     false
 }
 
+/// The "developer console": a confidential client registered at `fixture` for `redirect_uri`,
+/// authenticating with `method`; the registration answer (`client_id`, `client_secret`).
+pub async fn register_confidential_client(
+    fixture: &OAuthServer,
+    redirect_uri: &str,
+    method: &str,
+) -> Value {
+    plugboard::tls::http_client_builder()
+        .build()
+        .unwrap()
+        .post(format!("{}/register", fixture.base))
+        .header("Content-Type", "application/json")
+        .body(
+            serde_json::json!({"redirect_uris": [redirect_uri], "token_endpoint_auth_method": method})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// A client that never follows redirects (the test plays the browser step by step).
 pub fn browser() -> reqwest::Client {
     plugboard::tls::http_client_builder()

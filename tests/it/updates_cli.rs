@@ -126,7 +126,9 @@ fn update_shows_the_tool_diff_carries_values_and_secrets_and_changes_nothing_whe
         Some("key-v1-abc")
     );
 
-    // The good update: same values and secret, the tool diff, the old bundle gone.
+    // The good update: same values and secret, the tool diff, the old bundle gone, the
+    // user's tool switches kept.
+    assert_code(&run(&["tools", "notes", "--disable", "read_note"], ""), 0);
     let out = run(&["update", "notes", "--to", "1.1.0", "--yes", "--json"], "");
     assert_code(&out, 0);
     let report = json_of(&out);
@@ -156,6 +158,7 @@ fn update_shows_the_tool_diff_carries_values_and_secrets_and_changes_nothing_whe
     let entry = server_entry(&home, "notes");
     assert_eq!(entry["source"]["registry"]["version"], "1.1.0");
     assert_eq!(entry["source"]["bundle"]["version"], "1.1.0");
+    assert_eq!(entry["tools"]["disabled"], json!(["read_note"]), "{entry}");
     let new_dir = entry["source"]["bundle"]["dir"].as_str().unwrap();
     assert_ne!(new_dir, installed_dir);
     assert!(

@@ -201,3 +201,11 @@ export async function select(css, value) {
     [css, value],
   );
 }
+/** The buttons of dialog `css`'s footer stand on one row (none wrapped below the others). */
+export async function footerOnOneRow(css) {
+  const tops = await s.execute(
+    "return [...document.querySelectorAll(arguments[0] + ' footer .btn')].map((b) => Math.round(b.getBoundingClientRect().top));",
+    [css],
+  );
+  if (tops.length < 2 || new Set(tops).size !== 1) throw new Error(`the footer of ${css} wraps: button tops ${tops.join(", ")}`);
+}

@@ -9,8 +9,12 @@ import { s, step, shot, fill, select, timings, windowErrors, root } from "./harn
 /** The catalog and its install forms, search, filters and keyboard. */
 export async function marketplace() {
   await step("marketplace shows the catalog", async () => {
+    // The virtual grid fills in as it measures the page: wait for a screenful and the rows beyond.
+    await s.waitUntil(async () => (await s.findAll('[data-testid="catalog-card"]')).length >= 20, {
+      timeout: 10000,
+      what: "at least 20 cards",
+    });
     const cards = await s.findAll('[data-testid="catalog-card"]');
-    if (cards.length < 20) throw new Error(`only ${cards.length} cards`);
     const first = await cards[0].attr("data-entry");
     if (first !== "e2e-fixture") throw new Error(`most popular first: got ${first}`);
     const t = await cards[0].text();

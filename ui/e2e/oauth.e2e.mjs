@@ -1,5 +1,6 @@
-// OAuth: signing in by pasting the redirect, a custom server whose 401 advertises OAuth, and
-// OAuth chosen in the custom editor (Add and sign in).
+// OAuth: signing in by pasting the redirect, a custom server whose 401 advertises OAuth (Sign
+// in on its card, or one click in the editor), and OAuth chosen in the custom editor (Add and
+// sign in).
 
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -50,6 +51,7 @@ export async function oauth() {
     await (await s.find('[data-testid="custom-test"]')).click();
     const failed = await s.waitFor('[data-testid="custom-editor"] [data-testid="test-failed"]', { timeout: 20000 });
     if ((await failed.attr("data-kind")) !== "unauthorized") throw new Error(`kind ${await failed.attr("data-kind")}`);
+    await s.waitFor('[data-testid="custom-oauth-offer"] [data-testid="custom-switch-oauth"]', { what: "the one-click switch to OAuth" });
     await (await s.find('[data-testid="custom-save-anyway"]')).click();
     await s.waitGone('[data-testid="custom-editor"]');
     await (await s.find('[data-testid="nav-installed"]')).click();
@@ -68,6 +70,27 @@ export async function oauth() {
     await (await s.find('[data-testid="oauth-dialog"] footer .btn')).click();
     await s.waitGone('[data-testid="oauth-dialog"]');
     if (!["verified", "working", "connectivity-only"].includes(await healthOf("oauth-custom"))) throw new Error("the card does not show the passing test");
+  });
+
+  await step("a custom server whose 401 advertises OAuth: one click switches the editor to OAuth, saves and signs in", async () => {
+    await (await s.find('[data-testid="nav-add-custom"]')).click();
+    await fill('[data-testid="custom-name"]', "oauth-oneclick");
+    await (await s.find('[data-testid="transport-shttp"]')).click();
+    await fill('[data-testid="custom-url"]', `http://127.0.0.1:${oauthPort}/mcp`);
+    await (await s.find('[data-testid="custom-test"]')).click();
+    await s.waitFor('[data-testid="custom-switch-oauth"]', { timeout: 20000, what: "the offer after the 401" });
+    await shot("16c-custom-oauth-offer");
+    await (await s.find('[data-testid="custom-switch-oauth"]')).click();
+    const urlField = await s.waitFor('[data-testid="oauth-url"]', { timeout: 15000, what: "the sign-in after the one click" });
+    const consent = await fetch(await urlField.prop("value"), { redirect: "manual" });
+    await (await s.find('[data-testid="oauth-paste-section"] summary')).click();
+    await fill('[data-testid="oauth-paste"]', consent.headers.get("location"));
+    await (await s.find('[data-testid="oauth-paste-submit"]')).click();
+    await s.waitFor('[data-testid="oauth-succeeded"]', { timeout: 20000 });
+    const auth = JSON.parse(config()).servers["oauth-oneclick"].auth;
+    if (auth?.type !== "oauth2") throw new Error(`auth is ${JSON.stringify(auth)}`);
+    await (await s.find('[data-testid="oauth-dialog"] footer .btn')).click();
+    await s.waitGone('[data-testid="oauth-dialog"]');
   });
 
   await step("a custom server with OAuth chosen in the editor: Add and sign in", async () => {

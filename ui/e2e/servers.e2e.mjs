@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FIXTURE, CLI, WRONG, home, configFile, config, card, healthOf } from "./fixtures.mjs";
-import { s, step, shot, text, fill, select, launch, timings } from "./harness.mjs";
+import { s, step, shot, text, fill, select, launch, timings, focusStaysIn, footerOnOneRow } from "./harness.mjs";
 
 /** The installed card, outside changes, on/off across a restart, detail, edit, tools. */
 export async function installedServers() {
@@ -75,9 +75,39 @@ export async function installedServers() {
     await shot("07b-sandbox");
   });
 
-  await step("edit and rename", async () => {
+  await step("edit through the install form: the token kept unseen, tested, saved in place", async () => {
+    const before = JSON.parse(config());
+    const servers = before.servers ?? before.mcpServers ?? before;
     await (await s.find('[data-testid="detail-edit"]')).click();
+    await s.waitFor('[data-testid="install-modal"] [data-testid="kept-TOKEN"]', { what: "the install form, its token marked as set" });
+    // Focus starts on the form's first field (the name is not to be changed here).
+    await s.waitUntil(async () => (await s.execute("return document.activeElement?.dataset?.testid ?? null")) === "field-TOKEN", {
+      timeout: 3000,
+      what: "focus on the form's first field",
+    });
+    await focusStaysIn('[data-testid="install-modal"]');
+    const token = await s.find('[data-testid="field-TOKEN"]');
+    if ((await token.prop("value")) !== "") throw new Error("the stored token is shown in the form");
+    if ((await (await s.find('[data-testid="field-name"]')).prop("disabled")) !== true) throw new Error("the name can be changed in an edit");
+    if ((await (await s.find('[data-testid="save-server"]')).prop("disabled")) !== true) throw new Error("the form saves before a test");
+    await footerOnOneRow('[data-testid="install-modal"]');
+    await (await s.find('[data-testid="test-connection"]')).click();
+    await s.waitFor('[data-testid="install-modal"] [data-testid="test-verified"]', { timeout: 20000, what: "the form's test with the kept token" });
+    await shot("08a-edit-form");
+    await (await s.find('[data-testid="save-server"]')).click();
+    await s.waitGone('[data-testid="install-modal"]');
+    const after = JSON.parse(config());
+    const saved = (after.servers ?? after.mcpServers ?? after).fx;
+    if (!saved || JSON.stringify(saved.env) !== JSON.stringify(servers.fx.env)) throw new Error(`config: ${config()}`);
+  });
+
+  await step("the raw editor from the form; edit and rename", async () => {
+    await (await s.find('[data-testid="detail-edit"]')).click();
+    await s.waitFor('[data-testid="install-modal"] [data-testid="edit-raw"]');
+    await (await s.find('[data-testid="edit-raw"]')).click();
+    await s.waitGone('[data-testid="install-modal"]');
     await s.waitFor('[data-testid="custom-editor"] [data-testid="custom-name"]');
+    await footerOnOneRow('[data-testid="custom-editor"]');
     await fill('[data-testid="custom-name"]', "fx2");
     await fill("#c-timeout", "45");
     const saveBtn = await s.find('[data-testid="custom-save"]');

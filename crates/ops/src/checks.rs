@@ -82,14 +82,14 @@ pub(crate) fn oauth_failure(name: &str, err: OAuthError) -> Failure {
 /// Test an OAuth server with its stored tokens: refreshed before expiry, and once more after a
 /// 401 (the server may have revoked the access token early).
 async fn test_with_oauth(
-    servers: &Servers,
+    config_dir: &std::path::Path,
     name: &str,
     server: &ServerConfig,
     store: Arc<dyn SecretStore>,
     options: &TestOptions,
     mut progress: impl FnMut(StageEvent),
 ) -> TestResult {
-    let context = match OAuthContext::new(store.clone(), servers.config().dir()) {
+    let context = match OAuthContext::new(store.clone(), config_dir) {
         Ok(context) => context,
         Err(err) => return failed_before_resolving(server, oauth_failure(name, err)),
     };
@@ -173,7 +173,15 @@ pub async fn test_installed(
         });
     let result = match admitted.and_then(|()| store_for(servers, name, &server)) {
         Ok(store) if matches!(server.auth, Auth::Oauth2(_)) => {
-            test_with_oauth(servers, name, &server, store, &options, progress).await
+            test_with_oauth(
+                servers.config().dir(),
+                name,
+                &server,
+                store,
+                &options,
+                progress,
+            )
+            .await
         }
         Ok(store) => {
             crate::local_http::test_with_local(name, &server, store.as_ref(), timeout, || {
@@ -206,25 +214,47 @@ pub async fn test_prepared(
     timeout: Option<Duration>,
     progress: impl FnMut(StageEvent),
 ) -> TestResult {
-    let store = MemoryStore::new();
+    let memory = MemoryStore::new();
     let namespace = prepared.config.secret_namespace(&prepared.name);
     for (name, value) in &prepared.secrets {
-        let _ = store.set(&SecretKey::new(namespace, name), value);
+        let _ = memory.set(&SecretKey::new(namespace, name), value);
     }
+    let store: Arc<dyn SecretStore> = Arc::new(memory);
     let options = TestOptions {
         probe: catalog_probe(catalog, &prepared.config),
         timeout,
         known_era: None,
     };
-    let mut result = crate::local_http::test_with_local(
+    let mut result = if crate::oauth::machine::without_user(&prepared.config) {
+        // Its tokens come without a user: got for this test with the secrets in memory (and
+        // kept there only).
+        let dir = crate::config::config_dir().unwrap_or_else(std::env::temp_dir);
+        let (name, config) = (&prepared.name, &prepared.config);
+        test_with_oauth(&dir, name, config, store.clone(), &options, progress).await
+    } else {
+        crate::local_http::test_with_local(
+            &prepared.name,
+            &prepared.config,
+            store.as_ref(),
+            timeout,
+            || {
+                probe::test_config(
+                    &prepared.name,
+                    &prepared.config,
+                    store.as_ref(),
+                    &options,
+                    progress,
+                )
+            },
+        )
+        .await
+    };
+    crate::sandbox::annotate(
         &prepared.name,
         &prepared.config,
-        &store,
-        timeout,
-        || probe::test_config(&prepared.name, &prepared.config, &store, &options, progress),
-    )
-    .await;
-    crate::sandbox::annotate(&prepared.name, &prepared.config, &store, &mut result);
+        store.as_ref(),
+        &mut result,
+    );
     annotate(&prepared.name, &prepared.config, &mut result);
     result
 }
@@ -269,7 +299,15 @@ pub async fn test_unsaved(
         known_era: None,
     };
     let mut result = if oauth {
-        test_with_oauth(servers, name, config, store, &options, progress).await
+        test_with_oauth(
+            servers.config().dir(),
+            name,
+            config,
+            store,
+            &options,
+            progress,
+        )
+        .await
     } else {
         probe::test_config(name, config, store.as_ref(), &options, progress).await
     };

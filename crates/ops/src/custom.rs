@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::{
-    Auth, ClientAuthMethod, ConfigValue, OAuthSettings, SecretRef, ServerConfig, TransportKind,
-    validate_env_key, validate_header_name, validate_remote_url,
+    Auth, ClientAuthMethod, ConfigValue, OAuthGrant, OAuthSettings, SecretRef, ServerConfig,
+    TransportKind, validate_env_key, validate_header_name, validate_remote_url,
 };
 use crate::credentials::{self, OAUTH_CLIENT_SECRET};
 use crate::form::{FieldError, new_secret_namespace};
@@ -58,15 +58,39 @@ pub enum CustomAuth {
         password: Option<String>,
     },
     /// OAuth: without a client ID the server's dynamic registration is used; `Some("")` as
-    /// the client secret removes the stored one.
+    /// the client secret (or the private key) removes the stored one.
     Oauth2 {
         client_id: Option<String>,
         client_secret: Option<String>,
         scopes: Vec<String>,
         authorization_url: Option<String>,
         token_url: Option<String>,
+        /// How tokens are obtained; `None` keeps what the server had (a sign-in when new).
+        grant: Option<CustomGrant>,
+        /// Client credentials: a PKCS#8 P-256 private key (PEM) to sign assertions with.
+        private_key: Option<String>,
     },
 }
+
+/// How an OAuth server's tokens are obtained.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CustomGrant {
+    /// A user signs in in the browser.
+    SignIn,
+    /// The client alone, with its secret or private key.
+    ClientCredentials,
+    /// Enterprise-managed: the user's ID token exchanged at the identity provider; `id_token`
+    /// `None` keeps the stored one.
+    IdentityAssertion {
+        idp_token_endpoint: String,
+        idp_client_id: String,
+        id_token: Option<String>,
+    },
+}
+
+/// The secret names of the grants without a user.
+pub const OAUTH_PRIVATE_KEY: &str = "OAUTH_PRIVATE_KEY";
+pub const OAUTH_ID_TOKEN: &str = "OAUTH_ID_TOKEN";
 
 pub fn fe(field: &str, message: impl Into<String>) -> FieldError {
     FieldError {
@@ -373,14 +397,19 @@ impl Draft<'_> {
                 scopes,
                 authorization_url,
                 token_url,
-                ..
-            } => Auth::Oauth2(self.oauth(
-                client_id,
-                client_secret,
-                scopes,
-                authorization_url,
-                token_url,
-            )),
+                grant,
+                private_key,
+            } => {
+                let mut settings = self.oauth(
+                    client_id,
+                    client_secret,
+                    scopes,
+                    authorization_url,
+                    token_url,
+                );
+                self.grant(&mut settings, grant.as_ref(), private_key.as_deref());
+                Auth::Oauth2(settings)
+            }
         }
     }
 
@@ -448,6 +477,115 @@ impl Draft<'_> {
             authorization_url,
             token_url,
             callback_port: before.and_then(|o| o.callback_port),
+            // Set by [`Draft::grant`]; kept as they were until then.
+            grant: before.map(|o| o.grant.clone()).unwrap_or_default(),
+            private_key: before.and_then(|o| o.private_key.clone()),
+        }
+    }
+
+    /// The grant of `settings` (`None`: kept), with the secrets it needs: a grant without a
+    /// user needs a client ID, and client credentials a secret or a private key.
+    fn grant(
+        &mut self,
+        settings: &mut OAuthSettings,
+        grant: Option<&CustomGrant>,
+        private_key: Option<&str>,
+    ) {
+        match private_key.map(str::trim) {
+            Some("") => settings.private_key = None,
+            Some(pem) => {
+                if !pem.contains("-----BEGIN PRIVATE KEY-----") {
+                    self.error(
+                        "auth.private_key",
+                        "the private key must be a PEM `-----BEGIN PRIVATE KEY-----` block \
+                         (PKCS#8, P-256)",
+                    );
+                }
+                self.secrets
+                    .insert(OAUTH_PRIVATE_KEY.into(), Sensitive::new(pem.to_string()));
+                settings.private_key = Some(SecretRef::new(OAUTH_PRIVATE_KEY));
+            }
+            None => {}
+        }
+        let before_token = match &settings.grant {
+            OAuthGrant::IdentityAssertion { id_token, .. } => Some(id_token.clone()),
+            _ => None,
+        };
+        match grant {
+            None => {}
+            Some(CustomGrant::SignIn) => settings.grant = OAuthGrant::AuthorizationCode,
+            Some(CustomGrant::ClientCredentials) => {
+                settings.grant = OAuthGrant::ClientCredentials;
+            }
+            Some(CustomGrant::IdentityAssertion {
+                idp_token_endpoint,
+                idp_client_id,
+                id_token,
+            }) => {
+                let endpoint = idp_token_endpoint.trim().to_string();
+                if let Err(m) = crate::oauth::validate_authorization_url(&endpoint) {
+                    self.error("auth.idp_token_endpoint", m.to_string());
+                }
+                if idp_client_id.trim().is_empty() {
+                    self.error(
+                        "auth.idp_client_id",
+                        "enter the client ID the identity provider knows Plugboard by",
+                    );
+                }
+                let id_token = match id_token.as_deref().map(str::trim) {
+                    Some(token) if !token.is_empty() => {
+                        self.secrets
+                            .insert(OAUTH_ID_TOKEN.into(), Sensitive::new(token.to_string()));
+                        Some(SecretRef::new(OAUTH_ID_TOKEN))
+                    }
+                    _ => before_token,
+                };
+                match id_token {
+                    Some(id_token) => {
+                        settings.grant = OAuthGrant::IdentityAssertion {
+                            idp_token_endpoint: endpoint,
+                            idp_client_id: idp_client_id.trim().to_string(),
+                            id_token,
+                        }
+                    }
+                    None => self.error(
+                        "auth.id_token",
+                        "enter the ID token the identity provider issued to you",
+                    ),
+                }
+            }
+        }
+        if settings.grant.is_sign_in() {
+            return;
+        }
+        // Without a method chosen before, the one the authorization server prefers is taken
+        // when tokens are requested (client_secret_basic unless it lists only _post).
+        let chosen_before = self.before.is_some_and(
+            |b| matches!(&b.auth, Auth::Oauth2(o) if o.client_auth != ClientAuthMethod::None),
+        );
+        if !chosen_before {
+            settings.client_auth = ClientAuthMethod::None;
+        }
+        if settings.client_id.is_none() {
+            self.error(
+                "auth.client_id",
+                "tokens without a sign-in need the client ID the authorization server knows \
+                 Plugboard by",
+            );
+        }
+        let has_secret = settings.client_secret.is_some();
+        match settings.grant {
+            OAuthGrant::ClientCredentials if !has_secret && settings.private_key.is_none() => {
+                self.error(
+                    "auth.client_secret",
+                    "the client credentials grant needs the client's secret or private key",
+                );
+            }
+            OAuthGrant::IdentityAssertion { .. } if !has_secret => self.error(
+                "auth.client_secret",
+                "the identity assertion grant needs the client's secret",
+            ),
+            _ => {}
         }
     }
 }

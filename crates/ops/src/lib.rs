@@ -24,6 +24,7 @@ pub mod local_http;
 pub mod manage;
 pub mod pinning;
 pub mod profile_overview;
+pub mod reconfigure;
 pub mod run;
 pub mod sandbox;
 pub mod session;

@@ -20,15 +20,16 @@ use crate::form::inputs::restore;
 use crate::form::server_json::{Pinning, blueprint};
 use crate::form::{FormErrors, FormInput, PreparedServer};
 use crate::install::from_form;
-use crate::launch_diff::{LaunchDiff, launch_diff};
+use crate::launch_diff::LaunchDiff;
 use crate::manage::{ManageError, Servers};
 use crate::market::{FindError, Found, Market};
 use crate::pinning::{PinStore, Snapshot, ToolChanges, compare};
 use crate::policy::{PolicyState, Refusal, Subject};
 use crate::probe::{StageEvent, TestResult};
+use crate::reconfigure::{keep_identity, replace};
 use crate::registry::Status;
 use crate::registry::listing::Listing;
-use crate::secrets::{SecretError, SecretKey, Sensitive};
+use crate::secrets::SecretError;
 
 /// Where an installed registry server stands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -346,16 +347,7 @@ pub async fn plan(
         input.set(k.clone(), v.clone());
     }
     let mut prepared = from_form(&bp, &spec, &input, name, bundle.as_ref().map(|b| b.dir()))?;
-    // The server keeps its identity: secret namespace, on/off, timeout, fields others keep.
-    prepared.config.secret_namespace = Some(namespace);
-    prepared.config.enabled = old.enabled;
-    prepared.config.timeout = old.timeout;
-    prepared.config.extra = old.extra.clone();
-    prepared.config.allow_insecure_http = old.allow_insecure_http;
-    let launch = launch_diff(name, &old, &prepared.config);
-    // Consent to secrets on the command line holds for the same program and package only.
-    prepared.config.allow_secret_args = old.allow_secret_args && !launch.new_destination;
-    prepared.config.sandbox = old.sandbox.clone();
+    let launch = keep_identity(name, &old, &mut prepared);
     crate::manage::refuse_secrets_on_argv(name, &prepared.config)?;
     Ok(PlannedUpdate {
         name: name.to_owned(),
@@ -389,29 +381,13 @@ pub fn apply(servers: &Servers, pending: PendingUpdate) -> Result<ServerConfig, 
             detail: "the new version's test failed, so nothing was changed".into(),
         }));
     }
-    let namespace = old.secret_namespace(&name).to_owned();
-    if !prepared.secrets.is_empty() {
-        let store = servers.secrets()?;
-        for (secret, value) in &prepared.secrets {
-            store.set(
-                &SecretKey::new(&namespace, secret),
-                value as &Sensitive<String>,
-            )?;
-        }
-    }
-    let new = prepared.config.clone();
-    servers.config().update(&name, |s| {
-        *s = new.clone();
-        Ok(())
-    })?;
-    let still_used = new.secret_keys(&name);
-    if let Ok(store) = servers.secrets() {
-        for key in old.secret_keys(&name) {
-            if !still_used.contains(&key) {
-                let _ = store.delete(&key);
-            }
-        }
-    }
+    replace(
+        servers,
+        &old,
+        &prepared,
+        Some((crate::clock::now_ms(), &test)),
+    )?;
+    let new = prepared.config;
     if let Some(bundle) = bundle {
         bundle.keep();
     }
@@ -421,7 +397,6 @@ pub fn apply(servers: &Servers, pending: PendingUpdate) -> Result<ServerConfig, 
         crate::mcpb::BundleStore::in_config_dir(servers.config().dir())
             .remove(std::path::Path::new(&old_bundle.dir));
     }
-    crate::checks::seed_health(servers, &name, crate::clock::now_ms(), &test);
     let _ = PinStore::in_config_dir(servers.config().dir()).approve(&name);
     Ok(new)
 }

@@ -6,7 +6,9 @@
 //! Authorization is Plugboard's own `oauth` module, driven exactly as the app and the CLI drive
 //! it: a sign-in job is started with the server's 401/403 challenge, its validated authorization
 //! URL is "opened" (fetched with redirects off — the suite's authorization endpoint approves at
-//! once with a 302), and the redirect is delivered to the job's loopback listener. The MCP calls
+//! once with a 302), and the redirect is delivered to the job's loopback listener. The client
+//! credentials and enterprise-managed scenarios configure those grants, whose tokens the same
+//! module obtains without a user. The MCP calls
 //! go through rmcp's streamable HTTP client, with an HTTP backend that adds the bearer token and
 //! signs in (or steps up) when the server answers 401 or 403.
 //!
@@ -22,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use plugboard::config::{
-    Auth, ClientAuthMethod, OAuthSettings, SecretRef, ServerConfig, TransportKind,
+    Auth, ClientAuthMethod, OAuthGrant, OAuthSettings, SecretRef, ServerConfig, TransportKind,
 };
 use plugboard::connect::Era;
 use plugboard::connect::handshake::{Handshake, Handshaken, Wire};
@@ -86,6 +88,34 @@ async fn run(url: &str, scenario: &str) -> Result<(), BoxError> {
             )?;
             settings.client_secret = Some(SecretRef::new("client_secret"));
         }
+    }
+    // The grants without a user: client credentials (with a secret or a signed assertion), and
+    // enterprise-managed authorization (an ID token from the identity provider).
+    let text = |key: &str| context.get(key).and_then(|v| v.as_str());
+    if scenario.starts_with("auth/client-credentials") {
+        settings.grant = OAuthGrant::ClientCredentials;
+        if let Some(pem) = text("private_key_pem") {
+            store.set(
+                &SecretKey::new(SERVER_NAME, "private_key"),
+                &Sensitive::new(pem.to_string()),
+            )?;
+            settings.private_key = Some(SecretRef::new("private_key"));
+        }
+    }
+    if let (Some(endpoint), Some(idp_client), Some(id_token)) = (
+        text("idp_token_endpoint"),
+        text("idp_client_id"),
+        text("idp_id_token"),
+    ) {
+        store.set(
+            &SecretKey::new(SERVER_NAME, "id_token"),
+            &Sensitive::new(id_token.to_string()),
+        )?;
+        settings.grant = OAuthGrant::IdentityAssertion {
+            idp_token_endpoint: endpoint.to_string(),
+            idp_client_id: idp_client.to_string(),
+            id_token: SecretRef::new("id_token"),
+        };
     }
     server.auth = Auth::Oauth2(settings);
 

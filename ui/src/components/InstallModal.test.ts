@@ -185,7 +185,7 @@ describe("the install modal", () => {
     await settle();
     expect(install).toHaveBeenCalledOnce();
     expect(install.mock.calls[0][0]).toMatchObject({ entry_id: "demo", option_id: "api", name: "demo", test_id: "t-9" });
-    expect(oninstalled).toHaveBeenCalledWith({ name: "demo" });
+    expect(oninstalled).toHaveBeenCalledWith({ name: "demo" }, true);
     app.info = null;
   });
 });

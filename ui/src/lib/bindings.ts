@@ -15,6 +15,11 @@ export const commands = {
 	registrySync: (full: boolean) => __TAURI_INVOKE<RegistryStatus>("registry_sync", { full }),
 	categories: () => typedError<CategoryCount[], ApiError>(__TAURI_INVOKE("categories")),
 	installForm: (entryId: string, optionId: string | null) => typedError<InstallForm, ApiError>(__TAURI_INVOKE("install_form", { entryId, optionId })),
+	/**
+	 *  The install form of installed server `name`, filled as it was installed (`null`: edit it in
+	 *  the raw editor).
+	 */
+	editForm: (name: string) => typedError<EditForm | null, ApiError>(__TAURI_INVOKE("edit_form", { name })),
 	installServer: (request: InstallRequest) => typedError<ServerView, ApiError>(__TAURI_INVOKE("install_server", { request })),
 	listServers: () => typedError<ServerView[], ApiError>(__TAURI_INVOKE("list_servers")),
 	serverDetail: (name: string) => typedError<ServerDetail, ApiError>(__TAURI_INVOKE("server_detail", { name })),
@@ -426,7 +431,18 @@ export type CustomAuth = { type: "none" } | { type: "bearer"; token: string | nu
  *  The client secret: `None` keeps the stored one (`client_secret_set` says whether one
  *  is stored), `Some("")` removes it.
  */
-client_secret?: string | null; client_secret_set?: boolean | null; scopes?: string[]; authorization_url?: string | null; token_url?: string | null };
+client_secret?: string | null; client_secret_set?: boolean | null; scopes?: string[]; authorization_url?: string | null; token_url?: string | null; 
+/**  How the tokens are obtained. */
+grant?: GrantKind; 
+/**
+ *  Client credentials: the client's PKCS#8 P-256 private key (PEM), to sign assertions
+ *  with instead of sending a secret; `None` keeps the stored one, `Some("")` removes it.
+ */
+private_key?: string | null; private_key_set?: boolean | null; 
+/**  Identity assertion: the identity provider's token endpoint, and this client there. */
+idp_token_endpoint?: string | null; idp_client_id?: string | null; 
+/**  Identity assertion: the user's ID token; `None` keeps the stored one. */
+id_token?: string | null; id_token_set?: boolean | null };
 
 /**  The custom server editor's model: every transport and auth mode. */
 export type CustomServer = {
@@ -455,6 +471,23 @@ export type DriftView = {
 	entry: string,
 	/**  `missing` or `modified`. */
 	state: string,
+};
+
+/**  An installed server's install form, filled as it was installed, for editing it. */
+export type EditForm = {
+	/**  The server it edits (the requests' `editing` and `name`). */
+	name: string,
+	/**  The entry the requests name. */
+	entry_id: string,
+	form: InstallForm,
+	/**  The plain fields' values. */
+	values: { [key in string]: string },
+	/**  Secret fields with a stored value: left empty, they keep it. */
+	secrets_set: string[],
+	/**  A registry server: whether its dependencies are pinned to its publication date. */
+	pinned: boolean,
+	/**  The user accepted that it takes a secret on its command line. */
+	allow_secret_args: boolean,
 };
 
 /**  A value of an [`NodeKind::Enum`], with the label to show. */
@@ -721,6 +754,15 @@ export type FormSpec = {
 	env: KeyValueText[],
 };
 
+/**  How an OAuth server's tokens are obtained. */
+export type GrantKind = 
+/**  A user signs in in the browser. */
+"sign_in" | 
+/**  The client alone, with its secret or private key (a service account). */
+"client_credentials" | 
+/**  Enterprise-managed: the user's ID token from the organisation's identity provider. */
+"identity_assertion";
+
 /**  The last test of an installed server, in short, for its card. */
 export type HealthView = {
 	ok: boolean,
@@ -821,6 +863,11 @@ export type InstallRequest = {
 	no_pin?: boolean,
 	/**  The user accepted that this server takes a secret on its command line. */
 	allow_secret_args?: boolean,
+	/**
+	 *  The installed server this form edits (from `edit_form`): saved in its place, and a
+	 *  secret field left empty keeps its stored value.
+	 */
+	editing?: string | null,
 };
 
 /**  Where a job is. */
@@ -1482,6 +1529,11 @@ export type TestReport = {
 	 *  OAuth server whose tokens are missing or refused).
 	 */
 	sign_in: boolean,
+	/**
+	 *  A form's test of a server not set up for OAuth whose 401 advertises it: switching the
+	 *  form to OAuth and signing in after saving fixes it.
+	 */
+	oauth_offered: boolean,
 };
 
 /**  One tool whose definition changed. */

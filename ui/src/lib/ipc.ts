@@ -20,6 +20,7 @@ import type {
   Completion,
   CompletionTarget,
   CustomServer,
+  EditForm,
   ExportPreview,
   ExportResult,
   ExportSelection,
@@ -142,6 +143,8 @@ export const api = {
   },
   installForm: (entryId: string, optionId: string | null): Promise<InstallForm> =>
     unwrap(() => commands.installForm(entryId, optionId)),
+  /** The install form of an installed server, filled as it was installed; `null`: edit it in the raw editor. */
+  editForm: (name: string): Promise<EditForm | null> => unwrap(() => commands.editForm(name)),
   install: (request: InstallRequest): Promise<ServerView> => unwrap(() => commands.installServer(request)),
   listServers: (): Promise<ServerView[]> => unwrap(() => commands.listServers()),
   serverDetail: (name: string): Promise<ServerDetail> => unwrap(() => commands.serverDetail(name)),

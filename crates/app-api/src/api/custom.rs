@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use super::dto::{CustomAuth, CustomServer, KeyValue};
+use super::dto::{CustomAuth, CustomServer, GrantKind, KeyValue};
 use super::error::ApiError;
 use super::error::FieldError;
-use crate::config::{Auth, ConfigValue, ServerConfig, validate_name};
+use crate::config::{Auth, ConfigValue, OAuthGrant, ServerConfig, validate_name};
 use crate::custom::fe;
 use crate::form::PreparedServer;
 use crate::manage::{Servers, looks_secret};
@@ -74,14 +74,35 @@ pub(super) fn to_custom(
             password: None,
             set: is_set(&password.secret),
         },
-        Auth::Oauth2(o) => CustomAuth::Oauth2 {
-            client_id: o.client_id.clone(),
-            client_secret: None,
-            client_secret_set: o.client_secret.as_ref().and_then(|r| is_set(&r.secret)),
-            scopes: o.scopes.clone(),
-            authorization_url: o.authorization_url.clone(),
-            token_url: o.token_url.clone(),
-        },
+        Auth::Oauth2(o) => {
+            let (grant, idp) = match &o.grant {
+                OAuthGrant::AuthorizationCode => (GrantKind::SignIn, None),
+                OAuthGrant::ClientCredentials => (GrantKind::ClientCredentials, None),
+                OAuthGrant::IdentityAssertion {
+                    idp_token_endpoint,
+                    idp_client_id,
+                    id_token,
+                } => (
+                    GrantKind::IdentityAssertion,
+                    Some((idp_token_endpoint, idp_client_id, id_token)),
+                ),
+            };
+            CustomAuth::Oauth2 {
+                client_id: o.client_id.clone(),
+                client_secret: None,
+                client_secret_set: o.client_secret.as_ref().and_then(|r| is_set(&r.secret)),
+                scopes: o.scopes.clone(),
+                authorization_url: o.authorization_url.clone(),
+                token_url: o.token_url.clone(),
+                grant,
+                private_key: None,
+                private_key_set: o.private_key.as_ref().and_then(|r| is_set(&r.secret)),
+                idp_token_endpoint: idp.map(|(endpoint, _, _)| endpoint.clone()),
+                idp_client_id: idp.map(|(_, client, _)| client.clone()),
+                id_token: None,
+                id_token_set: idp.and_then(|(_, _, token)| is_set(&token.secret)),
+            }
+        }
     };
     CustomServer {
         name: name.to_string(),
@@ -234,6 +255,11 @@ fn spec_of(input: &CustomServer) -> crate::custom::CustomServer {
                 scopes,
                 authorization_url,
                 token_url,
+                grant,
+                private_key,
+                idp_token_endpoint,
+                idp_client_id,
+                id_token,
                 ..
             } => crate::custom::CustomAuth::Oauth2 {
                 client_id: client_id.clone(),
@@ -241,6 +267,16 @@ fn spec_of(input: &CustomServer) -> crate::custom::CustomServer {
                 scopes: scopes.clone(),
                 authorization_url: authorization_url.clone(),
                 token_url: token_url.clone(),
+                grant: Some(match grant {
+                    GrantKind::SignIn => crate::custom::CustomGrant::SignIn,
+                    GrantKind::ClientCredentials => crate::custom::CustomGrant::ClientCredentials,
+                    GrantKind::IdentityAssertion => crate::custom::CustomGrant::IdentityAssertion {
+                        idp_token_endpoint: idp_token_endpoint.clone().unwrap_or_default(),
+                        idp_client_id: idp_client_id.clone().unwrap_or_default(),
+                        id_token: id_token.clone(),
+                    },
+                }),
+                private_key: private_key.clone(),
             },
         },
         timeout: input.timeout,
@@ -265,6 +301,14 @@ fn supplied_values(input: &CustomServer) -> Vec<String> {
             ..
         } => out.push(v.clone()),
         _ => {}
+    }
+    if let CustomAuth::Oauth2 {
+        private_key,
+        id_token,
+        ..
+    } = &input.auth
+    {
+        out.extend(private_key.iter().chain(id_token).cloned());
     }
     out
 }

@@ -368,6 +368,29 @@ pub struct InstallRequest {
     /// The user accepted that this server takes a secret on its command line.
     #[serde(default)]
     pub allow_secret_args: bool,
+    /// The installed server this form edits (from `edit_form`): saved in its place, and a
+    /// secret field left empty keeps its stored value.
+    #[serde(default)]
+    pub editing: Option<String>,
+}
+
+/// An installed server's install form, filled as it was installed, for editing it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct EditForm {
+    /// The server it edits (the requests' `editing` and `name`).
+    pub name: String,
+    /// The entry the requests name.
+    pub entry_id: String,
+    pub form: InstallForm,
+    /// The plain fields' values.
+    pub values: BTreeMap<String, String>,
+    /// Secret fields with a stored value: left empty, they keep it.
+    pub secrets_set: Vec<String>,
+    /// A registry server: whether its dependencies are pinned to its publication date.
+    pub pinned: bool,
+    /// The user accepted that it takes a secret on its command line.
+    pub allow_secret_args: bool,
 }
 
 /// An env variable or header of an installed server, as the UI may see it.
@@ -552,7 +575,40 @@ pub enum CustomAuth {
         authorization_url: Option<String>,
         #[serde(default)]
         token_url: Option<String>,
+        /// How the tokens are obtained.
+        #[serde(default)]
+        grant: GrantKind,
+        /// Client credentials: the client's PKCS#8 P-256 private key (PEM), to sign assertions
+        /// with instead of sending a secret; `None` keeps the stored one, `Some("")` removes it.
+        #[serde(default)]
+        private_key: Option<String>,
+        #[serde(default)]
+        private_key_set: Option<bool>,
+        /// Identity assertion: the identity provider's token endpoint, and this client there.
+        #[serde(default)]
+        idp_token_endpoint: Option<String>,
+        #[serde(default)]
+        idp_client_id: Option<String>,
+        /// Identity assertion: the user's ID token; `None` keeps the stored one.
+        #[serde(default)]
+        id_token: Option<String>,
+        #[serde(default)]
+        id_token_set: Option<bool>,
     },
+}
+
+/// How an OAuth server's tokens are obtained.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum GrantKind {
+    /// A user signs in in the browser.
+    #[default]
+    SignIn,
+    /// The client alone, with its secret or private key (a service account).
+    ClientCredentials,
+    /// Enterprise-managed: the user's ID token from the organisation's identity provider.
+    IdentityAssertion,
 }
 
 /// The custom server editor's model: every transport and auth mode.

@@ -37,6 +37,9 @@ fn calls_for_sign_in(report: &TestReport, server: &ServerConfig) -> bool {
 pub(super) fn for_app(report: &mut TestReport, server: &ServerConfig, place: &Place<'_>) {
     report.uses_credentials = uses_credentials(server);
     report.sign_in = matches!(place, Place::Installed) && calls_for_sign_in(report, server);
+    report.oauth_offered = matches!(place, Place::Form { .. })
+        && !matches!(server.auth, Auth::Oauth2(_))
+        && calls_for_sign_in(report, server);
     if let Some(hint) = report.hint.take() {
         let mut hint = app_hint(report, server, place, &hint);
         if report.stderr_tail.is_none() {

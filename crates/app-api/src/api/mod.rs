@@ -9,6 +9,7 @@ mod clients;
 mod custom;
 mod doctor;
 mod dto;
+mod edit;
 mod error;
 mod gateway;
 mod hints;
@@ -308,26 +309,39 @@ impl Api {
                 .insert(key.clone(), Sensitive::new(value.clone()));
         }
         input.store_as_secret = request.store_as_secret.clone();
+        let edited = self.edited(request).map_err(scrub)?;
+        if let Some(old) = &edited {
+            self.refill(old, name, &spec, &mut input).map_err(scrub)?;
+        }
         let bundle_dir = bundles::bundle_token(&request.entry_id).and_then(|t| self.bundles.dir(t));
         let choices = crate::install::Choices {
-            allow_secret_args: request.allow_secret_args,
+            // An edit's consent is checked again once the server is rebuilt.
+            allow_secret_args: request.allow_secret_args || edited.is_some(),
             no_sandbox: false,
             bundle_dir: bundle_dir.as_deref().map(std::path::Path::new),
         };
-        crate::install::prepare(&blueprint, &spec, &input, name, &choices).map_err(
-            |err| match err {
+        let mut prepared = crate::install::prepare(&blueprint, &spec, &input, name, &choices)
+            .map_err(|err| match err {
                 crate::install::PrepareError::Form(errors) => scrub(errors.into()),
                 crate::install::PrepareError::Refused(refusal) => scrub(refusal.into()),
                 other => scrub(ApiError::new(ErrorCode::Invalid, other.to_string())),
-            },
-        )
+            })?;
+        if let Some(old) = &edited {
+            self.keep_identity(old, request, &mut prepared)
+                .map_err(scrub)?;
+        }
+        Ok(prepared)
     }
 
     /// Install a catalog entry from its filled form: secrets to the keyring, the rest to the
-    /// config. Returns the new server's view.
+    /// config; a form that edits an installed server is saved in its place. Returns the
+    /// server's view.
     pub fn install(&self, request: &InstallRequest) -> Result<ServerView, ApiError> {
         self.allowed_install(&request.entry_id)?;
         let prepared = self.prepare(request)?;
+        if let Some(old) = self.edited(request)? {
+            return self.save_edit(&old, request, &prepared);
+        }
         if let Err(taken) = self
             .servers
             .config()

@@ -119,6 +119,9 @@ pub struct TestReport {
     /// Whether signing in with OAuth would fix this failure (a 401 that advertises OAuth, or an
     /// OAuth server whose tokens are missing or refused).
     pub sign_in: bool,
+    /// A form's test of a server not set up for OAuth whose 401 advertises it: switching the
+    /// form to OAuth and signing in after saving fixes it.
+    pub oauth_offered: bool,
 }
 
 /// The JSON name of a serializable unit enum value (`"connectivity-only"`, `"tools/list"`).
@@ -199,6 +202,7 @@ impl TestReport {
             checked_at: checked_at_ms as f64,
             uses_credentials: false,
             sign_in: false,
+            oauth_offered: false,
         }
     }
 }

@@ -56,6 +56,7 @@ fn install_fixture(api: &Api, name: &str) -> ServerView {
         no_pin: false,
         allow_secret_args: false,
         test_id: None,
+        editing: None,
     })
     .unwrap()
 }
@@ -161,6 +162,7 @@ fn errors_are_field_level_and_never_echo_values() {
             no_pin: false,
             allow_secret_args: false,
             test_id: None,
+            editing: None,
         })
         .unwrap_err();
     assert_eq!(
@@ -177,6 +179,7 @@ fn errors_are_field_level_and_never_echo_values() {
             no_pin: false,
             allow_secret_args: false,
             test_id: None,
+            editing: None,
         })
         .unwrap_err();
     assert_eq!(err.code, "invalid");
@@ -194,6 +197,7 @@ fn errors_are_field_level_and_never_echo_values() {
             no_pin: false,
             allow_secret_args: false,
             test_id: None,
+            editing: None,
         })
         .unwrap_err();
     assert_eq!(dup.code, "duplicate");
@@ -247,6 +251,113 @@ fn toggle_rename_update_and_remove() {
     assert_eq!(removed.secrets_deleted, 1);
     assert_eq!(store.keys().len(), 1, "only `other`'s secret is left");
     assert_eq!(api.list_servers().unwrap().len(), 1);
+}
+
+fn edit_request(name: &str, values: &[(&str, &str)]) -> InstallRequest {
+    InstallRequest {
+        entry_id: "fixture".into(),
+        option_id: "local".into(),
+        name: name.into(),
+        values: values
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        store_as_secret: BTreeMap::new(),
+        no_pin: false,
+        allow_secret_args: false,
+        test_id: None,
+        editing: Some(name.into()),
+    }
+}
+
+#[test]
+fn an_edit_through_the_install_form_keeps_the_secret_and_the_server_s_own_settings() {
+    let (_dir, store, api) = api();
+    install_fixture(&api, "fx");
+    api.servers()
+        .config()
+        .update("fx", |s| {
+            s.timeout = Some(45);
+            s.enabled = false;
+            s.keep_control_characters = true;
+            s.tools.disabled.insert("add".into());
+            Ok(())
+        })
+        .unwrap();
+    let form = api
+        .edit_form("fx")
+        .unwrap()
+        .expect("a catalog server has its form");
+    assert_eq!(form.entry_id, "fixture");
+    assert_eq!(form.form.spec.option_id, "local");
+    assert_eq!(
+        form.values,
+        BTreeMap::from([("REGION".into(), "eu".into())])
+    );
+    assert_eq!(form.secrets_set, ["TOKEN"]);
+    assert!(!serde_json::to_string(&form).unwrap().contains(SECRET));
+
+    // The token left empty keeps the stored one; the plain field changes.
+    let saved = api
+        .install(&edit_request("fx", &[("REGION", "us")]))
+        .unwrap();
+    assert_eq!(saved.name, "fx");
+    let config = api.servers().config().load().unwrap().server("fx").unwrap();
+    assert_eq!(
+        config.env.get("REGION"),
+        Some(&crate::config::ConfigValue::Plain("us".into()))
+    );
+    assert!(config.env["TOKEN"].secret_name().is_some());
+    let namespace = config.secret_namespace("fx").to_owned();
+    let token = |name: &str| {
+        store
+            .get(&crate::secrets::SecretKey::new(&namespace, name))
+            .unwrap()
+            .map(|v| v.expose().to_owned())
+    };
+    let token_name = config.env["TOKEN"].secret_name().unwrap().to_owned();
+    assert_eq!(token(&token_name).as_deref(), Some(SECRET));
+    assert_eq!(config.timeout, Some(45));
+    assert!(!config.enabled);
+    assert!(config.keep_control_characters);
+    assert!(config.tools.disabled.contains("add"));
+    assert_eq!(
+        api.edit_form("fx").unwrap().unwrap().values["REGION"],
+        "us",
+        "the form shows what was saved"
+    );
+
+    // A new token replaces it; the name cannot change in an edit.
+    api.install(&edit_request("fx", &[("TOKEN", "tok-new-value-0001")]))
+        .unwrap();
+    let config = api.servers().config().load().unwrap().server("fx").unwrap();
+    let token_name = config.env["TOKEN"].secret_name().unwrap().to_owned();
+    assert_eq!(token(&token_name).as_deref(), Some("tok-new-value-0001"));
+    assert!(
+        !config.env.contains_key("REGION"),
+        "a field emptied is emptied"
+    );
+    let mut renamed = edit_request("fx", &[]);
+    renamed.name = "fx-2".into();
+    let err = api.install(&renamed).unwrap_err();
+    assert_eq!(err.fields[0].field, "name");
+    assert!(
+        api.servers()
+            .config()
+            .load()
+            .unwrap()
+            .server("fx-2")
+            .is_err()
+    );
+
+    // A server added by hand has no form: the raw editor edits it.
+    api.save_custom_server(
+        None,
+        &custom_stdio("hand", "mcp-fixture", &["--stdio"]),
+        None,
+    )
+    .unwrap();
+    assert!(api.edit_form("hand").unwrap().is_none());
 }
 
 #[test]
@@ -466,6 +577,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
         no_pin: false,
         allow_secret_args: false,
         test_id: None,
+        editing: None,
     };
     // The catalog command (`mcp-fixture`) is not on PATH here: the test fails to spawn.
     let report = runtime()

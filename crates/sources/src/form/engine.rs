@@ -764,6 +764,7 @@ pub(crate) fn oauth_settings(
         authorization_url: oauth.authorization_url.clone(),
         token_url: oauth.token_url.clone(),
         callback_port: None,
+        ..OAuthSettings::default()
     }
 }
 

@@ -176,7 +176,13 @@ impl Auth {
             Auth::Bearer { token } => vec![&token.secret],
             Auth::Basic { password, .. } => vec![&password.secret],
             Auth::Header { value, .. } => vec![&value.secret],
-            Auth::Oauth2(o) => o.client_secret.iter().map(|r| r.secret.as_str()).collect(),
+            Auth::Oauth2(o) => o
+                .client_secret
+                .iter()
+                .chain(o.private_key.iter())
+                .chain(o.grant.secret())
+                .map(|r| r.secret.as_str())
+                .collect(),
         }
     }
 
@@ -220,6 +226,49 @@ pub struct OAuthSettings {
     /// A fixed loopback port for the redirect URI (pre-registered clients need a stable one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callback_port: Option<u16>,
+    /// How the tokens are obtained: a user's sign-in unless set.
+    #[serde(default, skip_serializing_if = "OAuthGrant::is_sign_in")]
+    pub grant: OAuthGrant,
+    /// The client's private key (PKCS#8 PEM, P-256): the client credentials grant then
+    /// authenticates with a signed assertion (`private_key_jwt`, ES256) instead of a secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key: Option<SecretRef>,
+}
+
+/// How a server's OAuth tokens are obtained.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OAuthGrant {
+    /// The user signs in in the browser (authorization code with PKCE).
+    #[default]
+    AuthorizationCode,
+    /// The client itself, with its secret or its private key: no user (a service account).
+    ClientCredentials,
+    /// Enterprise-managed authorization: the user's ID token from the organisation's identity
+    /// provider is exchanged there for an identity assertion grant, which the server's
+    /// authorization server takes instead of a sign-in.
+    IdentityAssertion {
+        /// The identity provider's token endpoint.
+        idp_token_endpoint: String,
+        /// This client at the identity provider.
+        idp_client_id: String,
+        /// The user's ID token, in the secret store.
+        id_token: SecretRef,
+    },
+}
+
+impl OAuthGrant {
+    pub fn is_sign_in(&self) -> bool {
+        matches!(self, OAuthGrant::AuthorizationCode)
+    }
+
+    /// The secret this grant refers to.
+    pub fn secret(&self) -> Option<&SecretRef> {
+        match self {
+            OAuthGrant::IdentityAssertion { id_token, .. } => Some(id_token),
+            _ => None,
+        }
+    }
 }
 
 /// Where a server came from, when it was installed from the catalog, a registry or a bundle.

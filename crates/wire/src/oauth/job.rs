@@ -345,6 +345,19 @@ impl Job {
     }
 
     async fn sign_in(&mut self) -> Result<(), End> {
+        // A grant without a user has nothing to wait for: its tokens are obtained at once.
+        if super::machine::without_user(&self.server) {
+            let name = self.name.clone();
+            let server = self.server.clone();
+            let challenge = self.options.challenge.clone();
+            let ns = namespace(&name, &server).to_string();
+            let _lock = super::refresh::RefreshLock::acquire(&self.ctx, &ns).await?;
+            tokio::select! {
+                got = self.ctx.obtain_without_user(&name, &server, challenge.as_deref()) => got?,
+                ended = until_cancelled(&mut self.input) => return Err(ended),
+            };
+            return Ok(());
+        }
         let (settings, url) = oauth_settings(&self.server)?;
         let url = url.to_string();
         let store = self.ctx.store.clone();

@@ -2,14 +2,16 @@
 //! RFC 8414 / OpenID Connect, the 2025-03-26 fallbacks), the client identity (pre-registered,
 //! client ID metadata document, RFC 7591 registration), the authorization code flow with PKCE
 //! S256, `state`, RFC 8707 `resource` and RFC 9207 `iss`, driven by a job state machine that the
-//! app and the CLI poll; tokens in the secret store, refreshed before expiry and after a 401 (one
+//! app and the CLI poll; the client credentials grant and enterprise-managed authorization for
+//! servers whose tokens come without a user; tokens in the secret store, refreshed before expiry and after a 401 (one
 //! refresh at a time, across processes), scope step-up after a 403, and RFC 7009 revocation.
 //!
 //! One job per file: [`challenge`] (the `WWW-Authenticate` header), [`discovery`],
 //! [`registration`], [`authorize`] (PKCE, scopes, the authorization URL and its safety check),
 //! [`callback`] (the loopback listener and pasted redirect URLs), [`job`] (the state machine),
 //! [`store`] (the token store), [`token_endpoint`], [`refresh`] (fresh tokens, 401, step-up,
-//! the cross-process lock) and [`revoke`].
+//! the cross-process lock), [`machine`] (client credentials and enterprise-managed
+//! authorization: tokens without a user) and [`revoke`].
 //!
 //! No token, code, verifier or client secret ever appears in an error, a status, a log or a
 //! `Debug` print: they live in [`Sensitive`] or in record types whose `Debug` hides them.
@@ -21,6 +23,7 @@ pub mod discovery;
 mod error;
 mod http;
 pub mod job;
+pub mod machine;
 pub mod refresh;
 pub mod registration;
 pub mod revoke;

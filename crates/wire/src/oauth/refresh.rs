@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use super::challenge::parse_bearer_challenge;
 use super::http::{now_millis, now_secs};
+use super::machine::without_user;
 use super::registration::{ClientIdentity, ClientSource};
 use super::store::{
     StepUp, TokenRecord, configured_client_secret, delete_tokens, load_client, load_tokens,
@@ -97,22 +98,26 @@ impl OAuthContext {
             return Ok(None);
         }
         let ns = namespace(name, server);
-        let Some(record) = self.current(ns, server)? else {
-            return Ok(None);
-        };
         let margin = self.options.refresh_margin;
-        if record.fresh_for(margin) {
-            return Ok(Some(Sensitive::new(record.access_token)));
+        let machine = without_user(server);
+        match self.current(ns, server)? {
+            Some(record) if record.fresh_for(margin) => {
+                return Ok(Some(Sensitive::new(record.access_token)));
+            }
+            None if !machine => return Ok(None),
+            _ => {}
         }
         let _lock = RefreshLock::acquire(self, ns).await?;
         // Another thread or process may have refreshed while we waited.
-        let Some(record) = self.current(ns, server)? else {
-            return Ok(None);
-        };
-        if record.fresh_for(margin) {
-            return Ok(Some(Sensitive::new(record.access_token)));
+        match self.current(ns, server)? {
+            Some(record) if record.fresh_for(margin) => {
+                Ok(Some(Sensitive::new(record.access_token)))
+            }
+            // No refresh token: a grant without a user is simply made again.
+            _ if machine => self.obtain_without_user(name, server, None).await.map(Some),
+            None => Ok(None),
+            Some(record) => self.refresh_locked(name, server, record).await.map(Some),
         }
-        self.refresh_locked(name, server, record).await.map(Some)
     }
 
     /// The server answered 401 to `rejected`: refresh (unless another process already replaced
@@ -128,11 +133,17 @@ impl OAuthContext {
         let ns = namespace(name, server);
         let _lock = RefreshLock::acquire(self, ns).await?;
         let Some(record) = self.current(ns, server)? else {
+            if without_user(server) {
+                return self.obtain_without_user(name, server, None).await;
+            }
             return Err(login_required(name, url, "it has no stored sign-in"));
         };
         if record.access_token != *rejected.expose() && record.fresh_for(std::time::Duration::ZERO)
         {
             return Ok(Sensitive::new(record.access_token));
+        }
+        if without_user(server) {
+            return self.obtain_without_user(name, server, None).await;
         }
         if record.refresh_token.is_none() {
             delete_tokens(self.store.as_ref(), ns)?;

@@ -1,6 +1,7 @@
 //! Requests to the token endpoint: the authorization code exchange (with the PKCE verifier and
-//! the RFC 8707 `resource`) and the refresh token grant, with client authentication as the
-//! client's method says, and the answer parsed into tokens or a refusal.
+//! the RFC 8707 `resource`), the refresh token grant and the grants without a user
+//! (`machine`), with client authentication as the client's method says, and the answer parsed
+//! into tokens or a refusal.
 
 use serde_json::Value;
 
@@ -48,7 +49,7 @@ pub(crate) async fn exchange_code(
         ("resource", resource),
     ];
     let secrets = [code.expose().as_str(), verifier.expose().as_str()];
-    request(http, token_endpoint, &params, client, &secrets).await
+    token_request(http, token_endpoint, &params, Some(client), &secrets).await
 }
 
 /// Use a refresh token.
@@ -64,25 +65,34 @@ pub(crate) async fn refresh_grant(
         ("refresh_token", refresh_token),
         ("resource", resource),
     ];
-    request(http, token_endpoint, &params, client, &[refresh_token]).await
+    token_request(
+        http,
+        token_endpoint,
+        &params,
+        Some(client),
+        &[refresh_token],
+    )
+    .await
 }
 
-async fn request(
+/// A token request of any grant: `params`, the client authenticated as its method says (no
+/// client: the form carries its own authentication, a signed assertion), the answer parsed.
+/// `secrets`: the values in `params` no error text may quote.
+pub(crate) async fn token_request(
     http: &Http,
     endpoint: &str,
     params: &[(&str, &str)],
-    client: &ClientIdentity,
+    client: Option<&ClientIdentity>,
     secrets: &[&str],
 ) -> Result<TokenReply, OAuthError> {
-    let auth = ClientAuth {
+    let auth = client.map(|client| ClientAuth {
         client_id: &client.client_id,
         client_secret: client.client_secret.as_ref(),
         method: client.auth_method,
-    };
-    let reply = http.post_form(endpoint, params, Some(&auth)).await?;
+    });
+    let reply = http.post_form(endpoint, params, auth.as_ref()).await?;
     let client_secret = client
-        .client_secret
-        .as_ref()
+        .and_then(|c| c.client_secret.as_ref())
         .map(|s| s.expose().as_str())
         .unwrap_or("");
     let mut all_secrets: Vec<&str> = secrets.to_vec();

@@ -1,0 +1,144 @@
+//! Edit of an installed catalog or registry server through the form it was installed with:
+//! [`Api::edit_form`] gives that form with what it was filled with (secret fields only marked
+//! as set); the filled form comes back as an [`InstallRequest`] naming the server it edits, is
+//! tested like an install, and is saved in place of the server, which keeps everything that is
+//! its own rather than its form's (`reconfigure`). Servers with no such form (added by hand,
+//! imported, from a bundle, or a registry version the marketplace no longer lists) are edited in
+//! the raw editor.
+
+use crate::config::ServerConfig;
+use crate::form::{FormInput, PreparedServer};
+use crate::reconfigure;
+
+use super::{Api, ApiError, EditForm, ErrorCode, InstallRequest, ServerView};
+
+impl Api {
+    /// The install form of server `name`, filled as it was installed; `None` when it has none
+    /// to show (then the raw editor edits it).
+    pub fn edit_form(&self, name: &str) -> Result<Option<EditForm>, ApiError> {
+        let old = self.servers.config().load()?.server(name)?;
+        let Some(entry_id) = self.form_entry_of(&old)? else {
+            return Ok(None);
+        };
+        let option = old.source.as_ref().map(|s| s.option.clone());
+        let form = match self.install_form(&entry_id, option.as_deref()) {
+            Ok(form) => form,
+            // Its option is gone from the entry: the raw editor still edits it.
+            Err(e) if e.code == ErrorCode::Catalog || e.code == ErrorCode::Invalid => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        if Some(&form.spec.option_id) != option.as_ref() {
+            return Ok(None);
+        }
+        let fields = &form.spec.fields;
+        let recorded = reconfigure::recorded(&old, |key| fields.iter().any(|f| f.key == key));
+        // Installed before the form's values were kept: an empty form would lose them.
+        if recorded.is_empty() && fields.iter().any(|f| f.required) {
+            return Ok(None);
+        }
+        let origin = old.source.as_ref().and_then(|s| s.registry.as_ref());
+        Ok(Some(EditForm {
+            name: name.to_owned(),
+            entry_id,
+            values: recorded.values,
+            secrets_set: recorded.secrets_set.into_iter().collect(),
+            pinned: origin.is_none_or(|o| o.pinned.is_some()),
+            allow_secret_args: old.allow_secret_args,
+            form,
+        }))
+    }
+
+    /// The entry whose form server `old` was installed with, when the marketplace still has
+    /// it as it was installed (a catalog entry, or the registry version it runs).
+    fn form_entry_of(&self, old: &ServerConfig) -> Result<Option<String>, ApiError> {
+        let Some(source) = old.source.as_ref() else {
+            return Ok(None);
+        };
+        if source.bundle.is_some() {
+            return Ok(None);
+        }
+        if !source.catalog.is_empty() {
+            return Ok(self.entry(&source.catalog).ok().map(|e| e.id.clone()));
+        }
+        let Some(origin) = source.registry.as_ref() else {
+            return Ok(None);
+        };
+        let market = self.market()?;
+        let listing = market.listing();
+        let listed = listing
+            .find(&origin.name)
+            .filter(|at| listing.registry_url(*at) == origin.url)
+            .and_then(|at| listing.row(at).ok())
+            .is_some_and(|row| row.server.version == origin.version);
+        Ok(listed.then(|| origin.name.clone()))
+    }
+
+    /// The installed server a request edits, when it edits one: the request must keep its name
+    /// (renaming is its own action).
+    pub(super) fn edited(
+        &self,
+        request: &InstallRequest,
+    ) -> Result<Option<ServerConfig>, ApiError> {
+        let Some(editing) = request.editing.as_deref() else {
+            return Ok(None);
+        };
+        if request.name.trim() != editing {
+            return Err(ApiError::field(
+                "name",
+                format!("an edit keeps the name: rename “{editing}” with Rename"),
+            ));
+        }
+        Ok(Some(self.servers.config().load()?.server(editing)?))
+    }
+
+    /// Complete an edit's form with the secrets the user left as they were.
+    pub(super) fn refill(
+        &self,
+        old: &ServerConfig,
+        name: &str,
+        spec: &crate::form::FormSpec,
+        input: &mut FormInput,
+    ) -> Result<(), ApiError> {
+        reconfigure::refill(&self.servers, name, old, spec, input).map_err(Into::into)
+    }
+
+    /// Give an edited server what is its own, and refuse it when it would now take a secret on
+    /// its command line without consent.
+    pub(super) fn keep_identity(
+        &self,
+        old: &ServerConfig,
+        request: &InstallRequest,
+        prepared: &mut PreparedServer,
+    ) -> Result<(), ApiError> {
+        let name = prepared.name.clone();
+        reconfigure::keep_identity(&name, old, prepared);
+        prepared.config.allow_secret_args |= request.allow_secret_args;
+        crate::manage::refuse_secrets_on_argv(&name, &prepared.config)?;
+        Ok(())
+    }
+
+    /// Save an edited server in place of the installed one.
+    pub(super) fn save_edit(
+        &self,
+        old: &ServerConfig,
+        request: &InstallRequest,
+        prepared: &PreparedServer,
+    ) -> Result<ServerView, ApiError> {
+        let pre_save_test = request
+            .test_id
+            .as_deref()
+            .and_then(|id| self.tests.take_presave(id));
+        reconfigure::replace(
+            &self.servers,
+            old,
+            prepared,
+            pre_save_test
+                .as_ref()
+                .map(|(started, result)| (*started, result)),
+        )
+        .map_err(|e| ApiError::from(e).scrub(request.values.values().map(String::as_str)))?;
+        self.server(&prepared.name)
+    }
+}

@@ -1,0 +1,188 @@
+//! Changing an installed server through the form it was installed with (the app's Edit of a
+//! catalog or registry server), and the two steps an update to a new version shares with it:
+//! - [`recorded`]: what the form was filled with, to show it again (plain values; of a secret
+//!   field only that a value is stored, never the value);
+//! - [`refill`]: a changed form completed with the stored secrets the user left as they were;
+//! - [`keep_identity`]: the rebuilt server keeps what is the server's own rather than the
+//!   form's (secret namespace, on/off, timeout, tool switches, sandbox choices, consents);
+//! - [`replace`]: saves it (new secrets, the config, the secrets it no longer uses removed,
+//!   the test as its health).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::config::{ConfigValue, ServerConfig};
+use crate::form::inputs::restore;
+use crate::form::{FormInput, FormSpec, PreparedServer};
+use crate::launch_diff::{LaunchDiff, launch_diff};
+use crate::manage::{ManageError, Servers};
+use crate::probe::TestResult;
+use crate::secrets::{SecretError, SecretKey, Sensitive};
+
+/// What an installed server's form was filled with.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// Plain fields, as entered.
+    pub values: BTreeMap<String, String>,
+    /// Secret fields that have a stored value.
+    pub secrets_set: BTreeSet<String>,
+}
+
+impl Recorded {
+    /// Whether anything was recorded (servers installed before inputs were kept have nothing,
+    /// and their form would come back empty).
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty() && self.secrets_set.is_empty()
+    }
+}
+
+/// The values `config`'s form was filled with, for the fields its form still has.
+pub fn recorded(config: &ServerConfig, has_field: impl Fn(&str) -> bool) -> Recorded {
+    let mut out = Recorded::default();
+    let Some(source) = config.source.as_ref() else {
+        return out;
+    };
+    for (key, value) in &source.inputs {
+        if !has_field(key) {
+            continue;
+        }
+        match value {
+            ConfigValue::Plain(text) => {
+                out.values.insert(key.clone(), text.clone());
+            }
+            ConfigValue::FromEnv(template) => {
+                out.values.insert(key.clone(), template.from_env.clone());
+            }
+            ConfigValue::Secret(_) => {
+                out.secrets_set.insert(key.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Complete `input` (a changed form of installed server `old`) with the stored value of every
+/// secret field it leaves empty: an empty secret field means "keep it".
+pub fn refill(
+    servers: &Servers,
+    name: &str,
+    old: &ServerConfig,
+    spec: &FormSpec,
+    input: &mut FormInput,
+) -> Result<(), SecretError> {
+    let kept: BTreeMap<String, ConfigValue> = old
+        .source
+        .iter()
+        .flat_map(|s| &s.inputs)
+        .filter(|(key, value)| {
+            value.secret_name().is_some()
+                && input
+                    .values
+                    .get(key.as_str())
+                    .is_none_or(|v| v.expose().trim().is_empty())
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if kept.is_empty() {
+        return Ok(());
+    }
+    let store = servers.secrets()?;
+    let restored = restore(spec, &kept, Some(&**store), old.secret_namespace(name))?;
+    for (key, value) in restored.input.values {
+        input.values.insert(key, value);
+    }
+    input.store_as_secret.extend(restored.input.store_as_secret);
+    Ok(())
+}
+
+/// Give `prepared` (server `name` rebuilt from its form) what belongs to the server rather than
+/// to its form, from `old`; returns how its launch differs from the old one's.
+pub fn keep_identity(name: &str, old: &ServerConfig, prepared: &mut PreparedServer) -> LaunchDiff {
+    let new = &mut prepared.config;
+    new.secret_namespace = Some(old.secret_namespace(name).to_owned());
+    new.enabled = old.enabled;
+    new.timeout = old.timeout;
+    new.extra = old.extra.clone();
+    new.allow_insecure_http = old.allow_insecure_http;
+    new.keep_control_characters = old.keep_control_characters;
+    new.tools = old.tools.clone();
+    new.sandbox = carried_sandbox(old, new);
+    let launch = launch_diff(name, old, new);
+    // Consent to secrets on the command line holds for the same program and package only.
+    prepared.config.allow_secret_args = old.allow_secret_args && !launch.new_destination;
+    launch
+}
+
+/// The sandbox of a rebuilt server: not sandboxed when it was not (it runs as it did), else the
+/// form's own declarations with the user's choices kept (on or off, the network, the folders
+/// granted or denied), except paths that were form values and no longer are.
+fn carried_sandbox(old: &ServerConfig, new: &ServerConfig) -> Option<plugboard_sandbox::Settings> {
+    let old_sandbox = old.sandbox.as_ref()?;
+    let mut sandbox = new.sandbox.clone().unwrap_or_default();
+    sandbox.enabled = old_sandbox.enabled;
+    sandbox.network = old_sandbox.network.clone();
+    let plain_inputs = |config: &ServerConfig| -> BTreeSet<String> {
+        config
+            .source
+            .iter()
+            .flat_map(|s| s.inputs.values())
+            .filter_map(|v| match v {
+                ConfigValue::Plain(text) => Some(text.clone()),
+                _ => None,
+            })
+            .flat_map(|text| text.lines().map(str::to_owned).collect::<Vec<_>>())
+            .collect()
+    };
+    let gone: BTreeSet<String> = plain_inputs(old)
+        .difference(&plain_inputs(new))
+        .cloned()
+        .collect();
+    let carry = |from: &[String], to: &mut Vec<String>| {
+        for path in from {
+            if !gone.contains(path) && !to.contains(path) {
+                to.push(path.clone());
+            }
+        }
+    };
+    carry(&old_sandbox.allow_read, &mut sandbox.allow_read);
+    carry(&old_sandbox.allow_write, &mut sandbox.allow_write);
+    carry(&old_sandbox.deny, &mut sandbox.deny);
+    Some(sandbox)
+}
+
+/// Save `prepared` in place of installed server `old` (same name): its secrets, its config,
+/// the secrets `old` used and it does not removed, and `test` (when given) as its health.
+pub fn replace(
+    servers: &Servers,
+    old: &ServerConfig,
+    prepared: &PreparedServer,
+    test: Option<(u64, &TestResult)>,
+) -> Result<(), ManageError> {
+    let name = &prepared.name;
+    let namespace = old.secret_namespace(name).to_owned();
+    if !prepared.secrets.is_empty() {
+        let store = servers.secrets()?;
+        for (secret, value) in &prepared.secrets {
+            store.set(
+                &SecretKey::new(&namespace, secret),
+                value as &Sensitive<String>,
+            )?;
+        }
+    }
+    let new = prepared.config.clone();
+    servers.config().update(name, |s| {
+        *s = new.clone();
+        Ok(())
+    })?;
+    let still_used = new.secret_keys(name);
+    if let Ok(store) = servers.secrets() {
+        for key in old.secret_keys(name) {
+            if !still_used.contains(&key) {
+                let _ = store.delete(&key);
+            }
+        }
+    }
+    if let Some((started_at_ms, result)) = test {
+        crate::checks::seed_health(servers, name, started_at_ms, result);
+    }
+    Ok(())
+}
