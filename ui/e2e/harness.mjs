@@ -209,3 +209,9 @@ export async function footerOnOneRow(css) {
   );
   if (tops.length < 2 || new Set(tops).size !== 1) throw new Error(`the footer of ${css} wraps: button tops ${tops.join(", ")}`);
 }
+/** Scroll `css` to the middle of its scrolling box (a field low in a dialog's body, where the
+ * footer would cover it). */
+export async function reveal(css) {
+  await s.waitFor(css);
+  await s.execute("document.querySelector(arguments[0]).scrollIntoView({ block: 'center' });", [css]);
+}

@@ -1,11 +1,11 @@
 // OAuth: signing in by pasting the redirect, a custom server whose 401 advertises OAuth (Sign
-// in on its card, or one click in the editor), and OAuth chosen in the custom editor (Add and
-// sign in).
+// in on its card, or one click in the editor), a service account (client credentials, no
+// browser), and OAuth chosen in the custom editor (Add and sign in).
 
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { home, oauthPort, config, card, healthOf } from "./fixtures.mjs";
-import { s, step, shot, fill, select } from "./harness.mjs";
+import { s, step, shot, fill, select, reveal } from "./harness.mjs";
 
 /** OAuth sign-ins. */
 export async function oauth() {
@@ -91,6 +91,39 @@ export async function oauth() {
     if (auth?.type !== "oauth2") throw new Error(`auth is ${JSON.stringify(auth)}`);
     await (await s.find('[data-testid="oauth-dialog"] footer .btn')).click();
     await s.waitGone('[data-testid="oauth-dialog"]');
+  });
+
+  await step("a service account in the editor: client credentials, tested without a browser, the secret in the keyring", async () => {
+    // The "developer console": a confidential client at the fixture.
+    const registered = await (
+      await fetch(`http://127.0.0.1:${oauthPort}/register`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/callback"], token_endpoint_auth_method: "client_secret_basic" }),
+      })
+    ).json();
+    await (await s.find('[data-testid="nav-add-custom"]')).click();
+    await fill('[data-testid="custom-name"]', "oauth-service");
+    await (await s.find('[data-testid="transport-shttp"]')).click();
+    await fill('[data-testid="custom-url"]', `http://127.0.0.1:${oauthPort}/mcp`);
+    await select('[data-testid="custom-auth"]', "oauth2");
+    await select('[data-testid="custom-oauth-grant"]', "client_credentials");
+    await reveal('[data-testid="custom-oauth-client"]');
+    await fill('[data-testid="custom-oauth-client"]', registered.client_id);
+    await reveal('[data-testid="custom-oauth-secret"]');
+    await fill('[data-testid="custom-oauth-secret"]', registered.client_secret);
+    await (await s.find('[data-testid="custom-test"]')).click();
+    await s.waitFor('[data-testid="custom-editor"] [data-testid="test-verified"], [data-testid="custom-editor"] [data-testid="test-working"]', {
+      timeout: 20000,
+      what: "the test with a token got by client credentials",
+    });
+    await shot("16d-custom-client-credentials");
+    await (await s.find('[data-testid="custom-save"]')).click();
+    await s.waitGone('[data-testid="custom-editor"]');
+    const text = config();
+    if (text.includes(registered.client_secret)) throw new Error("the client secret is in the config");
+    const auth = JSON.parse(text).servers["oauth-service"].auth;
+    if (auth?.grant?.type !== "client_credentials") throw new Error(`auth is ${JSON.stringify(auth)}`);
   });
 
   await step("a custom server with OAuth chosen in the editor: Add and sign in", async () => {
