@@ -69,16 +69,21 @@ impl OAuthServer {
 
     /// What the fixture counted (registrations, code_exchanges, refreshes, revocations, ...).
     pub async fn stats(&self) -> Value {
-        plugboard::tls::http_client_builder()
-            .build()
-            .unwrap()
-            .get(format!("{}/stats", self.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        json_answer(fixture_client().get(format!("{}/stats", self.base))).await
+    }
+
+    /// The "developer console": a confidential client registered for `redirect_uri`,
+    /// authenticating with `method`; the registration answer (`client_id`, `client_secret`).
+    pub async fn register_confidential_client(&self, redirect_uri: &str, method: &str) -> Value {
+        let body = serde_json::json!({"redirect_uris": [redirect_uri],
+            "token_endpoint_auth_method": method});
+        json_answer(
+            fixture_client()
+                .post(format!("{}/register", self.base))
+                .header("Content-Type", "application/json")
+                .body(body.to_string()),
+        )
+        .await
     }
 
     pub async fn stat(&self, name: &str) -> u64 {
@@ -110,28 +115,13 @@ pub async fn stops_answering(url: &str) -> bool {
     false
 }
 
-/// The "developer console": a confidential client registered at `fixture` for `redirect_uri`,
-/// authenticating with `method`; the registration answer (`client_id`, `client_secret`).
-pub async fn register_confidential_client(
-    fixture: &OAuthServer,
-    redirect_uri: &str,
-    method: &str,
-) -> Value {
-    plugboard::tls::http_client_builder()
-        .build()
-        .unwrap()
-        .post(format!("{}/register", fixture.base))
-        .header("Content-Type", "application/json")
-        .body(
-            serde_json::json!({"redirect_uris": [redirect_uri], "token_endpoint_auth_method": method})
-                .to_string(),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+fn fixture_client() -> reqwest::Client {
+    plugboard::tls::http_client_builder().build().unwrap()
+}
+
+/// The JSON the fixture answers `request` with.
+async fn json_answer(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
 }
 
 /// A client that never follows redirects (the test plays the browser step by step).

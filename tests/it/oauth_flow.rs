@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::oauth_fixture::{
     OAuthServer, assert_no_file_contains, consent, context, deliver, mcp_call, oauth_server_config,
-    register_confidential_client, sign_in, stops_answering,
+    sign_in, stops_answering,
 };
 
 /// The stored token record (the test looks inside the secret store on purpose).
@@ -537,7 +537,9 @@ async fn a_pre_registered_client_with_a_secret_and_a_fixed_callback_port() {
         .unwrap()
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let registered = register_confidential_client(&fixture, &redirect, "client_secret_post").await;
+    let registered = fixture
+        .register_confidential_client(&redirect, "client_secret_post")
+        .await;
     let home = tempfile::tempdir().unwrap();
     let store = Arc::new(MemoryStore::new());
     let mut server = oauth_server_config(&fixture.mcp_url());

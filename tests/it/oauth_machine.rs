@@ -5,19 +5,16 @@
 
 use serde_json::Value;
 
-use crate::oauth_fixture::{OAuthServer, register_confidential_client};
+use crate::oauth_fixture::OAuthServer;
 use crate::support::{Home, assert_code, output_with_stdin, require_keyring, stderr, stdout};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_account_gets_its_token_without_a_sign_in_and_keeps_its_secret_in_the_keyring() {
     require_keyring();
     let fixture = OAuthServer::start(&[]);
-    let registered = register_confidential_client(
-        &fixture,
-        "http://127.0.0.1:9/callback",
-        "client_secret_basic",
-    )
-    .await;
+    let registered = fixture
+        .register_confidential_client("http://127.0.0.1:9/callback", "client_secret_basic")
+        .await;
     let client_id = registered["client_id"].as_str().unwrap().to_owned();
     let secret = registered["client_secret"].as_str().unwrap().to_owned();
     let home = Home::new();

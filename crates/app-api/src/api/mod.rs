@@ -282,6 +282,14 @@ impl Api {
     /// Check a filled install form and build the server, without saving anything. The values
     /// are wrapped as `Sensitive` at once; errors are scrubbed of every supplied value.
     pub fn prepare(&self, request: &InstallRequest) -> Result<form::PreparedServer, ApiError> {
+        self.prepare_edit(request).map(|(prepared, _)| prepared)
+    }
+
+    /// [`Api::prepare`], with the installed server the request edits, if it edits one.
+    fn prepare_edit(
+        &self,
+        request: &InstallRequest,
+    ) -> Result<(form::PreparedServer, Option<crate::config::ServerConfig>), ApiError> {
         let scrub = |e: ApiError| e.scrub(request.values.values().map(String::as_str));
         let npm_check = |identifier: &str, version: &str, date: &str| {
             crate::deps::npm_before_allowed(identifier, version, date)
@@ -330,7 +338,7 @@ impl Api {
             self.keep_identity(old, request, &mut prepared)
                 .map_err(scrub)?;
         }
-        Ok(prepared)
+        Ok((prepared, edited))
     }
 
     /// Install a catalog entry from its filled form: secrets to the keyring, the rest to the
@@ -338,8 +346,8 @@ impl Api {
     /// server's view.
     pub fn install(&self, request: &InstallRequest) -> Result<ServerView, ApiError> {
         self.allowed_install(&request.entry_id)?;
-        let prepared = self.prepare(request)?;
-        if let Some(old) = self.edited(request)? {
+        let (prepared, edited) = self.prepare_edit(request)?;
+        if let Some(old) = edited {
             return self.save_edit(&old, request, &prepared);
         }
         if let Err(taken) = self
