@@ -645,6 +645,19 @@ pub enum SecretsCommand {
     Use(SecretsUseArgs),
     /// Which store is active and whether it works (a real write, read and delete)
     Status(JsonFlag),
+    /// Hold the encrypted file's passphrase in the kernel keyring (memory only, never a file)
+    /// so that programs with no terminal, such as MCP clients launching `plugboard run`, can
+    /// open the file until it expires or `lock`
+    Unlock(SecretsUnlockArgs),
+    /// Stop holding the passphrase: programs with no terminal can no longer open the file
+    Lock,
+}
+
+#[derive(Debug, Args)]
+pub struct SecretsUnlockArgs {
+    /// How long the kernel holds the passphrase (it is also gone at reboot)
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=720))]
+    pub hours: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

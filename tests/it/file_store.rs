@@ -45,27 +45,15 @@ fn status(home: &Home, pass: Option<&str>) -> (i32, Value) {
     )
 }
 
-#[test]
-fn file_store_round_trip_refusals_and_status() {
-    let home = Home::new();
-    let out = with_pass(&home, &["secrets", "use", "file"], Some(PASS))
-        .output()
-        .unwrap();
-    assert_code(&out, 0);
-    let settings: Value =
-        serde_json::from_slice(&std::fs::read(home.path().join("settings.json")).unwrap()).unwrap();
-    assert_eq!(settings["secret_store"], "file");
-    let file = home.path().join("secrets.age");
-    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600);
-
-    // A server whose secret lives in the file reaches its server through `plugboard run`.
+/// `fx`, the fixture, whose `TOKEN` is a secret it checks: added with `--no-test`; returns the
+/// token.
+fn add_server_with_secret(home: &Home) -> String {
     let token = format!("file-store-token-{:016x}", rand::random::<u64>());
     let expected = home.path().join("expected");
     std::fs::write(&expected, &token).unwrap();
     let expect = format!("TOKEN=@{}", expected.display());
     let mut add = with_pass(
-        &home,
+        home,
         &[
             "add",
             "fx",
@@ -90,19 +78,43 @@ fn file_store_round_trip_refusals_and_status() {
             );
         }
     }
+    token
+}
+
+/// `run` (the command given) as an MCP client would: initialize, then call the fixture's
+/// `check_credentials`, then close its input.
+fn run_and_check_credentials(mut run: std::process::Command) -> std::process::Output {
     let session = concat!(
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
         "\n",
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"check_credentials","arguments":{}}}"#,
         "\n"
     );
-    let mut run = with_pass(&home, &["run", "fx"], Some(PASS));
     run.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = run.spawn().unwrap();
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), session.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn file_store_round_trip_refusals_and_status() {
+    let home = Home::new();
+    let out = with_pass(&home, &["secrets", "use", "file"], Some(PASS))
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let settings: Value =
+        serde_json::from_slice(&std::fs::read(home.path().join("settings.json")).unwrap()).unwrap();
+    assert_eq!(settings["secret_store"], "file");
+    let file = home.path().join("secrets.age");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    // A server whose secret lives in the file reaches its server through `plugboard run`.
+    let token = add_server_with_secret(&home);
+    let out = run_and_check_credentials(with_pass(&home, &["run", "fx"], Some(PASS)));
     assert_code(&out, 0);
     assert!(stdout(&out).contains(r#"\"ok\":true"#), "{}", stdout(&out));
 
@@ -234,4 +246,140 @@ fn a_new_file_needs_a_real_passphrase_and_age_work_factor() {
         .find(|l| l.starts_with("-> scrypt "))
         .unwrap_or_else(|| panic!("no scrypt stanza: {header}"));
     assert!(stanza.ends_with(" 18"), "{stanza}");
+}
+
+/// A Python program that tries to read what the kernel keyring holds under `description` (as a
+/// hostile server would) and writes `read:VALUE` or `denied:ERRNO` to the file it is given.
+const KEYRING_SPY: &str = r#"
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+key = libc.syscall(ctypes.c_long(250), ctypes.c_long(10), ctypes.c_long(-4), b"user", sys.argv[2].encode(), ctypes.c_long(0))
+buf = ctypes.create_string_buffer(4096)
+n = libc.syscall(ctypes.c_long(250), ctypes.c_long(11), ctypes.c_long(key), buf, ctypes.c_long(4096)) if key >= 0 else -1
+out = "read:" + buf.raw[:n].decode() if n >= 0 else "denied:%d" % ctypes.get_errno()
+open(sys.argv[1], "w").write(out)
+"#;
+
+/// `plugboard secrets unlock` holds the passphrase in the kernel keyring: programs with no
+/// terminal and no passphrase in their environment (an MCP client launching `plugboard run`)
+/// then open the file, while the servers Plugboard starts cannot read the passphrase; a wrong
+/// passphrase is never held, and `lock` ends it.
+#[test]
+fn an_unlocked_file_opens_without_a_terminal_and_never_for_the_servers() {
+    let home = Home::new();
+    assert_code(
+        &with_pass(&home, &["secrets", "use", "file"], Some(PASS))
+            .output()
+            .unwrap(),
+        0,
+    );
+    add_server_with_secret(&home);
+    let file = std::fs::canonicalize(home.path().join("secrets.age")).unwrap();
+    let description = format!("plugboard:secrets:{}", file.display());
+
+    let (code, json) = status(&home, None);
+    assert_eq!((code, &json["held"]), (1, &Value::Bool(false)), "{json}");
+    assert!(
+        json["error"]
+            .as_str()
+            .unwrap()
+            .contains("plugboard secrets unlock"),
+        "{json}"
+    );
+
+    let out = with_pass(
+        &home,
+        &["secrets", "unlock", "--hours", "1"],
+        Some("wrong passphrase"),
+    )
+    .output()
+    .unwrap();
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("passphrase does not open"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(status(&home, None).1["held"], false);
+
+    let out = with_pass(&home, &["secrets", "unlock", "--hours", "1"], Some(PASS))
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let (code, json) = status(&home, None);
+    assert_eq!((code, &json["held"]), (0, &Value::Bool(true)), "{json}");
+    let out = run_and_check_credentials(with_pass(&home, &["run", "fx"], None));
+    assert_code(&out, 0);
+    assert!(stdout(&out).contains(r#"\"ok\":true"#), "{}", stdout(&out));
+
+    // The spy reads the passphrase when this test runs it (so its "denied" below means
+    // something), and is denied when Plugboard starts it, through `test` and through `run`.
+    let spied = |name: &str| std::fs::read_to_string(home.path().join(name)).unwrap();
+    let direct = home.path().join("direct");
+    let ran = std::process::Command::new("python3")
+        .args(["-c", KEYRING_SPY])
+        .arg(&direct)
+        .arg(&description)
+        .status()
+        .unwrap();
+    assert!(ran.success());
+    assert_eq!(spied("direct"), format!("read:{PASS}"));
+    let through_test = home.path().join("through-test");
+    let out = with_pass(
+        &home,
+        &["test", "--stdio", "--", "python3", "-c", KEYRING_SPY],
+        None,
+    )
+    .arg(&through_test)
+    .arg(&description)
+    .output()
+    .unwrap();
+    assert_code(&out, 1);
+    assert!(
+        spied("through-test").starts_with("denied:"),
+        "{}",
+        spied("through-test")
+    );
+    let through_run = home.path().join("through-run");
+    let mut add = with_pass(
+        &home,
+        &[
+            "add",
+            "spy",
+            "--no-test",
+            "--stdio",
+            "--",
+            "python3",
+            "-c",
+            KEYRING_SPY,
+        ],
+        None,
+    );
+    add.arg(&through_run).arg(&description);
+    assert_code(&add.output().unwrap(), 0);
+    let out = with_pass(&home, &["run", "spy"], None)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(through_run.exists(), "{}", stderr(&out));
+    assert!(
+        spied("through-run").starts_with("denied:"),
+        "{}",
+        spied("through-run")
+    );
+
+    let out = with_pass(&home, &["secrets", "lock"], None)
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    assert!(stdout(&out).contains("no longer held"), "{}", stdout(&out));
+    assert_eq!(status(&home, None).1["held"], false);
+    let out = run_and_check_credentials(with_pass(&home, &["run", "fx"], None));
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("plugboard secrets unlock"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -293,7 +293,8 @@ pub async fn relay(
             detail: redactor.redact(&e.to_string()),
         })?;
     #[cfg(target_os = "linux")]
-    // SAFETY: only async-signal-safe calls (prctl, getppid, landlock) between fork and exec.
+    // SAFETY: only async-signal-safe calls (prctl, getppid, keyctl, landlock) between fork and
+    // exec.
     unsafe {
         let parent = libc::getpid();
         cmd.pre_exec(move || {
@@ -311,6 +312,7 @@ pub async fn relay(
             if libc::getppid() != parent {
                 libc::_exit(1);
             }
+            plugboard_base::kernel_keyring::leave_user_keyring();
             Ok(())
         });
         if let Some(sandbox) = &sandbox {

@@ -107,15 +107,13 @@ impl FileStore {
         FileStore::new(path, Box::new(move || Ok(passphrase.clone())))
     }
 
-    /// A store in `path` whose passphrase is `$PLUGBOARD_SECRETS_PASSPHRASE`, else typed at the
-    /// terminal without echo (never read from standard input, which may carry MCP traffic).
+    /// A store in `path` whose passphrase is `$PLUGBOARD_SECRETS_PASSPHRASE`, else the one
+    /// `plugboard secrets unlock` holds in the kernel keyring, else typed at the terminal without
+    /// echo (never read from standard input, which may carry MCP traffic).
     pub fn with_env_or_prompt(path: impl Into<PathBuf>) -> FileStore {
         let path = path.into();
-        let shown = path.display().to_string();
-        FileStore::new(
-            path,
-            Box::new(move || passphrase_from_env_or_tty(&shown, false)),
-        )
+        let for_source = path.clone();
+        FileStore::new(path, Box::new(move || find_passphrase(&for_source, false)))
     }
 
     /// The file's path.
@@ -215,8 +213,9 @@ impl FileStore {
                         self.path.display()
                     ),
                     format!(
-                        "give the right passphrase (in {PASSPHRASE_ENV} or at the prompt); the \
-                         file was not changed. To go back to the OS keyring: plugboard secrets use keyring"
+                        "give the right passphrase (in {PASSPHRASE_ENV}, at the prompt, or held \
+                         by `plugboard secrets unlock`); the file was not changed. To go back to \
+                         the OS keyring: plugboard secrets use keyring"
                     ),
                 )
             }
@@ -363,25 +362,29 @@ fn create_private_dir(dir: &Path) -> Result<(), SecretError> {
     builder.create(dir).map_err(|e| io_error("create", dir, e))
 }
 
-/// The passphrase from `$PLUGBOARD_SECRETS_PASSPHRASE`, else from a no-echo prompt on the
+/// The passphrase of the file at `path`: `$PLUGBOARD_SECRETS_PASSPHRASE`, else the one held in
+/// the kernel keyring by `plugboard secrets unlock`, else typed at a no-echo prompt on the
 /// terminal (`/dev/tty`, so standard input is never read). With `confirm`, a typed passphrase
 /// is asked twice.
-pub fn passphrase_from_env_or_tty(
-    shown: &str,
-    confirm: bool,
-) -> Result<Sensitive<String>, SecretError> {
+pub fn find_passphrase(path: &Path, confirm: bool) -> Result<Sensitive<String>, SecretError> {
     if let Some(value) = std::env::var_os(PASSPHRASE_ENV) {
         let value = value.to_string_lossy().into_owned();
         if !value.is_empty() {
             return Ok(Sensitive::new(value));
         }
     }
+    if let Some(held) = held_passphrase(path) {
+        return Ok(held);
+    }
+    let shown = path.display();
     let no_tty = || {
         file_error(
             format!("the passphrase of {shown} is needed and there is no terminal to ask it on"),
             format!(
-                "set {PASSPHRASE_ENV} in the environment of the program that runs Plugboard, or \
-                 go back to the OS keyring with `plugboard secrets use keyring`"
+                "run `plugboard secrets unlock` in a terminal (it holds the passphrase in the \
+                 kernel keyring, in memory only, for the programs you run), or set \
+                 {PASSPHRASE_ENV} in the environment of the program that runs Plugboard, or go \
+                 back to the OS keyring with `plugboard secrets use keyring`"
             ),
         )
     };
@@ -397,6 +400,60 @@ pub fn passphrase_from_env_or_tty(
         }
     }
     Ok(Sensitive::new(first))
+}
+
+/// What the kernel keyring holds the passphrase of the file at `path` under: one per file, so
+/// two Plugboard homes never share one.
+fn held_description(path: &Path) -> String {
+    let absolute = fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf());
+    format!("plugboard:secrets:{}", absolute.display())
+}
+
+/// The passphrase `plugboard secrets unlock` holds for the file at `path`, if it still does.
+pub fn held_passphrase(path: &Path) -> Option<Sensitive<String>> {
+    let bytes = plugboard_base::kernel_keyring::read(&held_description(path))
+        .ok()
+        .flatten()?;
+    String::from_utf8(bytes)
+        .ok()
+        .filter(|p| !p.is_empty())
+        .map(Sensitive::new)
+}
+
+/// Hold the passphrase of the file at `path` in the kernel keyring for `ttl`, after proving it
+/// opens the file. Nothing is held when it does not.
+pub fn hold_passphrase(
+    path: &Path,
+    passphrase: Sensitive<String>,
+    ttl: std::time::Duration,
+) -> Result<(), SecretError> {
+    FileStore::with_passphrase(path, passphrase.clone()).unlock()?;
+    plugboard_base::kernel_keyring::hold(
+        &held_description(path),
+        passphrase.expose().as_bytes(),
+        ttl,
+    )
+    .map_err(|e| {
+        file_error(
+            format!("the passphrase could not be held in the kernel keyring: {e}"),
+            format!(
+                "set {PASSPHRASE_ENV} in the environment of the programs that run Plugboard, or \
+                 keep secrets in the OS keyring (`plugboard secrets use keyring`)"
+            ),
+        )
+    })
+}
+
+/// Stop holding the passphrase of the file at `path`. `Ok(false)`: none was held.
+pub fn forget_passphrase(path: &Path) -> Result<bool, SecretError> {
+    plugboard_base::kernel_keyring::forget(&held_description(path)).map_err(|e| {
+        file_error(
+            format!("the kernel keyring could not be reached: {e}"),
+            "nothing was held there by Plugboard on this system",
+        )
+    })
 }
 
 #[cfg(test)]

@@ -177,9 +177,14 @@ pub fn spawn(
     // Kept until the spawn returns: the child binds itself to its ruleset before exec.
     let prepared = sandbox.map(plugboard_sandbox::prepare).transpose()?;
     #[cfg(target_os = "linux")]
-    if let Some(prepared) = &prepared {
-        // SAFETY: the hook makes only async-signal-safe system calls.
-        unsafe {
+    // SAFETY: the hooks make only async-signal-safe system calls.
+    unsafe {
+        // The server never possesses the passphrase `plugboard secrets unlock` holds.
+        cmd.pre_exec(|| {
+            plugboard_base::kernel_keyring::leave_user_keyring();
+            Ok(())
+        });
+        if let Some(prepared) = &prepared {
             cmd.pre_exec(prepared.child_setup());
         }
     }
