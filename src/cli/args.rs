@@ -567,6 +567,10 @@ pub struct ExportArgs {
     /// The file to write (the generic format needs one; others default to the client's own)
     #[arg(long)]
     pub file: Option<std::path::PathBuf>,
+    /// A project folder: the client's file in it (`.mcp.json` for copilot, `.vscode/mcp.json`
+    /// for vscode) instead of the user-level one
+    #[arg(long, value_name = "DIR", conflicts_with = "file")]
+    pub workspace: Option<std::path::PathBuf>,
     /// Write the file (with a timestamped backup); without it, print what would be written
     #[arg(long)]
     pub write: bool,
@@ -592,6 +596,10 @@ pub struct ClientsArgs {
     /// Rewrite the file even when its comments or inexact numbers would be lost
     #[arg(long, requires = "remove")]
     pub force: bool,
+    /// Also show the files the clients read in this project folder (`.mcp.json`,
+    /// `.vscode/mcp.json`); with `--remove`, take the entry out of that folder's file
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -605,6 +613,10 @@ pub struct ImportArgs {
     /// Import from this file
     #[arg(long)]
     pub file: Option<std::path::PathBuf>,
+    /// A project folder: the client's file in it (`.mcp.json` for copilot, `.vscode/mcp.json`
+    /// for vscode) instead of the user-level one
+    #[arg(long, value_name = "DIR", conflicts_with = "file", requires = "client")]
+    pub workspace: Option<std::path::PathBuf>,
     /// The format of --file (default: guessed from its content)
     #[arg(long, value_enum)]
     pub format: Option<ClientArg>,

@@ -41,9 +41,32 @@ pub(super) fn kind_of(arg: ClientArg) -> ClientKind {
     }
 }
 
-fn file_of(kind: ClientKind, file: Option<PathBuf>) -> Result<PathBuf, CliError> {
+/// The file of `kind` to read or write: `file` if given, else its file in the project folder
+/// `workspace`, else its user-level file.
+fn file_of(
+    kind: ClientKind,
+    file: Option<PathBuf>,
+    workspace: Option<&std::path::Path>,
+) -> Result<PathBuf, CliError> {
     if let Some(file) = file {
         return Ok(file);
+    }
+    if let Some(folder) = workspace {
+        if !folder.is_dir() {
+            return Err(CliError::usage(format!(
+                "{} is not a folder",
+                folder.display()
+            )));
+        }
+        return match kind.format().workspace_path {
+            Some(path) => Ok(path(folder)),
+            None => Err(CliError::usage(format!(
+                "{} reads no file in a project folder that Plugboard knows; project files: \
+                 copilot (`.mcp.json`, which VS Code and the Copilot CLI read), vscode \
+                 (`.vscode/mcp.json`, deprecated by VS Code 1.140)",
+                kind.label()
+            ))),
+        };
     }
     if kind == ClientKind::Generic {
         return Err(CliError::usage(
@@ -60,7 +83,10 @@ fn file_of(kind: ClientKind, file: Option<PathBuf>) -> Result<PathBuf, CliError>
 
 pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
     let kind = kind_of(args.client);
-    let path = file_of(kind, args.file)?;
+    let path = file_of(kind, args.file, args.workspace.as_deref())?;
+    if let Some(why) = kind.format().deprecated {
+        eprintln!("note: {why}.");
+    }
     let config = servers.config().load()?;
     let choice = match &args.profile {
         Some(profile) => {
@@ -188,7 +214,7 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
         }
         (Some(client), None) => {
             let kind = kind_of(client);
-            (kind, file_of(kind, None)?)
+            (kind, file_of(kind, None, args.workspace.as_deref())?)
         }
         (None, None) => return Err(CliError::usage("give --client C or --file PATH")),
     };
@@ -196,6 +222,7 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
     let options = ImportOptions {
         extra_secrets: args.secret.clone(),
         input: &input_value,
+        workspace: args.workspace.as_deref(),
     };
     let mut plan = plan_import(kind, &path, &config, &options)?;
     crate::clients::quarantine::keep_only(&mut plan, &args.only)?;
@@ -392,7 +419,7 @@ pub fn import(servers: &Servers, args: ImportArgs) -> Result<(), CliError> {
 pub fn clients(servers: &Servers, args: ClientsArgs) -> Result<(), CliError> {
     if let (Some(client), Some(entry)) = (args.client, &args.remove) {
         let kind = kind_of(client);
-        let path = file_of(kind, None)?;
+        let path = file_of(kind, None, args.workspace.as_deref())?;
         let backup = crate::clients::quarantine::remove_entry(kind, &path, entry, args.force)?;
         println!(
             "Removed `{entry}` from {} ({}).",
@@ -404,11 +431,23 @@ pub fn clients(servers: &Servers, args: ClientsArgs) -> Result<(), CliError> {
         }
         return Ok(());
     }
-    detect(servers, args.json.json)
+    if let Some(folder) = &args.workspace
+        && !folder.is_dir()
+    {
+        return Err(CliError::usage(format!(
+            "{} is not a folder",
+            folder.display()
+        )));
+    }
+    detect(servers, args.workspace.as_deref(), args.json.json)
 }
 
-fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
-    let statuses = detect_clients(servers.config().dir());
+fn detect(
+    servers: &Servers,
+    workspace: Option<&std::path::Path>,
+    json: bool,
+) -> Result<(), CliError> {
+    let statuses = detect_clients(servers.config().dir(), workspace);
     let all = crate::budget::all_server_tools(servers, false)?;
     // The tools each client gets from its Plugboard entries (enabled tools of enabled servers).
     let exposed: Vec<usize> = statuses
@@ -460,7 +499,10 @@ fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
             "ok".into()
         };
         rows.push(vec![
-            s.label.to_string(),
+            match &s.workspace {
+                Some(_) => format!("{} (project)", s.label),
+                None => s.label.to_string(),
+            },
             s.path
                 .as_ref()
                 .map(|p| p.display().to_string())
@@ -485,9 +527,20 @@ fn detect(servers: &Servers, json: bool) -> Result<(), CliError> {
         if let Some(why) = s.deprecated
             && (!s.servers.is_empty() || s.other_entries > 0 || !s.gateways.is_empty())
         {
+            let workspace = s
+                .workspace
+                .as_ref()
+                .map(|w| format!(" --workspace {}", w.display()))
+                .unwrap_or_default();
             println!(
-                "note: {}: {why} (`plugboard export --client copilot`).",
-                s.label
+                "note: {} ({}): {why}. Plugboard writes its servers to the new file with \
+                 `plugboard export --client copilot{workspace} --write`; \
+                 `plugboard import --client vscode{workspace}` brings the others in first.",
+                s.label,
+                s.path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
             );
         }
     }

@@ -671,10 +671,133 @@ fn copilot_home_is_followed_and_the_deprecated_vscode_file_is_named() {
     let out = world.run(&["clients"]);
     let text = stdout(&out);
     assert!(
-        text.contains("note: VS Code: VS Code 1.140 shows this file as deprecated"),
+        text.contains("note: VS Code (")
+            && text.contains("VS Code 1.140 shows this file as deprecated"),
         "{text}"
     );
     assert!(text.contains("--client copilot"), "{text}");
+}
+
+/// A project folder's files, as VS Code 1.140 reads them: `.mcp.json` (Copilot's format, where
+/// new servers go) and the deprecated `.vscode/mcp.json`. `clients --workspace` shows both and
+/// names the deprecated one with the commands that move on; import reads the old file with
+/// `${workspaceFolder}` as the folder and its literal token moved to the keyring; export writes
+/// launchers to `.mcp.json`; a client without a project file is refused clearly.
+#[test]
+fn a_project_folder_s_files_are_shown_imported_and_written() {
+    require_keyring();
+    let world = World::new();
+    let project = world.user.path().join("my app");
+    let old = project.join(".vscode/mcp.json");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    let token = format!(
+        "sk_live_{:016x}{:016x}",
+        rand::random::<u64>(),
+        rand::random::<u64>()
+    );
+    std::fs::write(
+        &old,
+        format!(
+            r#"{{
+  // the project's database
+  "servers": {{
+    "db": {{"type": "stdio", "command": "uvx", "args": ["mcp-server-sqlite", "--db-path", "${{workspaceFolder}}/data.db"],
+            "env": {{"DB_API_KEY": "{token}"}}}}
+  }}
+}}"#
+        ),
+    )
+    .unwrap();
+    let folder = project.to_str().unwrap();
+    let clients = |world: &World| -> Vec<Value> {
+        let out = world.run(&["clients", "--json", "--workspace", folder]);
+        assert_code(&out, 0);
+        let all: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        all.as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["workspace"] == folder)
+            .cloned()
+            .collect()
+    };
+    let in_project = clients(&world);
+    let ids: Vec<&str> = in_project
+        .iter()
+        .map(|c| c["client"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["vscode", "copilot"], "{in_project:?}");
+    let vscode = &in_project[0];
+    assert_eq!(vscode["path"], old.to_str().unwrap());
+    assert_eq!(
+        (vscode["exists"].clone(), vscode["other_entries"].clone()),
+        (json!(true), json!(1))
+    );
+    assert!(vscode["deprecated"].as_str().unwrap().contains(".mcp.json"));
+    assert_eq!(in_project[1]["exists"], false);
+    let text = stdout(&world.run(&["clients", "--workspace", folder]));
+    assert!(text.contains("VS Code (project)"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "export --client copilot --workspace {folder} --write"
+        )),
+        "{text}"
+    );
+
+    let out = world.run(&["import", "--client", "vscode", "--workspace", folder, "-y"]);
+    assert_code(&out, 0);
+    let config: Value = read(&world.home.config_path());
+    let db = &config["servers"]["db"];
+    assert_eq!(
+        db["args"],
+        json!([
+            "mcp-server-sqlite",
+            "--db-path",
+            format!("{folder}/data.db")
+        ]),
+        "{db}"
+    );
+    assert_eq!(
+        db["env"]["DB_API_KEY"],
+        json!({"secret": "DB_API_KEY"}),
+        "{db}"
+    );
+    for (path, bytes) in world.home.all_file_bytes() {
+        assert!(
+            !contains_bytes(&bytes, token.as_bytes()),
+            "{}",
+            path.display()
+        );
+    }
+
+    let out = world.run(&[
+        "export",
+        "--client",
+        "copilot",
+        "--workspace",
+        folder,
+        "--write",
+    ]);
+    assert_code(&out, 0);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("deprecated"));
+    let written = read(&project.join(".mcp.json"));
+    check_launcher(&written["mcpServers"]["db"], "copilot", "db");
+    let in_project = clients(&world);
+    assert_eq!(in_project[1]["servers"], json!(["db"]), "{in_project:?}");
+    assert_eq!(in_project[1]["drifted"], false);
+
+    // Writing the old file still works, with VS Code's word on it.
+    let out = world.run(&["export", "--client", "vscode", "--workspace", folder]);
+    assert_code(&out, 0);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("deprecated"));
+    let out = world.run(&["export", "--client", "cursor", "--workspace", folder]);
+    assert_code(&out, 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("reads no file in a project folder"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = world.run(&["clients", "--workspace", &format!("{folder}/missing")]);
+    assert_code(&out, 2);
 }
 
 #[test]

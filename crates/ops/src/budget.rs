@@ -142,7 +142,7 @@ pub fn compute(all: &[ServerTools], clients: &[ClientStatus], only: Option<Clien
 /// The budget of the installed servers and the clients of this machine.
 pub fn budget(servers: &Servers, only: Option<ClientKind>) -> Result<Budget, ToolsError> {
     let all = all_server_tools(servers, true)?;
-    let clients = crate::clients::detect(servers.config().dir());
+    let clients = crate::clients::detect(servers.config().dir(), None);
     Ok(compute(&all, &clients, only))
 }
 
@@ -177,6 +177,7 @@ mod tests {
         ClientStatus {
             client,
             label: client.label(),
+            workspace: None,
             deprecated: None,
             path: None,
             exists: true,

@@ -36,7 +36,7 @@ pub fn overview(servers: &Servers) -> Result<Vec<ProfileOverview>, ProfileError>
         detail: e.to_string(),
     })?;
     let tools = crate::budget::all_server_tools(servers, true).unwrap_or_default();
-    let clients = crate::clients::detect(servers.config().dir());
+    let clients = crate::clients::detect(servers.config().dir(), None);
     let profiles = ProfileStore::in_config_dir(servers.config().dir()).list()?;
     Ok(profiles
         .into_iter()

@@ -340,7 +340,7 @@ impl Api {
     pub fn clients_overview(&self) -> ClientsOverview {
         let cli = self.cli();
         ClientsOverview {
-            clients: clients::detect(self.servers.config().dir())
+            clients: clients::detect(self.servers.config().dir(), None)
                 .iter()
                 .map(client_view)
                 .collect(),
@@ -352,7 +352,7 @@ impl Api {
     /// Record every other entry the clients' files hold now as seen: the user looked at them.
     pub fn mark_clients_seen(&self) -> Result<ClientsOverview, ApiError> {
         let dir = self.servers.config().dir();
-        clients::seen::record(dir, &clients::detect(dir)).map_err(|e| {
+        clients::seen::record(dir, &clients::detect(dir, None)).map_err(|e| {
             ApiError::new(ErrorCode::Io, format!("cannot remember what you saw: {e}"))
         })?;
         Ok(self.clients_overview())
@@ -506,6 +506,7 @@ impl Api {
         let options = clients::ImportOptions {
             extra_secrets: vec![],
             input: &|_| None,
+            workspace: None,
         };
         let plan = clients::plan_import(kind, &path, &config, &options).map_err(client_error)?;
         Ok((kind, plan))

@@ -23,6 +23,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     },
     deprecated: None,
     path,
+    workspace_path: None,
 };
 
 fn path(dirs: &Dirs) -> Option<PathBuf> {

@@ -3,7 +3,8 @@
 //! `mcpServers` as `{type: "stdio", command, args, env, tools}` or `{type: "http", url,
 //! headers, tools}`; `tools` lists the tools Copilot may call (`["*"]`: all of them, which is
 //! what Plugboard's launchers write: Plugboard decides which tools a client sees). Entries
-//! expand `${NAME}` from the environment.
+//! expand `${NAME}` from the environment. A project folder (workspace) has one of the same
+//! format in `.mcp.json` at its root.
 
 use std::path::PathBuf;
 
@@ -25,6 +26,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     },
     deprecated: None,
     path,
+    workspace_path: Some(|folder| folder.join(".mcp.json")),
 };
 
 fn path(dirs: &Dirs) -> Option<PathBuf> {

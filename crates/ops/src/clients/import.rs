@@ -49,6 +49,9 @@ pub struct ImportOptions<'a> {
     /// The value of an input (`${input:ID}`): from the environment, a prompt, or `None` when it
     /// cannot be had.
     pub input: &'a dyn Fn(&InputSpec) -> Option<Sensitive<String>>,
+    /// The project folder the file belongs to, for a workspace file: `${workspaceFolder}` is
+    /// that folder.
+    pub workspace: Option<&'a Path>,
 }
 
 /// One entry that will become a Plugboard server. Secret values are not serialized.
@@ -157,6 +160,7 @@ struct Expander<'a> {
     inputs: &'a [InputSpec],
     ask: &'a dyn Fn(&InputSpec) -> Option<Sensitive<String>>,
     cache: std::cell::RefCell<BTreeMap<String, Option<Sensitive<String>>>>,
+    workspace: Option<&'a Path>,
 }
 
 impl Expander<'_> {
@@ -278,6 +282,18 @@ impl Expander<'_> {
                 .home
                 .ok_or("no home directory is known")?;
             return Ok(Some((home.to_string_lossy().into_owned(), false)));
+        }
+        if let Some(folder) = self.workspace.filter(|_| self.vars.user_home) {
+            match inner {
+                "workspaceFolder" | "workspaceRoot" => {
+                    return Ok(Some((folder.to_string_lossy().into_owned(), false)));
+                }
+                "workspaceFolderBasename" => {
+                    let base = folder.file_name().unwrap_or(folder.as_os_str());
+                    return Ok(Some((base.to_string_lossy().into_owned(), false)));
+                }
+                _ => {}
+            }
         }
         if matches!(
             inner,
@@ -708,6 +724,7 @@ pub fn plan_import(
         inputs: &inputs,
         ask: options.input,
         cache: Default::default(),
+        workspace: options.workspace,
     };
     let empty = Map::new();
     let entries = match doc.get(format.servers_key) {
@@ -1037,16 +1054,31 @@ mod tests {
             inputs: &inputs,
             ask: &ask,
             cache: Default::default(),
+            workspace: None,
         };
         let e = vscode.expand("Bearer ${input:pat}").unwrap();
         assert_eq!(e.text, "Bearer tok-123");
         assert!(e.secret);
         assert!(vscode.expand("${workspaceFolder}/x").is_err());
+        // In a project's own file, the project folder is known.
+        let in_project = Expander {
+            workspace: Some(Path::new("/src/app")),
+            ..vscode
+        };
+        assert_eq!(
+            in_project
+                .expand("${workspaceFolder}/db:${workspaceFolderBasename}")
+                .unwrap()
+                .text,
+            "/src/app/db:app"
+        );
+        assert!(in_project.expand("${cwd}").is_err());
         let claude = Expander {
             vars: super::super::claude_code::FORMAT.vars,
             inputs: &[],
             ask: &no_input,
             cache: Default::default(),
+            workspace: None,
         };
         let e = claude
             .expand("${PLUGBOARD_SURELY_UNSET_VAR:-fallback}/${env:KEEP}")

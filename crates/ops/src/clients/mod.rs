@@ -139,6 +139,8 @@ pub struct ClientFormat {
     pub deprecated: Option<&'static str>,
     /// The user-level file, from the directories of this machine.
     pub path: fn(&Dirs) -> Option<PathBuf>,
+    /// The file the client reads inside a project folder (a workspace), if it reads one.
+    pub workspace_path: Option<fn(&Path) -> PathBuf>,
 }
 
 /// The directories client paths are built from, read from the environment (so tests can use a
@@ -354,10 +356,14 @@ fn plugboard_args(entry: &Value) -> Option<&[Value]> {
 pub struct ClientStatus {
     pub client: ClientKind,
     pub label: &'static str,
+    /// The project folder whose file this is; `None` for the client's user-level file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<PathBuf>,
     /// The client itself deprecates this file: why, and where its servers go now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deprecated: Option<&'static str>,
-    /// The client's user-level config file on this machine (`None` without a home directory).
+    /// The file: the client's user-level one (`None` without a home directory), or the one in
+    /// `workspace`.
     pub path: Option<PathBuf>,
     pub exists: bool,
     /// Plugboard servers the file launches (entries of the form `plugboard run NAME`).
@@ -439,97 +445,121 @@ pub struct Drift {
 }
 
 /// Every known client: its file, whether it exists, Plugboard's servers in it, and drift.
-/// `config_dir` is Plugboard's config directory (where `exports.json` is kept).
-pub fn detect(config_dir: &Path) -> Vec<ClientStatus> {
+/// `config_dir` is Plugboard's config directory (where `exports.json` is kept). With
+/// `workspace`, the files the clients read in that project folder follow the user-level ones.
+pub fn detect(config_dir: &Path, workspace: Option<&Path>) -> Vec<ClientStatus> {
     let dirs = Dirs::from_env();
-    let recorded = state::ExportState::load(config_dir).unwrap_or_default();
-    let seen = seen::Seen::load(config_dir);
-    let installed: Option<BTreeSet<String>> =
-        crate::config::ConfigStore::new(config_dir.to_owned())
+    let known = Known {
+        recorded: state::ExportState::load(config_dir).unwrap_or_default(),
+        seen: seen::Seen::load(config_dir),
+        installed: crate::config::ConfigStore::new(config_dir.to_owned())
             .load()
             .ok()
-            .map(|c| c.names().map(str::to_owned).collect());
-    ClientKind::KNOWN
+            .map(|c| c.names().map(str::to_owned).collect()),
+    };
+    let user = ClientKind::KNOWN
         .iter()
-        .map(|kind| {
-            let format = kind.format();
-            let path = (format.path)(&dirs);
-            let mut status = ClientStatus {
-                client: *kind,
-                label: format.label,
-                deprecated: format.deprecated,
-                path: path.clone(),
-                exists: path.as_ref().is_some_and(|p| p.exists()),
-                servers: vec![],
-                gateways: vec![],
-                other_entries: 0,
-                others: vec![],
-                drifted: false,
-                drift: vec![],
-                error: None,
-            };
-            let Some(path) = path.filter(|p| p.exists()) else {
-                return status;
-            };
-            let doc = match jsonc::read_object(&path) {
-                Ok(doc) => doc,
-                Err(e) => {
-                    status.error = Some(e.to_string());
-                    return status;
-                }
-            };
-            let empty = Map::new();
-            let entries = doc
-                .get(format.servers_key)
-                .and_then(Value::as_object)
-                .unwrap_or(&empty);
-            for (key, entry) in entries {
-                match launcher_target(entry) {
-                    Some(name) => {
-                        if installed
-                            .as_ref()
-                            .is_some_and(|names| !names.contains(name))
-                        {
-                            status.drift.push(Drift {
-                                entry: key.clone(),
-                                state: "server_gone",
-                            });
-                        }
-                        status.servers.push(name.to_string());
-                    }
-                    None if let Some(profile) = gateway_target(entry) => {
-                        status.gateways.push(profile.to_owned());
-                    }
-                    None => {
-                        status.other_entries += 1;
-                        status.others.push(OtherEntry {
-                            entry: key.clone(),
-                            launches: launches(entry),
-                            new: !seen.has(&path, key, entry),
-                            fingerprint: seen::fingerprint(entry),
-                        });
-                    }
-                }
-            }
-            if let Some(record) = recorded.file(&path) {
-                for (key, written) in &record.entries {
-                    let state = match entries.get(key) {
-                        None => Some("missing"),
-                        Some(now) if now != &written.entry => Some("modified"),
-                        Some(_) => None,
-                    };
-                    if let Some(state) = state {
-                        status.drift.push(Drift {
-                            entry: key.clone(),
-                            state,
-                        });
-                    }
-                }
-            }
-            status.drifted = !status.drift.is_empty();
-            status
+        .map(|kind| status_of(*kind, (kind.format().path)(&dirs), None, &known));
+    let in_workspace = workspace.into_iter().flat_map(|folder| {
+        ClientKind::KNOWN.iter().filter_map(|kind| {
+            let path = (kind.format().workspace_path?)(folder);
+            Some(status_of(*kind, Some(path), Some(folder), &known))
         })
-        .collect()
+    });
+    user.chain(in_workspace).collect()
+}
+
+/// What [`detect`] compares every file with.
+struct Known {
+    recorded: state::ExportState,
+    seen: seen::Seen,
+    installed: Option<BTreeSet<String>>,
+}
+
+/// One client's file (`path`, inside `workspace` when it is a project's) as [`detect`] shows it.
+fn status_of(
+    kind: ClientKind,
+    path: Option<PathBuf>,
+    workspace: Option<&Path>,
+    known: &Known,
+) -> ClientStatus {
+    let format = kind.format();
+    let mut status = ClientStatus {
+        client: kind,
+        label: format.label,
+        workspace: workspace.map(Path::to_path_buf),
+        deprecated: format.deprecated,
+        path: path.clone(),
+        exists: path.as_ref().is_some_and(|p| p.exists()),
+        servers: vec![],
+        gateways: vec![],
+        other_entries: 0,
+        others: vec![],
+        drifted: false,
+        drift: vec![],
+        error: None,
+    };
+    let Some(path) = path.filter(|p| p.exists()) else {
+        return status;
+    };
+    let doc = match jsonc::read_object(&path) {
+        Ok(doc) => doc,
+        Err(e) => {
+            status.error = Some(e.to_string());
+            return status;
+        }
+    };
+    let empty = Map::new();
+    let entries = doc
+        .get(format.servers_key)
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    for (key, entry) in entries {
+        match launcher_target(entry) {
+            Some(name) => {
+                if known
+                    .installed
+                    .as_ref()
+                    .is_some_and(|names| !names.contains(name))
+                {
+                    status.drift.push(Drift {
+                        entry: key.clone(),
+                        state: "server_gone",
+                    });
+                }
+                status.servers.push(name.to_string());
+            }
+            None if let Some(profile) = gateway_target(entry) => {
+                status.gateways.push(profile.to_owned());
+            }
+            None => {
+                status.other_entries += 1;
+                status.others.push(OtherEntry {
+                    entry: key.clone(),
+                    launches: launches(entry),
+                    new: !known.seen.has(&path, key, entry),
+                    fingerprint: seen::fingerprint(entry),
+                });
+            }
+        }
+    }
+    if let Some(record) = known.recorded.file(&path) {
+        for (key, written) in &record.entries {
+            let state = match entries.get(key) {
+                None => Some("missing"),
+                Some(now) if now != &written.entry => Some("modified"),
+                Some(_) => None,
+            };
+            if let Some(state) = state {
+                status.drift.push(Drift {
+                    entry: key.clone(),
+                    state,
+                });
+            }
+        }
+    }
+    status.drifted = !status.drift.is_empty();
+    status
 }
 
 /// `YYYYMMDD-HHMMSS` (UTC) of now, for backup file names.

@@ -3,7 +3,8 @@
 //! Windows). Servers under `servers` with a `type`: `{type: "stdio", command, args, env,
 //! envFile}` or `{type: "http" | "sse", url, headers}`; `inputs` declare prompted values
 //! (`{type: "promptString", id, description, password}`) used as `${input:ID}`. Entries also
-//! expand `${env:NAME}` and `${userHome}`. The file is JSONC.
+//! expand `${env:NAME}` and `${userHome}`. The file is JSONC. A project folder (workspace) has
+//! one of the same format in `.vscode/mcp.json`; VS Code 1.140 shows both as deprecated.
 
 use std::path::PathBuf;
 
@@ -25,9 +26,10 @@ pub static FORMAT: ClientFormat = ClientFormat {
     },
     deprecated: Some(
         "VS Code 1.140 shows this file as deprecated: new servers go to GitHub Copilot's \
-         own file",
+         own file (`~/.copilot/mcp-config.json`, or `.mcp.json` in a project folder)",
     ),
     path,
+    workspace_path: Some(|folder| folder.join(".vscode").join("mcp.json")),
 };
 
 fn path(dirs: &Dirs) -> Option<PathBuf> {
