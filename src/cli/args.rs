@@ -890,6 +890,8 @@ pub struct AddArgs {
     /// OAuth: scopes to request (repeat, or separate with spaces)
     #[arg(long, value_name = "SCOPE", requires = "url")]
     pub scope: Vec<String>,
+    #[command(flatten)]
+    pub helper: HeadersHelperArgs,
     /// Seconds to allow for a test of this server
     #[arg(long)]
     pub timeout: Option<u64>,
@@ -905,6 +907,47 @@ pub struct AddArgs {
     /// The command and its arguments
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// A remote server's headers from a command.
+#[derive(Debug, Args)]
+pub struct HeadersHelperArgs {
+    /// A program that prints the headers to send as a JSON object (`{"Authorization": "Bearer
+    /// …"}`): run without a shell and without your credential variables, before the first
+    /// request, after `--headers-ttl` and after a 401 or 403; its output is never stored
+    #[arg(long, value_name = "PROGRAM")]
+    pub headers_helper: Option<String>,
+    /// An argument for the headers helper (repeatable)
+    #[arg(
+        long,
+        value_name = "ARG",
+        requires = "headers_helper",
+        allow_hyphen_values = true
+    )]
+    pub headers_helper_arg: Vec<String>,
+    /// Seconds the helper's headers are used before it runs again (default 300)
+    #[arg(long, value_name = "SECS", requires = "headers_helper")]
+    pub headers_ttl: Option<u64>,
+}
+
+impl HeadersHelperArgs {
+    /// The helper the flags describe (a relative program path made absolute against the
+    /// current folder).
+    pub fn helper(&self) -> Option<crate::config::HeadersHelper> {
+        let command = self.headers_helper.as_ref()?;
+        let command = if command.contains('/') {
+            std::path::absolute(command)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| command.clone())
+        } else {
+            command.clone()
+        };
+        Some(crate::config::HeadersHelper {
+            command,
+            args: self.headers_helper_arg.clone(),
+            ttl: self.headers_ttl,
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -962,6 +1005,11 @@ pub struct EditArgs {
     /// Take that pin off again (the dependencies' newest versions)
     #[arg(long)]
     pub unpin_dependencies: bool,
+    #[command(flatten)]
+    pub helper: HeadersHelperArgs,
+    /// Stop getting headers from a command
+    #[arg(long, conflicts_with = "headers_helper")]
+    pub no_headers_helper: bool,
 }
 
 #[derive(Debug, Args)]

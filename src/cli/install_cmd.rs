@@ -484,6 +484,7 @@ pub fn add(servers: &Servers, args: AddArgs) -> Result<(), CliError> {
         env,
         headers,
         auth,
+        headers_helper: args.helper.helper(),
         timeout: args.timeout.map(|t| u32::try_from(t).unwrap_or(u32::MAX)),
     };
     let mut errors = vec![];

@@ -150,6 +150,16 @@ pub fn show(servers: &Servers, name: &str, json: bool) -> Result<(), CliError> {
     for (key, value) in &view.headers {
         println!("  header {key}: {}", value_text(value));
     }
+    if let Some(helper) = &view.headers_helper {
+        println!(
+            "  headers:  from `{}` (run again after {}s, or when refused)",
+            std::iter::once(helper.command.as_str())
+                .chain(helper.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            helper.ttl().as_secs()
+        );
+    }
     if view.auth.kind != "none" {
         let mut line = format!("  auth:     {}", view.auth.kind);
         if let Some(header) = &view.auth.header {
@@ -310,6 +320,12 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
         patch.keep_control_characters = Some(true);
     } else if args.strip_control_characters {
         patch.keep_control_characters = Some(false);
+    }
+    if let Some(helper) = args.helper.helper() {
+        helper.validate().map_err(CliError::usage)?;
+        patch.headers_helper = Some(Some(helper));
+    } else if args.no_headers_helper {
+        patch.headers_helper = Some(None);
     }
     servers.edit(&args.name, patch)?;
     println!("Updated `{}`.", args.name);

@@ -110,6 +110,7 @@ fn a_custom_server_with_a_bearer_token_gets_the_same_secret_name_from_either_fro
                 token: Some("token-one-door".into()),
                 set: None,
             },
+            headers_helper: None,
             timeout: None,
         },
         None,

@@ -7,9 +7,9 @@ pub mod api;
 
 use plugboard_base::{clock, heap};
 use plugboard_ops::{
-    budget, checks, clients, custom, deps, diagnostics, doctor, gateway, install, launch_diff,
-    launch_failure, lifecycle, manage, pinning, profile_overview, reconfigure, run, sandbox,
-    session, tokens, tools, updates,
+    budget, checks, clients, command_line, custom, deps, diagnostics, doctor, gateway, install,
+    launch_diff, launch_failure, lifecycle, manage, pinning, profile_overview, reconfigure, run,
+    sandbox, session, tokens, tools, updates,
 };
 use plugboard_sources::{bundles, catalog, form, market, policy, registry};
 use plugboard_store::{config, redact, secrets};

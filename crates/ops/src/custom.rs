@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::{
-    Auth, ClientAuthMethod, ConfigValue, OAuthGrant, OAuthSettings, SecretRef, ServerConfig,
-    TransportKind, validate_env_key, validate_header_name, validate_remote_url,
+    Auth, ClientAuthMethod, ConfigValue, HeadersHelper, OAuthGrant, OAuthSettings, SecretRef,
+    ServerConfig, TransportKind, validate_env_key, validate_header_name, validate_remote_url,
 };
 use crate::credentials::{self, OAUTH_CLIENT_SECRET};
 use crate::form::{FieldError, new_secret_namespace};
@@ -28,6 +28,8 @@ pub struct CustomServer {
     pub env: Vec<KeyValue>,
     pub headers: Vec<KeyValue>,
     pub auth: CustomAuth,
+    /// Remote only: a command that prints headers to send.
+    pub headers_helper: Option<HeadersHelper>,
     /// Seconds (1 to 3600); `None` is the default.
     pub timeout: Option<u32>,
 }
@@ -131,6 +133,19 @@ pub fn build(
     draft.place_and_time(input, &mut config);
     draft.key_values(input, &mut config);
     let remote = input.transport != TransportKind::Stdio;
+    if let Some(helper) = &input.headers_helper {
+        if !remote {
+            draft.error(
+                "headers_helper",
+                "only a remote server has headers; a stdio server gets its credentials through \
+                 environment variables",
+            );
+        } else if let Err(m) = helper.validate() {
+            draft.error("headers_helper", m);
+        } else {
+            config.headers_helper = Some(helper.clone());
+        }
+    }
     if !matches!(input.auth, CustomAuth::None) && !remote {
         draft.error(
             "auth",

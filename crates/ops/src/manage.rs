@@ -402,6 +402,8 @@ pub struct ServerPatch {
     pub allow_secret_args: Option<bool>,
     /// Whether its tool results keep terminal, bidi and tag characters.
     pub keep_control_characters: Option<bool>,
+    /// `Some(None)` removes the headers helper.
+    pub headers_helper: Option<Option<crate::config::HeadersHelper>>,
 }
 
 /// A server whose launch would put a secret on a command line, unless the user allowed it.
@@ -497,6 +499,9 @@ fn apply_patch(server: &mut ServerConfig, patch: &ServerPatch) {
     if let Some(keep) = patch.keep_control_characters {
         server.keep_control_characters = keep;
     }
+    if let Some(helper) = &patch.headers_helper {
+        server.headers_helper = helper.clone();
+    }
 }
 
 /// An env or header value as shown to the user.
@@ -547,6 +552,9 @@ pub struct ServerView {
     pub env: BTreeMap<String, ValueView>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, ValueView>,
+    /// The command its headers come from (a remote server's `headers_helper`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headers_helper: Option<crate::config::HeadersHelper>,
     pub auth: AuthView,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
@@ -645,6 +653,7 @@ impl ServerView {
             url: server.url.clone(),
             env: values(&server.env),
             headers: values(&server.headers),
+            headers_helper: server.headers_helper.clone(),
             auth,
             timeout: server.timeout,
             source: server.source.clone(),
@@ -663,6 +672,7 @@ impl ServerView {
             url: None,
             env: BTreeMap::new(),
             headers: BTreeMap::new(),
+            headers_helper: None,
             auth: AuthView {
                 kind: "unknown".into(),
                 header: None,

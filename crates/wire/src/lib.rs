@@ -5,6 +5,7 @@
 
 pub mod connect;
 pub mod credential_probe;
+pub mod headers_helper;
 pub mod oauth;
 pub mod probe;
 pub mod resolve;

@@ -176,6 +176,12 @@ pub enum ResolveError {
          on the way can read them; nothing was sent"
     )]
     InsecureCredentials { server: String, host: String },
+    #[error("server `{server}` has no headers: {detail}")]
+    HeadersHelper {
+        server: String,
+        command: String,
+        detail: String,
+    },
 }
 
 impl ResolveError {
@@ -188,7 +194,9 @@ impl ResolveError {
             | ResolveError::MissingCwd { .. }
             | ResolveError::InsecureCredentials { .. }
             | ResolveError::SecretOnCommandLine { .. } => ErrorKind::Config,
-            ResolveError::NeedsOAuth { .. } => ErrorKind::Unauthorized,
+            ResolveError::NeedsOAuth { .. } | ResolveError::HeadersHelper { .. } => {
+                ErrorKind::Unauthorized
+            }
             ResolveError::CommandNotFound { .. } | ResolveError::NotExecutable { .. } => {
                 ErrorKind::Spawn
             }
@@ -240,6 +248,13 @@ impl ResolveError {
                  environment variable, pass it that way (`plugboard edit {server} --secret-env \
                  VAR`) and remove the argument; only if you accept the risk, allow it with \
                  `plugboard edit {server} --allow-secret-args`"
+            ),
+            ResolveError::HeadersHelper {
+                server, command, ..
+            } => format!(
+                "run `{command}` yourself: it must print a JSON object of headers and exit 0 \
+                 (a sign-in it needs may have expired); change it with `plugboard edit {server} \
+                 --headers-helper PATH`"
             ),
             ResolveError::InsecureCredentials { server, .. } => format!(
                 "use the server's https:// address (`plugboard edit {server} --url https://…`); \
@@ -503,6 +518,22 @@ pub fn resolve(
                 let value = store.value(value)?;
                 redact_values.push(value.expose().clone());
                 headers.push((key.clone(), value));
+            }
+            if let Some(helper) = &server.headers_helper {
+                let given =
+                    crate::headers_helper::headers(name, raw, helper).map_err(|detail| {
+                        ResolveError::HeadersHelper {
+                            server: name.to_owned(),
+                            command: helper.command.clone(),
+                            detail,
+                        }
+                    })?;
+                sends_credentials = true;
+                for (key, value) in given {
+                    store.seen.push(value.expose().clone());
+                    headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&key));
+                    headers.push((key, value));
+                }
             }
             let auth_header = match &server.auth {
                 Auth::None => None,

@@ -455,6 +455,8 @@ export type CustomServer = {
 	env: KeyValue[],
 	headers: KeyValue[],
 	auth: CustomAuth,
+	/**  Remote only: headers from a command (`None`: no helper). */
+	headers_helper: HeadersHelper | null,
 	/**  Seconds; `None` is the default. */
 	timeout: number | null,
 };
@@ -762,6 +764,15 @@ export type GrantKind =
 "client_credentials" | 
 /**  Enterprise-managed: the user's ID token from the organisation's identity provider. */
 "identity_assertion";
+
+/**  A command whose output (a JSON object) gives a remote server's headers. */
+export type HeadersHelper = {
+	/**  The program: an absolute path, or a name found on PATH. */
+	command: string,
+	args: string[],
+	/**  Seconds its headers are used before it runs again; `None` is 300. */
+	ttl: number | null,
+};
 
 /**  The last test of an installed server, in short, for its card. */
 export type HealthView = {

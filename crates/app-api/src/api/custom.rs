@@ -114,6 +114,14 @@ pub(super) fn to_custom(
         env: values(&config.env),
         headers: values(&config.headers),
         auth,
+        headers_helper: config
+            .headers_helper
+            .as_ref()
+            .map(|h| super::dto::HeadersHelper {
+                command: h.command.clone(),
+                args: h.args.clone(),
+                ttl: h.ttl.map(|t| t.min(u32::MAX as u64) as u32),
+            }),
         timeout: config.timeout.map(|t| t.min(u32::MAX as u64) as u32),
     }
 }
@@ -234,6 +242,20 @@ fn spec_of(input: &CustomServer) -> crate::custom::CustomServer {
         url: input.url.clone(),
         env: values(&input.env),
         headers: values(&input.headers),
+        headers_helper: input
+            .headers_helper
+            .as_ref()
+            .filter(|h| !h.command.trim().is_empty())
+            .map(|h| crate::config::HeadersHelper {
+                command: h.command.trim().to_owned(),
+                args: h
+                    .args
+                    .iter()
+                    .map(|a| a.trim().to_owned())
+                    .filter(|a| !a.is_empty())
+                    .collect(),
+                ttl: h.ttl.map(u64::from),
+            }),
         auth: match &input.auth {
             CustomAuth::None => crate::custom::CustomAuth::None,
             CustomAuth::Bearer { token, .. } => crate::custom::CustomAuth::Bearer {

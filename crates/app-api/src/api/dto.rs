@@ -624,8 +624,21 @@ pub struct CustomServer {
     pub env: Vec<KeyValue>,
     pub headers: Vec<KeyValue>,
     pub auth: CustomAuth,
+    /// Remote only: headers from a command (`None`: no helper).
+    pub headers_helper: Option<HeadersHelper>,
     /// Seconds; `None` is the default.
     pub timeout: Option<u32>,
+}
+
+/// A command whose output (a JSON object) gives a remote server's headers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct HeadersHelper {
+    /// The program: an absolute path, or a name found on PATH.
+    pub command: String,
+    pub args: Vec<String>,
+    /// Seconds its headers are used before it runs again; `None` is 300.
+    pub ttl: Option<u32>,
 }
 
 /// About this installation, for the app's footer and settings.

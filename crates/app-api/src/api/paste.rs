@@ -11,73 +11,7 @@ use super::dto::{CustomAuth, CustomServer, KeyValue, Transport};
 use super::error::ApiError;
 use crate::manage::looks_secret;
 
-/// Split `line` into words as a POSIX shell would: whitespace separates, `'…'` is literal,
-/// `"…"` keeps `\"`, `\\`, `\$` and `` \` `` escapes, a backslash outside quotes escapes the
-/// next character. No expansion happens.
-pub fn split_command_line(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => word.push(c),
-                        None => return Err("a single quote (') is not closed".into()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
-                            Some('\n') => {}
-                            Some(c) => {
-                                word.push('\\');
-                                word.push(c);
-                            }
-                            None => return Err("a double quote (\") is not closed".into()),
-                        },
-                        Some(c) => word.push(c),
-                        None => return Err("a double quote (\") is not closed".into()),
-                    }
-                }
-            }
-            '\\' => match chars.next() {
-                Some('\n') => {}
-                Some(c) => {
-                    in_word = true;
-                    word.push(c);
-                }
-                None => {
-                    in_word = true;
-                    word.push('\\');
-                }
-            },
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
-}
+pub use crate::command_line::split_command_line;
 
 fn blank(name: &str, transport: Transport) -> CustomServer {
     CustomServer {
@@ -90,6 +24,7 @@ fn blank(name: &str, transport: Transport) -> CustomServer {
         env: vec![],
         headers: vec![],
         auth: CustomAuth::None,
+        headers_helper: None,
         timeout: None,
     }
 }
@@ -265,28 +200,6 @@ pub fn parse(text: &str) -> Result<Vec<CustomServer>, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn command_lines_split_like_a_shell() {
-        assert_eq!(
-            split_command_line(r#"node "/tmp/my dir/index.js" stdio --name 'a b' x\ y"#).unwrap(),
-            [
-                "node",
-                "/tmp/my dir/index.js",
-                "stdio",
-                "--name",
-                "a b",
-                "x y"
-            ]
-        );
-        assert_eq!(
-            split_command_line(r#"echo "a \"q\" \$HOME""#).unwrap(),
-            ["echo", r#"a "q" $HOME"#]
-        );
-        assert_eq!(split_command_line("  ").unwrap(), Vec::<String>::new());
-        assert!(split_command_line("echo 'open").is_err());
-        assert!(split_command_line("echo \"open").is_err());
-    }
 
     #[test]
     fn a_pasted_command_line_becomes_command_and_arguments() {

@@ -381,6 +381,7 @@ fn custom_servers_add_edit_keep_secrets_and_validate() {
             token: Some(SECRET.into()),
             set: None,
         },
+        headers_helper: None,
         timeout: Some(30),
     };
     let view = api.save_custom_server(None, &server, None).unwrap();
@@ -395,6 +396,29 @@ fn custom_servers_add_edit_keep_secrets_and_validate() {
             set: Some(true)
         }
     );
+    // Headers from a command: kept through the editor, refused with its field when invalid.
+    server = loaded;
+    server.headers_helper = Some(super::dto::HeadersHelper {
+        command: "/usr/local/bin/corp-token".into(),
+        args: vec!["--aud".into(), " ".into()],
+        ttl: Some(120),
+    });
+    api.save_custom_server(Some("api"), &server, None).unwrap();
+    let loaded = api.custom_server("api").unwrap();
+    assert_eq!(
+        loaded.headers_helper,
+        Some(super::dto::HeadersHelper {
+            command: "/usr/local/bin/corp-token".into(),
+            args: vec!["--aud".into()],
+            ttl: Some(120),
+        })
+    );
+    let mut relative = loaded.clone();
+    relative.headers_helper.as_mut().unwrap().command = "bin/corp-token".into();
+    let err = api
+        .save_custom_server(Some("api"), &relative, None)
+        .unwrap_err();
+    assert_eq!(err.fields[0].field, "headers_helper", "{err:?}");
     // Edit: keep the token (None), switch to auto-detect, rename.
     server = loaded;
     server.transport = Transport::Auto;
@@ -427,6 +451,7 @@ fn custom_servers_add_edit_keep_secrets_and_validate() {
         url: String::new(),
         args: vec![],
         cwd: String::new(),
+        headers_helper: None,
         timeout: Some(0),
     };
     let err = api.save_custom_server(None, &bad, None).unwrap_err();
@@ -468,6 +493,7 @@ fn custom_stdio(name: &str, command: &str, args: &[&str]) -> CustomServer {
         env: vec![],
         headers: vec![],
         auth: CustomAuth::None,
+        headers_helper: None,
         timeout: Some(20),
     }
 }

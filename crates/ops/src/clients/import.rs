@@ -22,8 +22,8 @@ use super::{
     launcher_target,
 };
 use crate::config::{
-    Auth, Config, ConfigValue, EnvTemplate, SecretRef, ServerConfig, TransportKind, secret_arg,
-    validate_name,
+    Auth, Config, ConfigValue, EnvTemplate, HeadersHelper, SecretRef, ServerConfig, TransportKind,
+    secret_arg, validate_name,
 };
 use crate::form::{PreparedServer, new_secret_namespace};
 use crate::manage::{Servers, looks_secret};
@@ -401,12 +401,45 @@ type Converted = (
     Vec<String>,
 );
 
+/// A client's `headersHelper` (a command line its client runs through a shell) as a helper
+/// Plugboard runs without one: split into words, a leading `~/` as the home folder, a
+/// relative program path from the folder of the file it came from. Shell syntax is refused.
+fn headers_helper_of(line: &str, source_dir: &Path) -> Result<HeadersHelper, String> {
+    let home = super::Dirs::from_env().home;
+    let line = match (line.trim().strip_prefix("~/"), &home) {
+        (Some(rest), Some(home)) => format!("{}/{rest}", home.display()),
+        _ => line.trim().to_owned(),
+    };
+    if crate::command_line::needs_a_shell(&line) {
+        return Err("it uses shell syntax, and Plugboard runs helpers without a shell".into());
+    }
+    let mut words = crate::command_line::split_command_line(&line)?.into_iter();
+    let program = words.next().ok_or("it is empty")?;
+    let command = if program.contains('/') && !Path::new(&program).is_absolute() {
+        let relative: PathBuf = Path::new(&program)
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect();
+        source_dir.join(relative).to_string_lossy().into_owned()
+    } else {
+        program
+    };
+    let helper = HeadersHelper {
+        command,
+        args: words.collect(),
+        ttl: None,
+    };
+    helper.validate()?;
+    Ok(helper)
+}
+
 /// One entry → a server config, the secrets to store, and notes.
 fn convert(
     format: &ClientFormat,
     entry: &Map<String, Value>,
     expander: &Expander,
     extra_secrets: &[String],
+    source_dir: &Path,
 ) -> Result<Converted, String> {
     let is_extra = |k: &str| extra_secrets.iter().any(|s| s.eq_ignore_ascii_case(k));
     let kind = entry.get("type").and_then(Value::as_str);
@@ -467,6 +500,15 @@ fn convert(
                         .headers
                         .insert(key.clone(), ConfigValue::Plain(value.text));
                 }
+            }
+        }
+        if let Some(line) = entry.get("headersHelper").and_then(Value::as_str) {
+            match headers_helper_of(line, source_dir) {
+                Ok(helper) => config.headers_helper = Some(helper),
+                Err(why) => notes.push(format!(
+                    "its headersHelper was left out: {why}; put the command in a script and \
+                     run `plugboard edit NAME --headers-helper SCRIPT`"
+                )),
             }
         }
         if entry.get("command").is_some() {
@@ -772,7 +814,13 @@ pub fn plan_import(
             )));
             continue;
         }
-        match convert(format, object, &expander, &options.extra_secrets) {
+        match convert(
+            format,
+            object,
+            &expander,
+            &options.extra_secrets,
+            path.parent().unwrap_or(Path::new(".")),
+        ) {
             Ok((config, secret_values, secrets, notes)) => {
                 if let Some((name, _)) = installed.iter().find(|(_, s)| same_server(s, &config)) {
                     plan.recognised.push(Recognised {

@@ -19,7 +19,9 @@
 //!
 //! Auth: the resolved headers (API keys, bearer tokens, custom headers) are on every request.
 //! For OAuth servers on streamable HTTP the access token is added per request, refreshed before
-//! it expires, and after a 401 refreshed once and the request retried once.
+//! it expires, and after a 401 refreshed once and the request retried once. A headers helper's
+//! headers are likewise added per request: its kept output while the helper's ttl lasts, then
+//! a new run, and after a 401 or 403 a new run and the request retried once.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -66,6 +68,13 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 /// How often the OAuth token is checked for expiry (a refresh happens only near expiry).
 const TOKEN_CHECK_EVERY: Duration = Duration::from_secs(30);
 
+/// A server's headers helper, whose headers the bridge adds to each request.
+pub struct HelperSource {
+    pub name: String,
+    pub url: String,
+    pub helper: crate::config::HeadersHelper,
+}
+
 /// The OAuth part of the bridge: the session and when its token was last checked.
 struct TokenState {
     session: OAuthSession,
@@ -80,8 +89,19 @@ struct BridgeClient {
     inner: reqwest::Client,
     monitor: Arc<Monitor>,
     oauth: Option<Arc<Mutex<TokenState>>>,
+    helper: Option<Arc<HelperSource>>,
     redactor: Redactor,
     name: Arc<str>,
+}
+
+fn is_401_or_403(err: &StreamableHttpError<reqwest::Error>) -> bool {
+    matches!(
+        shttp_fault(err),
+        HttpFault::Status {
+            status: 401 | 403,
+            ..
+        }
+    )
 }
 
 fn is_401(err: &StreamableHttpError<reqwest::Error>) -> bool {
@@ -89,6 +109,43 @@ fn is_401(err: &StreamableHttpError<reqwest::Error>) -> bool {
 }
 
 impl BridgeClient {
+    /// `custom` with the headers helper's headers (a new run when `again`, or when its ttl has
+    /// passed); `None` without a helper, or when it failed (said on stderr).
+    async fn with_helper_headers(
+        &self,
+        custom: &HashMap<HeaderName, HeaderValue>,
+        again: bool,
+    ) -> Option<HashMap<HeaderName, HeaderValue>> {
+        let source = self.helper.clone()?;
+        let got = tokio::task::spawn_blocking(move || {
+            if again {
+                crate::headers_helper::expire(&source.name, &source.url, &source.helper);
+            }
+            crate::headers_helper::headers(&source.name, &source.url, &source.helper)
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+        match got {
+            Ok(headers) => {
+                let mut all = custom.clone();
+                for (name, value) in headers {
+                    if let (Ok(name), Ok(mut value)) = (
+                        HeaderName::from_bytes(name.as_bytes()),
+                        HeaderValue::from_str(value.expose()),
+                    ) {
+                        value.set_sensitive(true);
+                        all.insert(name, value);
+                    }
+                }
+                Some(all)
+            }
+            Err(e) => {
+                diag(&self.redactor, &self.name, &e);
+                None
+            }
+        }
+    }
+
     /// The token to send now (refreshed first if it is about to expire).
     async fn token(&self) -> Option<String> {
         let oauth = self.oauth.as_ref()?;
@@ -153,6 +210,10 @@ impl HttpRequests for BridgeClient {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
         let token = self.token().await.or(auth_header);
+        let custom_headers = self
+            .with_helper_headers(&custom_headers, false)
+            .await
+            .unwrap_or(custom_headers);
         let result = self
             .inner
             .post_message_with_response_limits(
@@ -164,6 +225,16 @@ impl HttpRequests for BridgeClient {
                 limits,
             )
             .await;
+        if let Err(err) = &result
+            && is_401_or_403(err)
+            && let Some(again) = self.with_helper_headers(&custom_headers, true).await
+        {
+            let retried = self
+                .inner
+                .post_message_with_response_limits(uri, message, session_id, token, again, limits)
+                .await;
+            return self.observe(retried);
+        }
         if let (Err(err), Some(sent)) = (&result, &token)
             && is_401(err)
             && let Some(fresh) = self.refreshed_after_401(sent).await
@@ -192,6 +263,10 @@ impl HttpRequests for BridgeClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<reqwest::Error>> {
         let token = self.token().await.or(auth_header);
+        let custom_headers = self
+            .with_helper_headers(&custom_headers, false)
+            .await
+            .unwrap_or(custom_headers);
         self.inner
             .delete_session(uri, session_id, token, custom_headers)
             .await
@@ -207,6 +282,10 @@ impl HttpRequests for BridgeClient {
         max_sse_event_size: usize,
     ) -> Result<SseStream, StreamableHttpError<reqwest::Error>> {
         let token = self.token().await.or(auth_header);
+        let custom_headers = self
+            .with_helper_headers(&custom_headers, false)
+            .await
+            .unwrap_or(custom_headers);
         let result = self
             .inner
             .get_stream_with_max_sse_event_size(
@@ -218,6 +297,22 @@ impl HttpRequests for BridgeClient {
                 max_sse_event_size,
             )
             .await;
+        if let Err(err) = &result
+            && is_401_or_403(err)
+            && let Some(again) = self.with_helper_headers(&custom_headers, true).await
+        {
+            return self
+                .inner
+                .get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    token,
+                    again,
+                    max_sse_event_size,
+                )
+                .await;
+        }
         if let (Err(err), Some(sent)) = (&result, &token)
             && is_401(err)
             && let Some(fresh) = self.refreshed_after_401(sent).await
@@ -673,6 +768,7 @@ fn shttp_transport(
     target: &RemoteTarget,
     headers: &[(String, Sensitive<String>)],
     oauth: Option<Arc<Mutex<TokenState>>>,
+    helper: Option<Arc<HelperSource>>,
     monitor: Arc<Monitor>,
     redactor: &Redactor,
     name: &str,
@@ -683,6 +779,7 @@ fn shttp_transport(
             inner: client,
             monitor,
             oauth,
+            helper,
             redactor: redactor.clone(),
             name: name.into(),
         }),
@@ -853,10 +950,12 @@ pub async fn bridge(
     transport: TransportKind,
     target: &RemoteTarget,
     oauth: Option<OAuthSession>,
+    helper: Option<HelperSource>,
     redactor: Redactor,
     known: Option<Era>,
     client: RelaySide,
 ) -> Result<i32, RunError> {
+    let helper = helper.map(Arc::new);
     let RelaySide { input, output } = client;
     let monitor = Monitor::new();
     let oauth = oauth.map(|session| {
@@ -892,7 +991,7 @@ pub async fn bridge(
     };
     let hello = client_hello(&first);
     let connected = connect(
-        name, transport, target, &headers, oauth, &monitor, &redactor, &hello, known,
+        name, transport, target, &headers, oauth, helper, &monitor, &redactor, &hello, known,
     )
     .await;
     let (negotiated, connected) = match connected {
@@ -946,6 +1045,7 @@ async fn connect(
     target: &RemoteTarget,
     headers: &[(String, Sensitive<String>)],
     oauth: Option<Arc<Mutex<TokenState>>>,
+    helper: Option<Arc<HelperSource>>,
     monitor: &Arc<Monitor>,
     redactor: &Redactor,
     hello: &ClientHello,
@@ -967,6 +1067,7 @@ async fn connect(
             target,
             headers,
             oauth.clone(),
+            helper.clone(),
             monitor.clone(),
             redactor,
             name,

@@ -243,6 +243,15 @@ pub async fn run(servers: &Servers, name: &str, allow_unapproved: bool) -> Resul
                 resolved.transport(),
                 target,
                 session,
+                server
+                    .headers_helper
+                    .clone()
+                    .zip(server.url.clone())
+                    .map(|(helper, url)| bridge::HelperSource {
+                        name: name.to_owned(),
+                        url,
+                        helper,
+                    }),
                 redactor,
                 known,
                 relay_side,

@@ -46,7 +46,27 @@ pub async fn open_installed(
         review: crate::tools::review(servers.config().dir(), name).unwrap_or_default(),
     };
     if !matches!(server.auth, Auth::Oauth2(_)) {
-        return resolve_and_open(name, &server, store.as_ref(), None, remembered(), options).await;
+        let started = std::time::Instant::now();
+        let first = resolve_and_open(
+            name,
+            &server,
+            store.as_ref(),
+            None,
+            remembered(),
+            options.clone(),
+        )
+        .await;
+        // Headers a helper printed earlier and the server now refuses: run it again, once.
+        return match first {
+            Err(SessionError::Open { failure, .. })
+                if failure.kind == ErrorKind::Unauthorized
+                    && let (Some(helper), Some(url)) = (&server.headers_helper, &server.url)
+                    && crate::headers_helper::expire_if_got_before(name, url, helper, started) =>
+            {
+                resolve_and_open(name, &server, store.as_ref(), None, remembered(), options).await
+            }
+            other => other,
+        };
     }
     let context = OAuthContext::new(store.clone(), servers.config().dir())
         .map_err(|e| open_failure(&server, checks::oauth_failure(name, e)))?;

@@ -327,6 +327,58 @@ pub struct DependencyPin {
     pub date: String,
 }
 
+/// A command that prints a remote server's headers as a JSON object of strings on stdout
+/// (`{"Authorization": "Bearer …"}`). It runs without a shell, with a small environment that
+/// carries no credentials, before the first request, again once `ttl` seconds have passed, and
+/// again after a 401 or 403.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadersHelper {
+    /// The program: an absolute path, or a name found on `PATH`.
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Seconds its headers are used before it runs again (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<u64>,
+}
+
+impl HeadersHelper {
+    /// The longest a helper's headers are kept, and the default.
+    pub const MAX_TTL: u64 = 86_400;
+    pub const DEFAULT_TTL: u64 = 300;
+
+    pub fn validate(&self) -> Result<(), String> {
+        let command = self.command.trim();
+        if command.is_empty() {
+            return Err("a headers helper needs a command".into());
+        }
+        if command.starts_with('-') {
+            return Err(format!(
+                "the headers helper `{command}` starts with `-`; give the program's path"
+            ));
+        }
+        if command.contains('/') && !std::path::Path::new(command).is_absolute() {
+            return Err(format!(
+                "the headers helper `{command}` is a relative path; give an absolute one (or a \
+                 program name found on PATH)"
+            ));
+        }
+        match self.ttl {
+            Some(0) => Err("the headers helper's ttl must be at least 1 second".into()),
+            Some(t) if t > Self::MAX_TTL => Err(format!(
+                "the headers helper's ttl is at most {} seconds (a day)",
+                Self::MAX_TTL
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// How long its headers are used before it runs again.
+    pub fn ttl(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.ttl.unwrap_or(Self::DEFAULT_TTL))
+    }
+}
+
 /// A local process that serves a remote-transport server on this machine (a registry package
 /// whose transport is streamable HTTP or SSE on loopback): Plugboard starts it before
 /// connecting to `url` and stops its process group afterwards.
@@ -386,6 +438,10 @@ pub struct ServerConfig {
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, ConfigValue>,
+    /// Remote servers: a command the user trusts that prints headers to send (a corporate
+    /// sign-in tool minting short-lived tokens); its output is never stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers_helper: Option<HeadersHelper>,
     #[serde(default, skip_serializing_if = "is_auth_none")]
     pub auth: Auth,
     /// Send credentials over plain `http://` to a host that is not this machine (anyone on the
@@ -456,6 +512,7 @@ impl ServerConfig {
             cwd: None,
             url: None,
             headers: BTreeMap::new(),
+            headers_helper: None,
             auth: Auth::None,
             allow_insecure_http: false,
             allow_secret_args: false,
@@ -555,6 +612,9 @@ impl ServerConfig {
                     Some(c) if !c.trim().is_empty() => {}
                     _ => return Err("a stdio server needs a command".into()),
                 }
+                if self.headers_helper.is_some() {
+                    return Err("a stdio server has no headers helper (it has no headers)".into());
+                }
                 if self.url.is_some() {
                     return Err("a stdio server has no url".into());
                 }
@@ -567,6 +627,9 @@ impl ServerConfig {
                 validate_remote_url(url)?;
                 if self.command.is_some() {
                     return Err("a remote server has no command".into());
+                }
+                if let Some(helper) = &self.headers_helper {
+                    helper.validate()?;
                 }
                 for key in self.headers.keys() {
                     validate_header_name(key)?;

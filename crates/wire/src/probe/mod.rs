@@ -41,8 +41,27 @@ pub struct TestOptions {
 }
 
 /// Resolve server `name` and test it: the whole test, including the `resolve` stage. Resolve
-/// failures come back as a failed result.
+/// failures come back as a failed result. A server that refuses headers its helper printed
+/// earlier (kept from before this test) is tested once more with the helper run again.
 pub async fn test_config(
+    name: &str,
+    server: &ServerConfig,
+    secrets: &dyn SecretStore,
+    options: &TestOptions,
+    mut progress: impl FnMut(StageEvent),
+) -> TestResult {
+    let started = std::time::Instant::now();
+    let result = test_config_once(name, server, secrets, options, &mut progress).await;
+    if result.error_kind == Some(crate::failure::ErrorKind::Unauthorized)
+        && let (Some(helper), Some(url)) = (&server.headers_helper, &server.url)
+        && crate::headers_helper::expire_if_got_before(name, url, helper, started)
+    {
+        return test_config_once(name, server, secrets, options, progress).await;
+    }
+    result
+}
+
+async fn test_config_once(
     name: &str,
     server: &ServerConfig,
     secrets: &dyn SecretStore,
