@@ -580,3 +580,81 @@ fn the_trace_has_every_message_both_ways_with_timings_and_sizes() {
         s.close().await;
     });
 }
+
+/// A tool the server runs only as a task (`simulate-research-query`, task support required):
+/// the session calls it again as one, follows its status, answers the question the task asks
+/// (delivered through `tasks/result`) and returns the report; a task given up is cancelled at
+/// the server.
+#[test]
+fn a_task_is_followed_to_its_result_with_its_question_answered_and_cancelled_when_given_up() {
+    let script = Script::new(vec![Answer::Accept {
+        content: Some(json!({"interpretation": "programming"})),
+    }]);
+    runtime().block_on(async {
+        let live = open("everything", stdio_server(), script.clone())
+            .await
+            .unwrap();
+        let s = &live.session;
+        let report = call(
+            s,
+            "simulate-research-query",
+            json!({"topic": "python", "ambiguous": true}),
+        )
+        .await;
+        assert!(!report.is_error, "{}", text(&report));
+        let shown = text(&report);
+        assert!(
+            shown.contains("# Research Report: python (programming)"),
+            "{shown}"
+        );
+        assert!(shown.contains("`input_required`"), "{shown}");
+        let notices = live.events.notices();
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.starts_with("Task working: Gathering sources")),
+            "{notices:?}"
+        );
+        assert!(
+            notices.iter().any(|n| n.starts_with("Task input_required")),
+            "{notices:?}"
+        );
+        assert_eq!(script.questions().len(), 1);
+
+        // Given up: the call ends as cancelled and the server is told to stop the task.
+        let mut running = Box::pin(s.call_tool(CallRequest {
+            call_id: Some("given-up".into()),
+            ..request("simulate-research-query", json!({"topic": "rust"}))
+        }));
+        let waited = Instant::now();
+        let cancelled = loop {
+            tokio::select! {
+                outcome = &mut running => break outcome,
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {
+                    let started = live.events.all().iter().any(|e| matches!(
+                        e,
+                        plugboard::session::SessionEvent::Notice { call_id: Some(id), text }
+                            if id == "given-up" && text.starts_with("Task working")
+                    ));
+                    if started {
+                        s.cancel("given-up");
+                    }
+                    assert!(waited.elapsed() < Duration::from_secs(20));
+                }
+            }
+        };
+        assert!(
+            matches!(cancelled, Err(SessionError::Cancelled)),
+            "{cancelled:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let trace = s.trace();
+        assert!(
+            trace
+                .iter()
+                .any(|t| t.direction == "out" && t.method.as_deref() == Some("tasks/cancel")),
+            "no tasks/cancel in the trace"
+        );
+        s.close().await;
+    });
+}

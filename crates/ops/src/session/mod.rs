@@ -8,6 +8,7 @@
 //!   with progress and log messages reported as they arrive ([`events`]);
 //! - the server's questions ([`questions`]): legacy requests and modern `input_required`
 //!   results (answered by retrying with `inputResponses`, [`Session::call_tool`]'s rounds);
+//! - calls a server runs as tasks ([`tasks`]), followed to their result;
 //! - results by kind ([`outcome`]), `structuredContent` checked against `outputSchema`;
 //! - safety ([`safety`]): confirmations by the tool's annotations, disabled tools refused,
 //!   arguments validated against the input schema before anything is sent;
@@ -23,6 +24,7 @@ pub mod outcome;
 pub mod questions;
 pub mod safety;
 mod shared;
+mod tasks;
 pub mod template;
 pub mod trace;
 
@@ -1025,13 +1027,16 @@ impl Session {
         let mut responses = None;
         let mut state = None;
         let mut url_retried = false;
+        let mut task_augmented = false;
         for round in 1..=MAX_ROUNDS {
+            let mut request = make(responses.take(), state.take());
+            let is_tool_call = matches!(request, ClientRequest::CallToolRequest(_));
+            if task_augmented && is_tool_call {
+                request = tasks::as_task(request);
+            }
             let handle = self
                 .peer
-                .send_request_with_option(
-                    make(responses.take(), state.take()),
-                    PeerRequestOptions::no_options(),
-                )
+                .send_request_with_option(request, PeerRequestOptions::no_options())
                 .await
                 .map_err(|e| self.service_error(e))?;
             self.shared
@@ -1053,6 +1058,20 @@ impl Session {
                 Err(e) => return Err(self.service_error(e)),
             };
             let json = serde_json::to_value(&result).unwrap_or(Value::Null);
+            if let Some((task_id, poll)) = tasks::created_task(&json) {
+                return Ok((self.follow_task(call_id, &task_id, poll).await?, round));
+            }
+            if is_tool_call && !task_augmented && tasks::asks_for_task(&json) {
+                task_augmented = true;
+                continue;
+            }
+            if json.get("resultType").and_then(Value::as_str) == Some("task") {
+                return Err(SessionError::Failed(
+                    "the server answered with a task of the 2026-07-28 tasks extension, which \
+                     Plugboard does not follow yet"
+                        .into(),
+                ));
+            }
             if json.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 return Ok((json, round));
             }

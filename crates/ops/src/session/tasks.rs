@@ -1,0 +1,187 @@
+//! Tool calls that run as tasks (protocol 2025-11-25): a server may require a call to be
+//! "task-augmented" (`tools/call` with a `task` parameter); it then answers at once with a task
+//! (`{"task": {"taskId", "status", "pollInterval"}}`) and does the work in the background.
+//! The session follows it: `tasks/get` until the task needs input, ends or fails, each new
+//! status reported as a notice of the call; then `tasks/result`, which delivers the questions
+//! the task queued (elicitations, answered by the session's asker like any other) and returns
+//! the call's result. A call given up (cancelled, timed out) cancels its task with
+//! `tasks/cancel`.
+//!
+//! Which tools need a task is declared in `tools/list` (`execution.taskSupport`), which the
+//! rmcp model this session is built on does not keep; a call is therefore made plainly first
+//! and made again as a task when the server's answer says the tool requires one.
+
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::{ClientRequest, CustomRequest};
+use rmcp::service::Peer;
+use serde_json::{Value, json};
+
+use super::{Session, SessionError, SessionEvent};
+
+/// How long the server should keep a task's result (milliseconds).
+const TASK_TTL_MS: u64 = 10 * 60 * 1000;
+/// Bounds on how often `tasks/get` is sent, whatever the server's `pollInterval` says.
+const POLL_FASTEST: Duration = Duration::from_millis(250);
+const POLL_SLOWEST: Duration = Duration::from_secs(5);
+
+/// Whether a `tools/call` answer says the tool must be called as a task: a JSON-RPC style
+/// "requires task augmentation" error, carried in an error result (the TypeScript SDK's form).
+pub(super) fn asks_for_task(result: &Value) -> bool {
+    result.get("isError") == Some(&Value::Bool(true))
+        && result
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|items| {
+                items.iter().any(|item| {
+                    item.get("text")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t.contains("requires task augmentation"))
+                })
+            })
+}
+
+/// The same request as a task-augmented `tools/call`.
+pub(super) fn as_task(request: ClientRequest) -> ClientRequest {
+    let value = serde_json::to_value(&request).unwrap_or_default();
+    let mut params = value
+        .get("params")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    params.insert("task".into(), json!({ "ttl": TASK_TTL_MS }));
+    ClientRequest::CustomRequest(CustomRequest::new(
+        "tools/call",
+        Some(Value::Object(params)),
+    ))
+}
+
+/// The task a `tools/call` answer hands back instead of a result: its id and poll interval.
+pub(super) fn created_task(result: &Value) -> Option<(String, Option<u64>)> {
+    let task = result.get("task")?;
+    let id = task.get("taskId")?.as_str()?.to_owned();
+    Some((id, task.get("pollInterval").and_then(Value::as_u64)))
+}
+
+/// Cancels the task it holds when dropped (the call was given up) unless disarmed.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    task_id: Option<String>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(task_id) = self.task_id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let request =
+                    CustomRequest::new("tasks/cancel", Some(json!({ "taskId": task_id })));
+                let _ = peer
+                    .send_request(ClientRequest::CustomRequest(request))
+                    .await;
+            });
+        }
+    }
+}
+
+impl Session {
+    /// Follow task `task_id` of call `call_id` to its result.
+    pub(super) async fn follow_task(
+        &self,
+        call_id: &str,
+        task_id: &str,
+        poll: Option<u64>,
+    ) -> Result<Value, SessionError> {
+        let mut guard = CancelOnDrop {
+            peer: self.peer.clone(),
+            task_id: Some(task_id.to_owned()),
+        };
+        let interval =
+            Duration::from_millis(poll.unwrap_or(1000)).clamp(POLL_FASTEST, POLL_SLOWEST);
+        let mut shown: Option<(String, String)> = None;
+        loop {
+            let task = self.task_request("tasks/get", task_id).await?;
+            let status = task
+                .get("status")
+                .and_then(Value::as_str)
+                .unwrap_or("working")
+                .to_owned();
+            let message = task
+                .get("statusMessage")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            if shown.as_ref() != Some(&(status.clone(), message.clone())) {
+                let text = match message.as_str() {
+                    "" => format!("Task {status}"),
+                    said => format!("Task {status}: {said}"),
+                };
+                self.shared.emit(SessionEvent::Notice {
+                    call_id: Some(call_id.to_owned()),
+                    text: self.redactor().redact(&text),
+                });
+                shown = Some((status.clone(), message));
+            }
+            match status.as_str() {
+                "completed" | "failed" | "input_required" => {
+                    let result = self.task_request("tasks/result", task_id).await;
+                    guard.task_id = None;
+                    return result;
+                }
+                "cancelled" => {
+                    guard.task_id = None;
+                    return Err(SessionError::Failed("the server cancelled the task".into()));
+                }
+                _ => tokio::time::sleep(interval).await,
+            }
+        }
+    }
+
+    /// `method` (`tasks/get`, `tasks/result`) for task `task_id`, its answer as JSON.
+    async fn task_request(&self, method: &str, task_id: &str) -> Result<Value, SessionError> {
+        let request = CustomRequest::new(method, Some(json!({ "taskId": task_id })));
+        let result = self
+            .peer
+            .send_request(ClientRequest::CustomRequest(request))
+            .await
+            .map_err(|e| self.service_error(e))?;
+        Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{CallToolRequest, CallToolRequestParams};
+
+    #[test]
+    fn a_required_task_is_recognised_and_the_call_made_again_as_one() {
+        let refused = json!({"content": [{"type": "text", "text":
+            "MCP error -32601: Tool simulate-research-query requires task augmentation (taskSupport: 'required')"}],
+            "isError": true});
+        assert!(asks_for_task(&refused));
+        assert!(!asks_for_task(
+            &json!({"content": [{"type": "text", "text": "requires task augmentation"}]})
+        ));
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new("simulate-research-query")
+                .with_arguments(json!({"topic": "x"}).as_object().unwrap().clone()),
+        ));
+        let sent = serde_json::to_value(as_task(request)).unwrap();
+        assert_eq!(sent["method"], "tools/call");
+        assert_eq!(sent["params"]["name"], "simulate-research-query");
+        assert_eq!(sent["params"]["arguments"]["topic"], "x");
+        assert_eq!(sent["params"]["task"]["ttl"], TASK_TTL_MS);
+        assert_eq!(
+            created_task(
+                &json!({"task": {"taskId": "t-1", "status": "working", "pollInterval": 500}})
+            ),
+            Some(("t-1".to_owned(), Some(500)))
+        );
+        assert_eq!(created_task(&json!({"content": []})), None);
+    }
+}
