@@ -76,6 +76,12 @@ pub fn event_printer(trace: bool) -> EventSink {
             eprintln!("  [server {level}{logger}] {text}");
         }
         SessionEvent::Notice { text, .. } => eprintln!("  note: {text}"),
+        SessionEvent::TaskStatus {
+            status, message, ..
+        } => match message {
+            Some(message) => eprintln!("  task {status}: {message}"),
+            None => eprintln!("  task {status}"),
+        },
         SessionEvent::Closed { reason } => eprintln!("  note: {reason}"),
         SessionEvent::Trace { entry } if trace => print_trace_entry(&entry),
         _ => {}

@@ -608,16 +608,25 @@ fn a_task_is_followed_to_its_result_with_its_question_answered_and_cancelled_whe
             "{shown}"
         );
         assert!(shown.contains("`input_required`"), "{shown}");
-        let notices = live.events.notices();
-        assert!(
-            notices
-                .iter()
-                .any(|n| n.starts_with("Task working: Gathering sources")),
-            "{notices:?}"
+        let statuses: Vec<(String, String)> = live
+            .events
+            .all()
+            .into_iter()
+            .filter_map(|e| match e {
+                plugboard::session::SessionEvent::TaskStatus {
+                    status, message, ..
+                } => Some((status, message.unwrap_or_default())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            statuses.first(),
+            Some(&("working".to_owned(), "Gathering sources...".to_owned())),
+            "{statuses:?}"
         );
         assert!(
-            notices.iter().any(|n| n.starts_with("Task input_required")),
-            "{notices:?}"
+            statuses.iter().any(|(s, _)| s == "input_required"),
+            "{statuses:?}"
         );
         assert_eq!(script.questions().len(), 1);
 
@@ -633,8 +642,8 @@ fn a_task_is_followed_to_its_result_with_its_question_answered_and_cancelled_whe
                 _ = tokio::time::sleep(Duration::from_millis(100)) => {
                     let started = live.events.all().iter().any(|e| matches!(
                         e,
-                        plugboard::session::SessionEvent::Notice { call_id: Some(id), text }
-                            if id == "given-up" && text.starts_with("Task working")
+                        plugboard::session::SessionEvent::TaskStatus { call_id, .. }
+                            if call_id == "given-up"
                     ));
                     if started {
                         s.cancel("given-up");

@@ -4,7 +4,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FIXTURE, configFile, config, card } from "./fixtures.mjs";
-import { s, step, shot, fill, launch, root } from "./harness.mjs";
+import { s, step, shot, fill, select, launch, root } from "./harness.mjs";
 
 // Try it: a live session on the server detail. Two servers are added to the config (the
 // fixture with its schema tools, server-everything for a question during a call) and the
@@ -104,6 +104,23 @@ export async function tryItTab() {
     await s.waitGone('[data-testid="question-dialog"]');
     const shown = await resultText();
     if (!shown.includes("Name: Grace Hopper")) throw new Error(`the answer did not reach the server: ${shown}`);
+  });
+
+  await step("try it: a call the server runs as a task shows its status and asks its question", async () => {
+    await pick("simulate-research-query");
+    await fill('[data-testid="tool-form"] [data-testid="field-/topic"]', "python");
+    await (await s.find('[data-testid="tool-form"] [data-testid="field-/ambiguous"]')).click();
+    await (await s.find('[data-testid="run-tool"]')).click();
+    await (await s.waitFor('[data-testid="confirm-call-run"]')).click();
+    await s.waitFor('[data-testid="call-task"][data-status="working"]', { timeout: 20000, what: "the task's status beside the running call" });
+    await shot("27b-tryit-task-status");
+    await s.waitFor('[data-testid="question-dialog"]', { timeout: 20000, what: "the task's question" });
+    await select('[data-testid="question-dialog"] [data-testid="field-/interpretation"]', "0");
+    await (await s.find('[data-testid="question-accept"]')).click();
+    await s.waitGone('[data-testid="question-dialog"]');
+    await s.waitUntil(async () => (await resultText()).includes("Research Report"), { timeout: 30000, what: "the task's report" });
+    const shown = await resultText();
+    if (!shown.includes("Research Report: python (programming)")) throw new Error(`the task's answer did not reach the server: ${shown.slice(0, 300)}`);
   });
 
   await step("try it: the trace panel shows every message with timings and sizes", async () => {

@@ -1401,6 +1401,11 @@ export type ServerView = {
 export type SessionEvent = 
 /**  `notifications/progress` for a running call. */
 { event: "progress"; call_id: string; progress: number | null; total: number | null; message: string | null } | 
+/**
+ *  A call the server runs as a task changed status (`working`, `input_required`,
+ *  `completed`, `failed`, `cancelled`), with what the server said about it.
+ */
+{ event: "task_status"; call_id: string; status: string; message: string | null } | 
 /**  `notifications/message`: a log message of the server. */
 { event: "log"; level: string; logger: string | null; text: string } | 
 /**  The server asks the user something; the session's asker answers it. */

@@ -31,6 +31,16 @@ describe("session events", () => {
     expect(s.closed).toContain("exited");
   });
 
+  it("follow a task's status and forget it when the call ends", () => {
+    const s = emptySession();
+    applySessionEvent(s, { event: "task_status", call_id: "c1", status: "working", message: "Gathering sources..." }, 1);
+    applySessionEvent(s, { event: "task_status", call_id: "c1", status: "input_required", message: null }, 2);
+    expect(s.tasks.c1).toEqual({ status: "input_required", message: null });
+    expect(s.lines.map((l) => l.text)).toEqual(["Task working: Gathering sources...", "Task input_required"]);
+    callEnded(s, "c1");
+    expect(s.tasks.c1).toBeUndefined();
+  });
+
   it("keep the trace bounded and drop a finished call's progress and questions", () => {
     const s = emptySession();
     for (let i = 0; i < TRACE_KEPT + 10; i++) applySessionEvent(s, { event: "trace", entry: entry(i) });

@@ -28,6 +28,8 @@ export interface SessionState {
   trace: TraceEntry[];
   lines: Line[];
   progress: Record<string, Progress>;
+  /** Calls the server runs as tasks: the task's last status and what the server said. */
+  tasks: Record<string, { status: string; message: string | null }>;
   questions: Question[];
   closed: string | null;
   /** Bumped when the server's lists changed (the tab fetches the offer again). */
@@ -35,7 +37,7 @@ export interface SessionState {
 }
 
 export function emptySession(): SessionState {
-  return { trace: [], lines: [], progress: {}, questions: [], closed: null, listsChanged: 0 };
+  return { trace: [], lines: [], progress: {}, tasks: {}, questions: [], closed: null, listsChanged: 0 };
 }
 
 function keep<T>(list: T[], max: number) {
@@ -51,6 +53,11 @@ export function applySessionEvent(state: SessionState, event: SessionEvent, now 
       break;
     case "progress":
       state.progress[event.call_id] = { progress: event.progress ?? 0, total: event.total, message: event.message };
+      break;
+    case "task_status":
+      state.tasks[event.call_id] = { status: event.status, message: event.message };
+      state.lines.push({ at: now, kind: "notice", level: "info", text: `Task ${event.status}${event.message ? `: ${event.message}` : ""}`, callId: event.call_id });
+      keep(state.lines, LINES_KEPT);
       break;
     case "log":
       state.lines.push({ at: now, kind: "log", level: event.level, text: event.logger ? `${event.logger}: ${event.text}` : event.text, callId: null });
@@ -78,6 +85,7 @@ export function applySessionEvent(state: SessionState, event: SessionEvent, now 
 /** A call ended: its progress and its questions are done with. */
 export function callEnded(state: SessionState, callId: string): void {
   delete state.progress[callId];
+  delete state.tasks[callId];
   state.questions = state.questions.filter((q) => q.call_id !== callId);
 }
 

@@ -21,6 +21,13 @@ pub enum SessionEvent {
         total: Option<f64>,
         message: Option<String>,
     },
+    /// A call the server runs as a task changed status (`working`, `input_required`,
+    /// `completed`, `failed`, `cancelled`), with what the server said about it.
+    TaskStatus {
+        call_id: String,
+        status: String,
+        message: Option<String>,
+    },
     /// `notifications/message`: a log message of the server.
     Log {
         level: String,

@@ -2,7 +2,7 @@
 //! "task-augmented" (`tools/call` with a `task` parameter); it then answers at once with a task
 //! (`{"task": {"taskId", "status", "pollInterval"}}`) and does the work in the background.
 //! The session follows it: `tasks/get` until the task needs input, ends or fails, each new
-//! status reported as a notice of the call; then `tasks/result`, which delivers the questions
+//! status reported as an event of the call; then `tasks/result`, which delivers the questions
 //! the task queued (elicitations, answered by the session's asker like any other) and returns
 //! the call's result. A call given up (cancelled, timed out) cancels its task with
 //! `tasks/cancel`.
@@ -116,13 +116,10 @@ impl Session {
                 .unwrap_or_default()
                 .to_owned();
             if shown.as_ref() != Some(&(status.clone(), message.clone())) {
-                let text = match message.as_str() {
-                    "" => format!("Task {status}"),
-                    said => format!("Task {status}: {said}"),
-                };
-                self.shared.emit(SessionEvent::Notice {
-                    call_id: Some(call_id.to_owned()),
-                    text: self.redactor().redact(&text),
+                self.shared.emit(SessionEvent::TaskStatus {
+                    call_id: call_id.to_owned(),
+                    status: self.redactor().redact(&status),
+                    message: (!message.is_empty()).then(|| self.redactor().redact(&message)),
                 });
                 shown = Some((status.clone(), message));
             }
