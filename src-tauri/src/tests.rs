@@ -160,6 +160,7 @@ fn no_stored_secret_ever_crosses_ipc() {
         input_schema: json!({"type": "object"}),
         annotations: None,
         adapted_name: "mcp__fx__echo".into(),
+        ui: None,
     };
     pins.observe("fx", &[tool("Echoes.")], None, vec![])
         .unwrap();

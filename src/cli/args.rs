@@ -257,6 +257,9 @@ pub struct ReadArgs {
     pub name: String,
     /// The resource's URI
     pub uri: String,
+    /// Write its content to this new file instead of printing it (a tool's UI: its HTML)
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub session: SessionFlags,
 }

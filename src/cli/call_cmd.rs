@@ -290,10 +290,42 @@ pub fn read(servers: &Servers, args: ReadArgs) -> Result<(), CliError> {
     let outcome = run_cancellable(&rt, &session, &call_id, work);
     rt.shutdown_background();
     let outcome = outcome?;
+    if let Some(path) = &args.save {
+        return save_content(&outcome, path);
+    }
     if args.session.json.json {
         return print_json(&outcome);
     }
     print_read(&outcome);
+    Ok(())
+}
+
+/// `read --save FILE`: the resource's first content (text as it is, a blob decoded) in a new
+/// file; an existing file is never replaced.
+fn save_content(outcome: &ReadOutcome, path: &std::path::Path) -> Result<(), CliError> {
+    let Some(content) = outcome.contents.first() else {
+        return Err(CliError::failed(format!(
+            "`{}` has no content to save",
+            outcome.uri
+        )));
+    };
+    let bytes = content
+        .bytes()
+        .map_err(|why| CliError::failed(format!("`{}` cannot be saved: {why}", outcome.uri)))?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| CliError::usage(format!("cannot create {}: {e}", path.display())))?;
+    std::io::Write::write_all(&mut file, &bytes)
+        .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))?;
+    println!(
+        "Saved `{}` ({}, {} bytes) to {}.",
+        outcome.uri,
+        content.mime_type.as_deref().unwrap_or("no type given"),
+        bytes.len(),
+        path.display()
+    );
     Ok(())
 }
 

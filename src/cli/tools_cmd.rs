@@ -38,6 +38,8 @@ struct ToolJson<'a> {
     enabled: bool,
     annotations: &'a Option<Value>,
     tokens: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ui: &'a Option<String>,
 }
 
 fn change_of(args: &ToolsArgs) -> ToolsChange {
@@ -86,6 +88,7 @@ pub fn tools(servers: &Servers, args: ToolsArgs) -> Result<(), CliError> {
                     enabled: t.enabled,
                     annotations: &t.annotations,
                     tokens: t.tokens,
+                    ui: &t.ui,
                 })
                 .collect(),
             tokens: view.tokens,
@@ -187,6 +190,14 @@ fn print_tools(view: &ServerTools) {
         ]);
     }
     print_table(&rows);
+    for tool in view.tools.iter().filter(|t| t.ui.is_some()) {
+        let uri = tool.ui.as_deref().unwrap_or_default();
+        println!(
+            "`{}` has an interactive UI ({uri}): shown in the app's Try it; save its HTML with \
+             `plugboard read {} {uri} --save FILE`.",
+            tool.name, view.server
+        );
+    }
     if let Some(off) = view.tools.iter().find(|t| !t.enabled) {
         println!(
             "Enable one with `plugboard tools {} --enable {}`.",

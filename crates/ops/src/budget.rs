@@ -162,6 +162,7 @@ mod tests {
                     input_schema: serde_json::json!({"type": "object"}),
                     annotations: None,
                     adapted_name: String::new(),
+                    ui: None,
                 })
                 .collect(),
             observed_at_ms: 1,

@@ -58,6 +58,7 @@ mod tests {
             input_schema: serde_json::json!({"type": "object", "properties": {}}),
             annotations: Some(serde_json::json!({"readOnlyHint": true})),
             adapted_name: "stale".into(),
+            ui: None,
         };
         assert_eq!(
             definition("ev", &tool),

@@ -634,6 +634,7 @@ fn tool(description: &str) -> crate::probe::ToolInfo {
         input_schema: serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}),
         annotations: None,
         adapted_name: "mcp__fx__echo".into(),
+        ui: None,
     }
 }
 

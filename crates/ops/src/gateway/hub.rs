@@ -365,6 +365,7 @@ impl Hub {
                     .map(str::to_owned),
                 input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
                 annotations: tool.get("annotations").cloned(),
+                ui: crate::probe::ui_resource_of(tool),
                 adapted_name: name_of(tool).to_owned(),
             })
             .collect();

@@ -741,6 +741,7 @@ mod tests {
             input_schema: schema,
             annotations: None,
             adapted_name: format!("mcp__s__{name}"),
+            ui: None,
         }
     }
 

@@ -73,6 +73,26 @@ pub struct ResourceContent {
     pub blob: Option<Media>,
 }
 
+impl ResourceContent {
+    /// Its bytes: the text as it is, or the blob decoded.
+    pub fn bytes(&self) -> Result<Vec<u8>, String> {
+        use base64::Engine;
+        match (&self.text, &self.blob) {
+            (Some(text), _) => Ok(text.as_bytes().to_vec()),
+            (None, Some(media)) => {
+                let data = media
+                    .data
+                    .as_deref()
+                    .ok_or_else(|| media.note.clone().unwrap_or_else(|| "no data".into()))?;
+                base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .map_err(|e| format!("its data is not base64: {e}"))
+            }
+            (None, None) => Err("it has no content".into()),
+        }
+    }
+}
+
 /// `structuredContent` and how it compares with the tool's `outputSchema`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]

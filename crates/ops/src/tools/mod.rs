@@ -96,6 +96,7 @@ pub fn last_tools(config_dir: &Path, name: &str) -> Option<LastTools> {
                     .and_then(|v| v.as_str().map(str::to_owned)),
                 input_schema: field(&t.definition, "inputSchema").unwrap_or(Value::Null),
                 annotations: field(&t.definition, "annotations"),
+                ui: crate::probe::ui_resource_of(&t.definition),
                 adapted_name: crate::probe::naming::adapted_name(name, &t.name),
             })
             .collect(),
@@ -121,6 +122,9 @@ pub struct ToolView {
     pub hints: Hints,
     /// What its definition costs a model (an estimate), whether it is enabled or not.
     pub tokens: usize,
+    /// Its interactive UI (MCP Apps): the `ui://` resource that holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ui: Option<String>,
 }
 
 /// The tools of one server.
@@ -191,6 +195,7 @@ impl ServerTools {
                     } else {
                         0
                     },
+                    ui: tool.ui.clone(),
                 }
             })
             .collect();
@@ -384,6 +389,7 @@ mod tests {
             input_schema: serde_json::json!({"type": "object"}),
             annotations,
             adapted_name: String::new(),
+            ui: None,
         }
     }
 

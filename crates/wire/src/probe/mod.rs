@@ -16,7 +16,7 @@ pub mod stages;
 
 pub use result::{
     CacheHint, ErrorKind, Failure, PromptInfo, ResourceInfo, ServerIdentity, Stage, StageEvent,
-    StageReport, TestResult, ToolInfo, Verification,
+    StageReport, TestResult, ToolInfo, Verification, ui_resource_of,
 };
 pub use stages::test_server;
 

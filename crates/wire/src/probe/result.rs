@@ -126,6 +126,20 @@ pub struct ToolInfo {
     #[serde(default)]
     pub annotations: Option<Value>,
     pub adapted_name: String,
+    /// The tool's interactive UI (MCP Apps): the `ui://` resource its `_meta` names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<String>,
+}
+
+/// The `ui://` resource a tool definition names as its interactive UI (MCP Apps:
+/// `_meta.ui.resourceUri`, or the earlier flat `_meta["ui/resourceUri"]`).
+pub fn ui_resource_of(tool: &Value) -> Option<String> {
+    let meta = tool.get("_meta")?;
+    meta.pointer("/ui/resourceUri")
+        .or_else(|| meta.get("ui/resourceUri"))
+        .and_then(Value::as_str)
+        .filter(|uri| uri.starts_with("ui://"))
+        .map(str::to_owned)
 }
 
 /// One resource from `resources/list`.

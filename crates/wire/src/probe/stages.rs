@@ -795,6 +795,7 @@ fn apply_list<P: FnMut(StageEvent)>(run: &mut Run<'_, P>, list: List, items: Vec
                     description: str_field(&tool, "description"),
                     input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
                     annotations: tool.get("annotations").cloned().filter(|a| !a.is_null()),
+                    ui: super::result::ui_resource_of(&tool),
                     adapted_name,
                 })
                 .collect();
