@@ -58,6 +58,8 @@ pub const COMMANDS: &[&str] = &[
     "session_call",
     "session_cancel",
     "session_read",
+    "session_app_view",
+    "close_app_view",
     "session_prompt",
     "session_complete",
     "session_answer",

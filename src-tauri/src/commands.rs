@@ -4,6 +4,7 @@
 //! Commands run on the async runtime (`async`), never on the UI thread; tests run on a thread
 //! of their own (see `plugboard_app_api::api::Api::test_server_task`).
 
+use plugboard_app_api::api::app_views::AppViewInfo;
 use plugboard_app_api::api::{
     ActivityView, FindingView, ProfileView, RemovedEntry, SandboxPanel, SandboxRequest,
     ServerDiagnosis,
@@ -624,6 +625,23 @@ pub async fn session_read(
     call_id: String,
 ) -> Res<ReadOutcome> {
     api.session_read_task(session, uri, call_id).await
+}
+
+/// Read the page of a tool's interactive UI (MCP Apps) for a sandboxed frame.
+#[tauri::command]
+#[specta::specta]
+pub async fn session_app_view(
+    api: State<'_, Arc<Api>>,
+    session: String,
+    tool: String,
+) -> Res<AppViewInfo> {
+    api.session_app_view_task(session, tool).await
+}
+
+#[tauri::command(async)]
+#[specta::specta]
+pub fn close_app_view(api: State<'_, Arc<Api>>, view_id: String) {
+    api.close_app_view(&view_id)
 }
 
 #[tauri::command]

@@ -81,6 +81,8 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::session_call,
             commands::session_cancel,
             commands::session_read,
+            commands::session_app_view,
+            commands::close_app_view,
             commands::session_prompt,
             commands::session_complete,
             commands::session_answer,
@@ -182,6 +184,13 @@ pub fn run() {
                 }
             }
         })
+        .register_uri_scheme_protocol(plugboard_app_api::api::app_views::SCHEME, |ctx, request| {
+            use tauri::Manager;
+            let api = ctx
+                .app_handle()
+                .state::<std::sync::Arc<plugboard_app_api::api::Api>>();
+            app_view_response(&api, request.uri().path())
+        })
         .invoke_handler(builder.invoke_handler())
         .build(tauri::generate_context!())
         .expect("the Plugboard window could not be started")
@@ -191,6 +200,29 @@ pub fn run() {
                 sessions.close_all_sessions();
             }
         });
+}
+
+/// The answer to `mcp-app://localhost/ID`: the view's page with its own Content-Security-Policy
+/// (the frame that loads it is sandboxed: no same origin with the app, so no IPC), or 404.
+fn app_view_response(
+    api: &plugboard_app_api::api::Api,
+    path: &str,
+) -> tauri::http::Response<Vec<u8>> {
+    let id = path.trim_start_matches('/');
+    match api.app_view_page(id) {
+        Some(page) => tauri::http::Response::builder()
+            .header("Content-Type", "text/html; charset=utf-8")
+            .header("Content-Security-Policy", page.csp)
+            .header("X-Content-Type-Options", "nosniff")
+            .header("Referrer-Policy", "no-referrer")
+            .header("Cache-Control", "no-store")
+            .body(page.html.as_bytes().to_vec()),
+        None => tauri::http::Response::builder()
+            .status(404)
+            .header("Content-Type", "text/plain")
+            .body(b"no such view".to_vec()),
+    }
+    .unwrap_or_else(|_| tauri::http::Response::new(Vec::new()))
 }
 
 #[cfg(test)]

@@ -10,6 +10,11 @@ import { s, step, shot, fill, select, launch, root } from "./harness.mjs";
 // fixture with its schema tools, server-everything for a question during a call) and the
 // app is started again to read them.
 const EVERYTHING = join(root, "tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+// Two of the MCP Apps example servers from npm, whose get-time tool has an interactive view.
+const APPS = ["vanillajs", "svelte"].map((kind) => ({
+  name: `apps-${kind}`,
+  script: join(root, `tests/peers/node_modules/@modelcontextprotocol/server-basic-${kind}/dist/index.js`),
+}));
 const tryIt = async (name) => {
   await (await s.find('[data-testid="nav-installed"]')).click();
   await (await (await s.waitFor(card(name))).find('[data-testid="server-name"]')).click();
@@ -29,6 +34,7 @@ export async function tryItTab() {
     const parsed = JSON.parse(config());
     parsed.servers.schemas = { type: "stdio", command: FIXTURE, args: ["--name", "schemas", "--schema-tools"] };
     parsed.servers.everything = { type: "stdio", command: "node", args: [EVERYTHING, "stdio"] };
+    for (const a of APPS) parsed.servers[a.name] = { type: "stdio", command: "node", args: [a.script, "--stdio"] };
     writeFileSync(configFile, JSON.stringify(parsed, null, 2));
     await s.quit();
     await launch();
@@ -122,6 +128,44 @@ export async function tryItTab() {
     const shown = await resultText();
     if (!shown.includes("Research Report: python (programming)")) throw new Error(`the task's answer did not reach the server: ${shown.slice(0, 300)}`);
   });
+
+  for (const a of APPS) {
+    await step(`try it: the interactive view of ${a.name} (MCP Apps) shows the result and calls back after a yes`, async () => {
+      await tryIt(a.name);
+      await pick("get-time");
+      await (await s.find('[data-testid="run-tool"]')).click();
+      await (await s.waitFor('[data-testid="confirm-call-run"]')).click();
+      const frame = await s.waitFor('[data-testid="app-view-frame"]', { timeout: 20000, what: "the view's frame" });
+      if ((await frame.attr("sandbox")) !== "allow-scripts allow-forms") throw new Error("the frame is not sandboxed as it should be");
+      const network = await (await s.find('[data-testid="app-view-network"]')).text();
+      if (!network.includes("No network")) throw new Error(`the view may reach: ${network}`);
+      await s.intoFrame(frame);
+      let first = "";
+      try {
+        await s.waitUntil(async () => {
+          first = await s.execute("return document.body.innerText");
+          return /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(first);
+        }, { timeout: 20000, what: "the time the call returned, shown in the view" });
+        // The view asks for the time again: the app asks the user first.
+        await s.execute("[...document.querySelectorAll('button')].find((b) => b.textContent.includes('Get Server Time')).click()");
+      } finally {
+        await s.toTop();
+      }
+      await s.waitFor('[data-testid="app-view-consent"]', { timeout: 20000, what: "the app asking before the view's call" });
+      await shot(`27c-tryit-app-view-${a.name}`);
+      await (await s.find('[data-testid="app-view-allow"]')).click();
+      await s.waitGone('[data-testid="app-view-consent"]');
+      await s.intoFrame(await s.find('[data-testid="app-view-frame"]'));
+      try {
+        await s.waitUntil(async () => {
+          const now = await s.execute("return document.body.innerText");
+          return now !== first && /\d{4}-\d{2}-\d{2}T/.test(now);
+        }, { timeout: 20000, what: "the view showing the time its own call returned" });
+      } finally {
+        await s.toTop();
+      }
+    });
+  }
 
   await step("try it: the trace panel shows every message with timings and sizes", async () => {
     await (await s.find('[data-testid="tryit-tab-trace"]')).click();

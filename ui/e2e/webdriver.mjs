@@ -1,5 +1,5 @@
 // A small W3C WebDriver client over plain HTTP (Node's fetch), enough to drive the app through
-// tauri-driver: sessions, elements, clicks, keys, scripts and screenshots.
+// tauri-driver: sessions, elements, clicks, keys, scripts, frames and screenshots.
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 
@@ -104,6 +104,15 @@ export class Session {
     const actions = shift ? [{ type: "keyDown", value: SHIFT }, ...press, { type: "keyUp", value: SHIFT }] : press;
     await this.cmd("POST", "/actions", { actions: [{ type: "key", id: "kbd", actions }] });
     await this.cmd("DELETE", "/actions");
+  }
+
+  /** Look inside the frame `element` (an iframe) until `toTop`. */
+  async intoFrame(element) {
+    await this.cmd("POST", "/frame", { id: { [ELEMENT]: element.id } });
+  }
+
+  async toTop() {
+    await this.cmd("POST", "/frame", { id: null });
   }
 
   /** A PNG of the window after two animation frames (so it is not a frame stale). */

@@ -117,6 +117,9 @@ export const commands = {
 	sessionCall: (session: string, input: CallInput) => typedError<CallOutcome, ApiError>(__TAURI_INVOKE("session_call", { session, input })),
 	sessionCancel: (session: string, callId: string) => __TAURI_INVOKE<boolean>("session_cancel", { session, callId }),
 	sessionRead: (session: string, uri: string, callId: string) => typedError<ReadOutcome, ApiError>(__TAURI_INVOKE("session_read", { session, uri, callId })),
+	/**  Read the page of a tool's interactive UI (MCP Apps) for a sandboxed frame. */
+	sessionAppView: (session: string, tool: string) => typedError<AppViewInfo, ApiError>(__TAURI_INVOKE("session_app_view", { session, tool })),
+	closeAppView: (viewId: string) => __TAURI_INVOKE<void>("close_app_view", { viewId }),
 	sessionPrompt: (session: string, prompt: string, args: { [key in string]: string }, callId: string) => typedError<PromptOutcome, ApiError>(__TAURI_INVOKE("session_prompt", { session, prompt, args, callId })),
 	sessionComplete: (session: string, target: CompletionTarget, argument: string, value: string, context: { [key in string]: string }) => typedError<Completion, ApiError>(__TAURI_INVOKE("session_complete", { session, target, argument, value, context })),
 	/**  The user's answer to the server's question; an accepted form is checked first. */
@@ -197,6 +200,22 @@ export type AppInfo = {
 	can_test: boolean,
 };
 
+/**  A view as the app shows it (its page stays in the core). */
+export type AppViewInfo = {
+	view_id: string,
+	/**  What the frame loads. */
+	url: string,
+	tool: string,
+	resource_uri: string,
+	/**  The frame's `allow` list (features the page declared). */
+	allow: string,
+	prefers_border: boolean,
+	/**  Domains the page may reach or load from. */
+	domains: string[],
+	/**  Parts of its declaration left out, and why. */
+	notes: string[],
+};
+
 /**  The auth of an installed server. */
 export type AuthView = {
 	/**  `none`, `api_key`, `bearer`, `basic`, `header`, `oauth2`. */
@@ -259,6 +278,11 @@ export type CallInput = {
 	/**  The app's id for the call, to cancel it with. */
 	call_id: string,
 	timeout_secs: number | null,
+	/**
+	 *  Asked by a tool's view (MCP Apps), not by the user: allowed only for tools the server
+	 *  made visible to its views.
+	 */
+	from_view?: boolean,
 };
 
 /**  The result of a tool call. */
@@ -273,6 +297,11 @@ export type CallOutcome = {
 	/**  Requests it took (more than one when the server asked for input first). */
 	rounds: number,
 	notes: string[],
+	/**
+	 *  The result as the server sent it (redacted), for a tool with an interactive UI: what its
+	 *  view is given.
+	 */
+	result: Value | null,
 };
 
 /**  One marketplace tile. */
@@ -1588,6 +1617,8 @@ export type ToolEntry = {
 	risk: ToolRisk,
 	disabled: boolean,
 	adapted_name: string,
+	/**  Its interactive UI (MCP Apps), when it has one. */
+	ui: ToolUi | null,
 };
 
 /**  Something in a tool a person should look at before trusting it. */
@@ -1638,6 +1669,14 @@ export type ToolStateView = {
 	hints: HintsView,
 	/**  What its definition costs a model (an estimate), on or off. */
 	tokens: number,
+};
+
+/**  A tool's interactive UI, as its definition declares it. */
+export type ToolUi = {
+	/**  The `ui://` resource holding the page. */
+	resource_uri: string,
+	/**  Who may call the tool: `model` (an agent), `app` (its view). Both when not declared. */
+	visibility: string[],
 };
 
 /**  A tool, with the name an agent sees (`mcp__<server>__<tool>`). */

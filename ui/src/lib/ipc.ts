@@ -10,6 +10,7 @@ import type {
   Answer,
   ApiError,
   AppInfo,
+  AppViewInfo,
   BudgetView,
   CallInput,
   CallOutcome,
@@ -354,6 +355,15 @@ export const tryit = {
     }
   },
   close: (session: string): Promise<null> => unwrap(() => commands.closeSession(session)),
+  /** A tool's interactive UI (MCP Apps): its page, kept in the core and served to a sandboxed frame. */
+  appView: (session: string, tool: string): Promise<AppViewInfo> => unwrap(() => commands.sessionAppView(session, tool)),
+  closeAppView: async (viewId: string): Promise<void> => {
+    try {
+      await commands.closeAppView(viewId);
+    } catch {
+      // The view is gone with its session anyway.
+    }
+  },
   diagnostics: (name: string, session: string | null): Promise<string> => unwrap(() => commands.diagnostics(name, session)),
 };
 

@@ -4,6 +4,7 @@
 //! Everything the app does is here, in the core, so the CLI and the core tests reach it too. No
 //! function returns a stored secret value: secrets travel only from the UI into the core.
 
+pub mod app_views;
 mod bundles;
 mod clients;
 mod custom;
@@ -75,6 +76,8 @@ pub struct Api {
     bundles: bundles::PendingBundles,
     /// Tested updates waiting for the user's go-ahead.
     updates: updates::PendingUpdates,
+    /// The pages of open MCP Apps views.
+    app_pages: app_views::AppPages,
 }
 
 impl Api {
@@ -90,6 +93,7 @@ impl Api {
             tests: Default::default(),
             oauth: Default::default(),
             sessions: Default::default(),
+            app_pages: Default::default(),
             cli: None,
             market: Default::default(),
             bundles: Default::default(),
@@ -104,6 +108,7 @@ impl Api {
             tests: Default::default(),
             oauth: Default::default(),
             sessions: Default::default(),
+            app_pages: Default::default(),
             cli: None,
             market: Default::default(),
             bundles: Default::default(),

@@ -55,6 +55,10 @@ pub struct CallInput {
     /// The app's id for the call, to cancel it with.
     pub call_id: String,
     pub timeout_secs: Option<u32>,
+    /// Asked by a tool's view (MCP Apps), not by the user: allowed only for tools the server
+    /// made visible to its views.
+    #[serde(default)]
+    pub from_view: bool,
 }
 
 /// The questions of the app's sessions that wait for the user.
@@ -92,9 +96,9 @@ impl Asker for AppAsker {
     }
 }
 
-struct Open {
+pub(super) struct Open {
     name: String,
-    session: Session,
+    pub(super) session: Session,
     pending: Arc<Pending>,
 }
 
@@ -177,7 +181,7 @@ impl Sessions {
             })
     }
 
-    fn get(&self, id: &str) -> Result<Arc<Open>, ApiError> {
+    pub(super) fn get(&self, id: &str) -> Result<Arc<Open>, ApiError> {
         self.open
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -192,7 +196,7 @@ impl Sessions {
     }
 
     /// Run `work` on the session runtime and wait for it from any async context.
-    fn spawn<T: Send + 'static>(
+    pub(super) fn spawn<T: Send + 'static>(
         &self,
         work: impl Future<Output = Result<T, ApiError>> + Send + 'static,
     ) -> impl Future<Output = Result<T, ApiError>> + Send + 'static {
@@ -394,7 +398,11 @@ impl Api {
                 timeout: timeout(input.timeout_secs),
                 call_id: Some(input.call_id),
             };
-            Ok(open.session.call_tool(request).await?)
+            Ok(if input.from_view {
+                open.session.call_tool_for_view(request).await?
+            } else {
+                open.session.call_tool(request).await?
+            })
         })
     }
 

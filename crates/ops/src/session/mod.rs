@@ -9,6 +9,7 @@
 //! - the server's questions ([`questions`]): legacy requests and modern `input_required`
 //!   results (answered by retrying with `inputResponses`, [`Session::call_tool`]'s rounds);
 //! - calls a server runs as tasks ([`tasks`]), followed to their result;
+//! - a tool's interactive UI (MCP Apps, [`apps`]): its page and what it may do;
 //! - results by kind ([`outcome`]), `structuredContent` checked against `outputSchema`;
 //! - safety ([`safety`]): confirmations by the tool's annotations, disabled tools refused,
 //!   arguments validated against the input schema before anything is sent;
@@ -16,6 +17,7 @@
 //!
 //! Every string that leaves a session has been through the server's redactor.
 
+pub mod apps;
 pub mod events;
 mod handler;
 pub mod lists;
@@ -212,6 +214,8 @@ pub struct ToolEntry {
     pub risk: ToolRisk,
     pub disabled: bool,
     pub adapted_name: String,
+    /// Its interactive UI (MCP Apps), when it has one.
+    pub ui: Option<apps::ToolUi>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -288,6 +292,9 @@ pub struct CallOutcome {
     /// Requests it took (more than one when the server asked for input first).
     pub rounds: u32,
     pub notes: Vec<String>,
+    /// The result as the server sent it (redacted), for a tool with an interactive UI: what its
+    /// view is given.
+    pub result: Option<Value>,
 }
 
 /// The contents of a resource.
@@ -586,6 +593,7 @@ impl Session {
         let name = str_of(tool, "name").unwrap_or_default();
         let annotations = tool.get("annotations").filter(|a| a.is_object()).cloned();
         ToolEntry {
+            ui: apps::ToolUi::of(tool),
             disabled: self.tools.disabled(&name),
             risk: ToolRisk::of(annotations.as_ref()),
             title: str_of(tool, "title")
@@ -681,6 +689,30 @@ impl Session {
     /// Call a tool: checked ([`Session::check_call`]), then sent, its input requests answered
     /// round after round, until the result, a cancel or the timeout.
     pub async fn call_tool(&self, request: CallRequest) -> Result<CallOutcome, SessionError> {
+        self.call_tool_keeping(request, false).await
+    }
+
+    /// [`Session::call_tool`] for a tool's view (MCP Apps), which is given the result as the
+    /// server sent it (redacted): only for a tool the server made visible to its views.
+    pub async fn call_tool_for_view(
+        &self,
+        request: CallRequest,
+    ) -> Result<CallOutcome, SessionError> {
+        if !self.view_may_call(&request.tool) {
+            return Err(SessionError::Failed(format!(
+                "the view may not call `{}`: the server did not make it visible to its views",
+                self.redactor().redact(&request.tool)
+            )));
+        }
+        self.call_tool_keeping(request, true).await
+    }
+
+    /// A call; the raw result is kept for a tool with a UI, or when `keep` says so.
+    async fn call_tool_keeping(
+        &self,
+        request: CallRequest,
+        keep: bool,
+    ) -> Result<CallOutcome, SessionError> {
         let notes = self.check_call(&request.tool, &request.arguments, request.confirmation)?;
         let definition = self.tool(&request.tool)?;
         let call_id = request.call_id.unwrap_or_else(|| self.new_call_id());
@@ -707,6 +739,7 @@ impl Session {
         if let Some(structured) = structured.as_mut() {
             structured.value = result.get("structuredContent").cloned();
         }
+        let for_view = (keep || apps::ToolUi::of(&definition).is_some()).then(|| result.clone());
         Ok(CallOutcome {
             call_id,
             tool: self.redactor().redact(&request.tool),
@@ -716,6 +749,7 @@ impl Session {
             ms: started.elapsed().as_secs_f64() * 1000.0,
             rounds,
             notes,
+            result: for_view,
         })
     }
 
