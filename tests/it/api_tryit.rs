@@ -58,6 +58,7 @@ fn input(tool: &str, arguments: Value, confirmation: Confirmation, call_id: &str
         confirmation,
         call_id: call_id.into(),
         timeout_secs: Some(30),
+        from_view: false,
     }
 }
 

@@ -474,3 +474,78 @@ fn auto_falls_back_to_sse_and_the_trace_has_both_attempts() {
         live.session.close().await;
     });
 }
+
+/// A tool with an interactive view (MCP Apps): the session names its page, reads it with a
+/// policy that allows no network (nothing was declared), keeps the raw result of the call for
+/// the view, and lets a view call only tools the server made visible to views. The CLI says the
+/// tool has a view and saves its page to a new file, never over an existing one.
+#[test]
+fn a_tool_s_interactive_view_is_read_with_its_policy_and_saved_by_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("panel.html");
+    let html = "<!doctype html><p>panel <b>ok</b></p><script>parent.postMessage({}, '*')</script>";
+    std::fs::write(&page, html).unwrap();
+    let server = ServerConfig::stdio(
+        fixture_bin().to_string_lossy().into_owned(),
+        vec!["--ui-page".into(), page.display().to_string()],
+    );
+    runtime().block_on(async {
+        let live = open("panel", server, Script::new(vec![])).await.unwrap();
+        let s = &live.session;
+        let ui = s.tool_ui("show_panel").expect("a view");
+        assert_eq!(ui.resource_uri, "ui://fixture/panel.html");
+        assert!(s.tool_ui("echo").is_none());
+        let view = s.app_view("show_panel").await.unwrap();
+        assert_eq!(view.html, html);
+        assert!(view.csp.contains("connect-src 'none'"), "{}", view.csp);
+        assert!(view.domains.is_empty() && view.allow.is_empty());
+        let done = s
+            .call_tool(CallRequest {
+                tool: "show_panel".into(),
+                arguments: json!({}),
+                confirmation: Confirmation::None,
+                timeout: Some(Duration::from_secs(10)),
+                call_id: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(done.result.unwrap()["content"][0]["text"], "panel shown");
+        assert!(s.view_may_call("show_panel") && s.view_may_call("echo"));
+        assert!(!s.view_may_call("no_such_tool"));
+        assert!(s.app_view("echo").await.is_err());
+        s.close().await;
+    });
+
+    let home = crate::support::Home::new();
+    let mut add = home.cmd(&["add", "panel", "--no-test", "--no-sandbox", "--stdio", "--"]);
+    add.arg(fixture_bin())
+        .args(["--ui-page", page.to_str().unwrap()]);
+    crate::support::assert_code(&add.output().unwrap(), 0);
+    crate::support::assert_code(&home.run(&["test", "panel"]), 0);
+    let out = home.run(&["tools", "panel"]);
+    let shown = crate::support::stdout(&out);
+    assert!(
+        shown.contains("`show_panel` has an interactive UI (ui://fixture/panel.html)"),
+        "{shown}"
+    );
+    let saved = dir.path().join("saved.html");
+    let out = home.run(&[
+        "read",
+        "panel",
+        "ui://fixture/panel.html",
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    crate::support::assert_code(&out, 0);
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), html);
+    std::fs::write(&saved, "mine").unwrap();
+    let out = home.run(&[
+        "read",
+        "panel",
+        "ui://fixture/panel.html",
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    crate::support::assert_code(&out, 2);
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), "mine");
+}

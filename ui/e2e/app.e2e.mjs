@@ -73,7 +73,9 @@ try {
   } catch (e) {
     problem("setup", e);
   }
-  if (ready) await runFeatures(FEATURES);
+  // E2E_ONLY="try it,dark theme": only those features (a developer's quicker round).
+  const only = process.env.E2E_ONLY?.split(",").map((n) => n.trim());
+  if (ready) await runFeatures(only ? FEATURES.filter(([name]) => only.includes(name)) : FEATURES);
 } finally {
   await shutdown();
   teardownWorld();

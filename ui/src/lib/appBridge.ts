@@ -21,6 +21,8 @@ export interface BridgeHost {
   openLink(url: string): Promise<void>;
   log(text: string): void;
   resize(height: number): void;
+  /** The view finished its handshake. */
+  connected?(): void;
 }
 
 export interface BridgeContext {
@@ -88,6 +90,7 @@ export class AppBridge {
     switch (method) {
       case "ui/notifications/initialized":
         this.initialized = true;
+        this.host.connected?.();
         this.flush();
         break;
       case "ui/notifications/size-changed": {
@@ -116,7 +119,6 @@ export class AppBridge {
             theme: this.context.theme,
             displayMode: "inline",
             availableDisplayModes: ["inline"],
-            containerDimensions: { maxHeight: MAX_HEIGHT },
             locale: globalThis.navigator?.language ?? "en",
             timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
             platform: "desktop",
