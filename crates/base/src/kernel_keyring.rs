@@ -98,11 +98,12 @@ mod linux {
         Ok(())
     }
 
-    fn find(description: &str) -> io::Result<libc::c_long> {
+    /// The key held under `description`, `None` when there is none (any more).
+    fn find(description: &str) -> io::Result<Option<libc::c_long>> {
         let kind = c_string("user")?;
         let description = c_string(description)?;
         // SAFETY: pointers to live NUL-terminated strings; no destination keyring.
-        checked(unsafe {
+        let found = checked(unsafe {
             libc::syscall(
                 libc::SYS_keyctl,
                 KEYCTL_SEARCH,
@@ -111,22 +112,24 @@ mod linux {
                 description.as_ptr(),
                 0 as libc::c_long,
             )
-        })
-        .map_err(unsupported)
-    }
-
-    pub fn read(description: &str) -> io::Result<Option<Vec<u8>>> {
-        let key = match find(description) {
-            Ok(key) => key,
+        });
+        match found {
+            Ok(key) => Ok(Some(key)),
             Err(e)
                 if matches!(
                     e.raw_os_error(),
                     Some(libc::ENOKEY | libc::EKEYEXPIRED | libc::EKEYREVOKED)
                 ) =>
             {
-                return Ok(None);
+                Ok(None)
             }
-            Err(e) => return Err(e),
+            Err(e) => Err(unsupported(e)),
+        }
+    }
+
+    pub fn read(description: &str) -> io::Result<Option<Vec<u8>>> {
+        let Some(key) = find(description)? else {
+            return Ok(None);
         };
         let mut buffer = vec![0u8; 4096];
         loop {
@@ -149,17 +152,8 @@ mod linux {
     }
 
     pub fn forget(description: &str) -> io::Result<bool> {
-        let key = match find(description) {
-            Ok(key) => key,
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ENOKEY | libc::EKEYEXPIRED | libc::EKEYREVOKED)
-                ) =>
-            {
-                return Ok(false);
-            }
-            Err(e) => return Err(e),
+        let Some(key) = find(description)? else {
+            return Ok(false);
         };
         // SAFETY: plain integer arguments.
         checked(unsafe { libc::syscall(libc::SYS_keyctl, KEYCTL_INVALIDATE, key) })?;

@@ -57,3 +57,18 @@ describe("the MCP Apps host bridge", () => {
     await h.bridge.handle([1, 2]);
   });
 });
+
+describe("a call that ends without a result", () => {
+  it("is told to the view as cancelled, once, after it is initialized", async () => {
+    const sent: Json[] = [];
+    const bridge = new AppBridge(
+      { post: (m) => sent.push(m), consent: async () => true, call: async () => ({}), read: async () => ({}), openLink: async () => {}, log: () => {}, resize: () => {} },
+      { tool: { name: "t" }, theme: "light", arguments: {}, result: undefined, hostVersion: "1" },
+    );
+    bridge.setCancelled("the call was cancelled");
+    expect(sent).toHaveLength(0);
+    await bridge.handle({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    bridge.setCancelled("again");
+    expect(sent.map((m) => (m as { method: string }).method)).toEqual(["ui/notifications/tool-input", "ui/notifications/tool-cancelled"]);
+  });
+});

@@ -45,6 +45,7 @@ export class AppBridge {
   private initialized = false;
   private sentInput = false;
   private sentResult = false;
+  private cancelled: string | null = null;
   private nextId = 1;
 
   constructor(
@@ -55,6 +56,12 @@ export class AppBridge {
   /** The call's result arrived (or arrives after the view is up). */
   setResult(result: Json) {
     this.context.result = result;
+    this.flush();
+  }
+
+  /** The call ended without a result (it failed or was cancelled): tell the view once. */
+  setCancelled(reason: string) {
+    this.cancelled = reason;
     this.flush();
   }
 
@@ -157,9 +164,13 @@ export class AppBridge {
       this.sentInput = true;
       this.host.post({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: this.context.arguments } });
     }
-    if (!this.sentResult && this.context.result !== undefined) {
+    if (this.sentResult) return;
+    if (this.context.result !== undefined) {
       this.sentResult = true;
       this.host.post({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: this.context.result });
+    } else if (this.cancelled !== null) {
+      this.sentResult = true;
+      this.host.post({ jsonrpc: "2.0", method: "ui/notifications/tool-cancelled", params: { reason: this.cancelled } });
     }
   }
 }
