@@ -320,6 +320,102 @@ fn a_modern_client_is_served_too() {
     assert_no_process_left(&alpha);
 }
 
+/// A modern client is asked inside the call's answer (`input_required` with an elicitation):
+/// nothing is forwarded before its answer; the call goes on when it comes again with the answer
+/// to that question, and an answer counts once, for that call only.
+#[test]
+fn a_modern_client_is_asked_inside_the_call_s_answer() {
+    let home = Home::new();
+    let alpha = add_fixture(&home, "alpha", &["--era", "modern"], None);
+    for args in [
+        vec!["profile", "create", "work", "--server", "alpha"],
+        vec!["profile", "edit", "work", "--ask", "alpha__add"],
+    ] {
+        assert_code(&home.run(&args), 0);
+    }
+    let mut client = Client::start(&home, "work");
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-asker", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    client.request("server/discover", json!({"_meta": meta}));
+    client.request("tools/list", json!({"_meta": meta}));
+    let call = |client: &mut Client, arguments: Value, answer: Option<(&Value, &str)>| {
+        let mut params = json!({"name": "alpha__add", "arguments": arguments, "_meta": meta});
+        if let Some((state, action)) = answer {
+            params["requestState"] = state.clone();
+            params["inputResponses"] =
+                json!({"plugboard-permission": {"action": action, "content": {}}});
+        }
+        client.request("tools/call", params)
+    };
+    let asked = call(&mut client, json!({"a": 2, "b": 3}), None);
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let question = &asked["result"]["inputRequests"]["plugboard-permission"];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("add"),
+        "{asked}"
+    );
+    let state = asked["result"]["requestState"].clone();
+    // The answer to this question does not approve another call.
+    let other = call(
+        &mut client,
+        json!({"a": 40, "b": 2}),
+        Some((&state, "accept")),
+    );
+    assert_eq!(other["result"]["resultType"], "input_required", "{other}");
+    let done = call(
+        &mut client,
+        json!({"a": 2, "b": 3}),
+        Some((&state, "accept")),
+    );
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert!(text_of(&done).contains('5'), "{done}");
+    // Used once: the same answer again is a new question.
+    let again = call(
+        &mut client,
+        json!({"a": 2, "b": 3}),
+        Some((&state, "accept")),
+    );
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    let declined = call(
+        &mut client,
+        json!({"a": 2, "b": 3}),
+        Some((&again["result"]["requestState"], "decline")),
+    );
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    assert!(text_of(&declined).contains("declined"), "{declined}");
+    assert!(client.finish().success());
+    assert_no_process_left(&alpha);
+    // The record has the question, the yes and the no; only the yes ran.
+    let out = home.run(&["activity", "--json"]);
+    let decisions: Vec<String> = serde_json::from_str::<Value>(&stdout(&out))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["decision"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        decisions.iter().any(|d| d == "ask_pending"),
+        "{decisions:?}"
+    );
+    assert_eq!(
+        decisions.iter().filter(|d| *d == "ask_accepted").count(),
+        1,
+        "{decisions:?}"
+    );
+    assert!(
+        decisions.iter().any(|d| d == "ask_declined"),
+        "{decisions:?}"
+    );
+}
+
 /// Renaming a server renames it in the profiles that name it; removing takes it out.
 #[test]
 fn profiles_follow_renames_and_removals() {

@@ -67,8 +67,20 @@ pub struct Routed {
     pub decision: &'static str,
 }
 
-/// Asks the user whether a call may go on (the client's elicitation); `None`: it cannot ask.
-pub type AskUser = Rc<dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Option<bool>>>>>;
+/// Asks the user whether a call may go on (the client's elicitation).
+pub type AskUser = Rc<dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Asked>>>>;
+
+/// What asking the user came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asked {
+    Yes,
+    No,
+    /// The client cannot ask.
+    Cannot,
+    /// The question went to the client inside the call's answer (a modern client's
+    /// `input_required`); the call comes again with the answer. Nothing was forwarded.
+    Pending,
+}
 
 /// A server's `notifications/progress` for a call the hub forwarded (by the hub's call id).
 #[derive(Clone, Debug, PartialEq)]
@@ -852,17 +864,23 @@ impl Hub {
                 );
                 let answer = match ask {
                     Some(ask) => ask(question).await,
-                    None => None,
+                    None => Asked::Cannot,
                 };
                 match answer {
-                    Some(true) => decision = "ask_accepted",
-                    Some(false) => {
+                    Asked::Yes => decision = "ask_accepted",
+                    Asked::No => {
                         return refused(
                             "ask_declined",
                             format!("the user declined `{namespaced}`"),
                         );
                     }
-                    None if profile_says == Permission::Allow => {
+                    Asked::Pending => {
+                        return refused(
+                            "ask_pending",
+                            format!("`{namespaced}` waits for the user's answer"),
+                        );
+                    }
+                    Asked::Cannot if profile_says == Permission::Allow => {
                         return refused(
                             "ask_unanswerable",
                             format!(
@@ -872,7 +890,7 @@ impl Hub {
                             ),
                         );
                     }
-                    None => {
+                    Asked::Cannot => {
                         return refused(
                             "ask_unanswerable",
                             format!(

@@ -6,7 +6,9 @@
 //! concurrently; each answer is written as one line when it is ready, a server's progress on a
 //! call reaches the client under the client's own `progressToken`, and a server's question
 //! during a call goes to the client as an elicitation named as that server's. The gateway's own
-//! requests to the client (elicitation, to ask before a call) go out on the same stream. When
+//! question before a call (`ask`) goes to a legacy client as an elicitation request on the same
+//! stream, and to a modern one inside the call's answer (`input_required`), the call going on
+//! when it comes again with the answer (see [`Connection::asker`]). When
 //! the client's input ends, every server is closed and the gateway exits: no process is left.
 
 use std::cell::RefCell;
@@ -18,7 +20,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::hub::{AskUser, Hub};
+use super::hub::{AskUser, Asked, Hub};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
@@ -29,6 +31,12 @@ const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// How long a client's answer to "may this call run?" may take; no answer is a no.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(120);
+/// The key of the gateway's own question in a modern client's `inputRequests` and
+/// `inputResponses` (may this call run?).
+const PERMISSION_KEY: &str = "plugboard-permission";
+/// Questions to modern clients awaiting their answer, at most.
+const PENDING_ASKS: usize = 64;
+
 /// How long the first `tools/list` waits for servers still starting.
 pub const FIRST_LIST_WAIT: Duration = Duration::from_secs(30);
 
@@ -55,7 +63,15 @@ struct Connection {
     /// changes, by their id (the only notification the gateway offers).
     subscriptions: RefCell<HashMap<String, Value>>,
     listed_once: RefCell<bool>,
+    /// Questions put to a modern client inside a call's answer, by the `requestState` they
+    /// went with: the call they ask about (its tool and arguments), so that an answer is taken
+    /// only for that call, once.
+    asks: RefCell<Vec<(String, String)>>,
 }
+
+/// A question put to a modern client for one call: the text and the `requestState` it goes
+/// with, set by the asker when it could not answer from the request.
+type PendingAsk = Rc<RefCell<Option<(String, String)>>>;
 
 /// Serve `hub` on this process's stdin and stdout until stdin ends. Must run inside a
 /// `LocalSet`.
@@ -81,6 +97,7 @@ pub async fn serve_stdio(hub: Rc<Hub>) {
         progress_tokens: RefCell::default(),
         subscriptions: RefCell::default(),
         listed_once: RefCell::new(false),
+        asks: RefCell::default(),
     });
     hub.start_all();
     // A server's progress on a call goes to the client under the client's own token.
@@ -366,10 +383,27 @@ impl Connection {
                         .borrow_mut()
                         .insert(call_id.clone(), token);
                 }
-                let routed = self.hub.call_tool(params, &call_id, self.asker()).await;
+                let pending: PendingAsk = Rc::default();
+                let asker = self.asker(params, &pending);
+                let routed = self.hub.call_tool(params, &call_id, asker).await;
                 self.calls.borrow_mut().remove(&id.to_string());
                 self.progress_tokens.borrow_mut().remove(&call_id);
-                routed.result
+                match pending.borrow_mut().take() {
+                    // Nothing was forwarded: the client answers, and calls again with it.
+                    Some((question, state)) if routed.decision == "ask_pending" => Ok(json!({
+                        "resultType": "input_required",
+                        "inputRequests": {PERMISSION_KEY: {
+                            "method": "elicitation/create",
+                            "params": {
+                                "mode": "form",
+                                "message": question,
+                                "requestedSchema": {"type": "object", "properties": {}},
+                            },
+                        }},
+                        "requestState": state,
+                    })),
+                    _ => routed.result,
+                }
             }
             "prompts/get" | "resources/read" => {
                 let call_id = format!("gw-{id}");
@@ -382,23 +416,80 @@ impl Connection {
         }
     }
 
-    /// Asks through the client's elicitation, when it declared it (legacy clients: modern ones
-    /// would need the answer inside an `input_required` result, which the gateway does not make
-    /// yet).
-    fn asker(self: &Rc<Self>) -> Option<AskUser> {
+    /// Asks through the client's elicitation, when it declared it: a legacy client gets an
+    /// `elicitation/create` request and the call waits for its answer; a modern one gets the
+    /// question inside the call's answer (`input_required`, noted in `pending`), and the call
+    /// goes on when it comes again with the answer to that very question.
+    fn asker(
+        self: &Rc<Self>,
+        params: &Map<String, Value>,
+        pending: &PendingAsk,
+    ) -> Option<AskUser> {
         let client = self.client.borrow();
-        if client.modern != Some(false) || client.capabilities.get("elicitation").is_none() {
-            return None;
-        }
+        client.capabilities.get("elicitation")?;
         let conn = Rc::clone(self);
+        if client.modern == Some(false) {
+            return Some(Rc::new(move |question: String| {
+                let conn = Rc::clone(&conn);
+                Box::pin(async move { conn.elicit(question).await })
+                    as std::pin::Pin<Box<dyn Future<Output = Asked>>>
+            }));
+        }
+        let call = call_fingerprint(params);
+        let answered = params
+            .get("requestState")
+            .and_then(Value::as_str)
+            .zip(
+                params
+                    .get("inputResponses")
+                    .and_then(|r| r.get(PERMISSION_KEY))
+                    .and_then(|r| r.get("action")),
+            )
+            .map(|(state, action)| (state.to_owned(), action.as_str() == Some("accept")));
+        let pending = Rc::clone(pending);
         Some(Rc::new(move |question: String| {
-            let conn = Rc::clone(&conn);
-            Box::pin(async move { conn.elicit(question).await })
-                as std::pin::Pin<Box<dyn Future<Output = Option<bool>>>>
+            let answer = match &answered {
+                Some((state, accepted)) if conn.take_ask(state, &call) => {
+                    if *accepted {
+                        Asked::Yes
+                    } else {
+                        Asked::No
+                    }
+                }
+                _ => {
+                    let state = conn.put_ask(&call);
+                    *pending.borrow_mut() = Some((question, state));
+                    Asked::Pending
+                }
+            };
+            Box::pin(std::future::ready(answer)) as std::pin::Pin<Box<dyn Future<Output = Asked>>>
         }))
     }
 
-    async fn elicit(&self, question: String) -> Option<bool> {
+    /// Note a question put to a modern client about `call`; its `requestState`.
+    fn put_ask(&self, call: &str) -> String {
+        let state = format!("plugboard-ask-{:032x}", rand::random::<u128>());
+        let mut asks = self.asks.borrow_mut();
+        if asks.len() >= PENDING_ASKS {
+            asks.remove(0);
+        }
+        asks.push((state.clone(), call.to_owned()));
+        state
+    }
+
+    /// Whether `state` is a question put about `call` (then it is answered: taken away).
+    fn take_ask(&self, state: &str, call: &str) -> bool {
+        let mut asks = self.asks.borrow_mut();
+        match asks.iter().position(|(s, c)| s == state && c == call) {
+            Some(at) => {
+                asks.remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    async fn elicit(&self, question: String) -> Asked {
         let reply = self
             .elicit_client(json!({
                 "mode": "form",
@@ -407,7 +498,11 @@ impl Connection {
             }))
             .await;
         // No answer in time, or the client went away: no.
-        Some(reply.and_then(|r| r.pointer("/result/action").cloned()) == Some(json!("accept")))
+        if reply.and_then(|r| r.pointer("/result/action").cloned()) == Some(json!("accept")) {
+            Asked::Yes
+        } else {
+            Asked::No
+        }
     }
 
     /// `elicitation/create` to the client with `params`; its whole reply, or `None` when none
@@ -467,6 +562,11 @@ impl Connection {
             _ => Answer::Decline,
         }
     }
+}
+
+/// What identifies a call for its question: the tool and its arguments.
+fn call_fingerprint(params: &Map<String, Value>) -> String {
+    json!([params.get("name"), params.get("arguments")]).to_string()
 }
 
 fn capabilities() -> Value {
