@@ -8,7 +8,7 @@
 //! during a call goes to the client as an elicitation named as that server's. The gateway's own
 //! question before a call (`ask`) goes to a legacy client as an elicitation request on the same
 //! stream, and to a modern one inside the call's answer (`input_required`), the call going on
-//! when it comes again with the answer (see [`Connection::asker`]). When
+//! when it comes again with the answer (`Connection::asker`). When
 //! the client's input ends, every server is closed and the gateway exits: no process is left.
 
 use std::cell::RefCell;
