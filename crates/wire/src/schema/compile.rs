@@ -358,8 +358,12 @@ impl<'a> Compiler<'a> {
                         .unwrap_or(Value::Bool(true));
                     Some(Box::new(self.node(&first, depth + 1)))
                 }
-                // A free-form object: any keys. With listed properties, only those are offered.
-                _ if properties.is_empty() => Some(Box::new(FormNode::json())),
+                // A free-form object (no `properties` at all): any keys. With listed
+                // properties, only those are offered; an empty list (`"properties": {}`) is a
+                // tool that takes no arguments.
+                _ if properties.is_empty() && !map.contains_key("properties") => {
+                    Some(Box::new(FormNode::json()))
+                }
                 _ => None,
             },
         };

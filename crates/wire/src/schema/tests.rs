@@ -309,6 +309,14 @@ fn additional_properties_are_a_key_value_editor() {
             ..
         }
     ));
+    // An empty `properties`: a tool that takes no arguments, not a key/value editor.
+    assert!(matches!(
+        root_kind(json!({"type": "object", "properties": {}})),
+        NodeKind::Object {
+            additional: None,
+            ..
+        }
+    ));
 }
 
 #[test]
