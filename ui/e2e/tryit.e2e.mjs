@@ -84,6 +84,17 @@ export async function tryItTab() {
     const canonical = (v) => (Array.isArray(v) ? v.map(canonical) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])])) : v);
     if (JSON.stringify(canonical(raw)) !== JSON.stringify(canonical(expected))) throw new Error(`the JSON editor shows ${JSON.stringify(raw)}`);
     await (await s.find('[data-testid="tool-form-form"]')).click();
+    // Reconnecting keeps the chosen tool and everything typed (in a new form: another element).
+    const address = '[data-testid="tryit"][data-state="open"] [data-testid="field-/delivery/address"]';
+    const before = await s.find(address);
+    await (await s.find('[data-testid="tryit-reconnect"]')).click();
+    let after = null;
+    await s.waitUntil(async () => {
+      after = (await s.findAll(address))[0] ?? null;
+      return after !== null && after.id !== before.id;
+    }, { timeout: 30000, what: "the form back after reconnecting" });
+    const kept = await after.prop("value");
+    if (kept !== "1 Analytical Way") throw new Error(`reconnecting lost the typed address: ${kept}`);
     await (await s.find('[data-testid="run-tool"]')).click();
     const shown = await resultText();
     if (!shown.includes('"address": "1 Analytical Way"') || !shown.includes('"sku": "B-2"')) throw new Error(`the server did not get the form's value: ${shown}`);
