@@ -529,23 +529,18 @@ fn a_tool_s_interactive_view_is_read_with_its_policy_and_saved_by_the_cli() {
         "{shown}"
     );
     let saved = dir.path().join("saved.html");
-    let out = home.run(&[
-        "read",
-        "panel",
-        "ui://fixture/panel.html",
-        "--save",
-        saved.to_str().unwrap(),
-    ]);
-    crate::support::assert_code(&out, 0);
+    let save = || {
+        home.run(&[
+            "read",
+            "panel",
+            "ui://fixture/panel.html",
+            "--save",
+            saved.to_str().unwrap(),
+        ])
+    };
+    crate::support::assert_code(&save(), 0);
     assert_eq!(std::fs::read_to_string(&saved).unwrap(), html);
     std::fs::write(&saved, "mine").unwrap();
-    let out = home.run(&[
-        "read",
-        "panel",
-        "ui://fixture/panel.html",
-        "--save",
-        saved.to_str().unwrap(),
-    ]);
-    crate::support::assert_code(&out, 2);
+    crate::support::assert_code(&save(), 2);
     assert_eq!(std::fs::read_to_string(&saved).unwrap(), "mine");
 }

@@ -7,7 +7,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use rand::RngCore;
 use serde::Serialize;
 
 use super::{Api, ApiError};
@@ -50,9 +49,7 @@ pub(super) struct AppPages {
 
 impl AppPages {
     fn insert(&self, page: AppPage) -> String {
-        let mut bytes = [0u8; 16];
-        rand::rng().fill_bytes(&mut bytes);
-        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let id = format!("{:032x}", rand::random::<u128>());
         let mut pages = self.pages.lock().unwrap_or_else(|p| p.into_inner());
         if pages.len() >= KEPT {
             pages.remove(0);
