@@ -1,10 +1,11 @@
-//! The authorization request: PKCE (S256), `state`, scope selection as the MCP spec orders it,
-//! the RFC 8707 `resource`, and the check every authorization URL passes before anything opens
-//! it (https, or http on a loopback host; never `javascript:`, `file:` and the like).
+//! The authorization request: PKCE (S256) and the URL built by the `oauth2` crate, `state`,
+//! scope selection as the MCP spec orders it, the RFC 8707 `resource`, and the check every
+//! authorization URL passes before anything opens it (https, or http on a loopback host; never
+//! `javascript:`, `file:` and the like).
 
 use base64::Engine;
+use oauth2::{AuthUrl, ClientId, CsrfToken, PkceCodeChallenge, RedirectUrl, Scope};
 use rand::RngCore;
-use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::OAuthError;
@@ -14,17 +15,15 @@ use crate::secrets::Sensitive;
 /// A PKCE pair: the verifier stays in memory, the challenge goes in the URL.
 pub(crate) struct Pkce {
     pub verifier: Sensitive<String>,
-    pub challenge: String,
+    pub challenge: PkceCodeChallenge,
 }
 
 impl Pkce {
     pub fn new() -> Pkce {
         // 32 random bytes → 43 base64url characters (RFC 7636 §4.1 allows 43..128).
-        let verifier = random_token(32);
-        let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(Sha256::digest(verifier.as_bytes()));
+        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         Pkce {
-            verifier: Sensitive::new(verifier),
+            verifier: Sensitive::new(verifier.into_secret()),
             challenge,
         }
     }
@@ -81,26 +80,24 @@ pub(crate) struct AuthorizationRequest<'a> {
     pub redirect_uri: &'a str,
     pub scopes: &'a [String],
     pub state: &'a str,
-    pub code_challenge: &'a str,
+    pub code_challenge: &'a PkceCodeChallenge,
     pub resource: &'a str,
 }
 
 /// Build the authorization URL and check that it is safe to open.
 pub(crate) fn authorization_url(req: &AuthorizationRequest<'_>) -> Result<Url, OAuthError> {
-    let mut url = validate_authorization_url(req.endpoint)?;
-    {
-        let mut q = url.query_pairs_mut();
-        q.append_pair("response_type", "code")
-            .append_pair("client_id", req.client_id)
-            .append_pair("redirect_uri", req.redirect_uri)
-            .append_pair("state", req.state)
-            .append_pair("code_challenge", req.code_challenge)
-            .append_pair("code_challenge_method", "S256")
-            .append_pair("resource", req.resource);
-        if !req.scopes.is_empty() {
-            q.append_pair("scope", &req.scopes.join(" "));
-        }
-    }
+    let endpoint = validate_authorization_url(req.endpoint)?;
+    let redirect = RedirectUrl::new(req.redirect_uri.to_owned())
+        .map_err(|_| OAuthError::Config(format!("`{}` is not a redirect URL", req.redirect_uri)))?;
+    let client = oauth2::basic::BasicClient::new(ClientId::new(req.client_id.to_owned()))
+        .set_auth_uri(AuthUrl::from_url(endpoint))
+        .set_redirect_uri(redirect);
+    let (url, _) = client
+        .authorize_url(|| CsrfToken::new(req.state.to_owned()))
+        .set_pkce_challenge(req.code_challenge.clone())
+        .add_scopes(req.scopes.iter().cloned().map(Scope::new))
+        .add_extra_param("resource", req.resource)
+        .url();
     validate_authorization_url(url.as_str())
 }
 
@@ -148,11 +145,13 @@ mod tests {
 
     #[test]
     fn pkce_challenge_is_s256_of_the_verifier() {
+        use sha2::{Digest, Sha256};
         let p = Pkce::new();
         assert_eq!(p.verifier.expose().len(), 43);
         let expected = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .encode(Sha256::digest(p.verifier.expose().as_bytes()));
-        assert_eq!(p.challenge, expected);
+        assert_eq!(p.challenge.as_str(), expected);
+        assert_eq!(p.challenge.method().as_str(), "S256");
         // RFC 7636 appendix B.
         let v = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
         assert_eq!(
@@ -190,13 +189,14 @@ mod tests {
     #[test]
     fn authorization_url_has_every_parameter() {
         let scopes = vec!["a".to_string(), "b".to_string()];
+        let pkce = Pkce::new();
         let url = authorization_url(&AuthorizationRequest {
             endpoint: "https://as.example/authorize?tenant=1",
             client_id: "cid",
             redirect_uri: "http://127.0.0.1:1/callback",
             scopes: &scopes,
             state: "st",
-            code_challenge: "ch",
+            code_challenge: &pkce.challenge,
             resource: "https://mcp.example/mcp",
         })
         .unwrap();
@@ -206,5 +206,9 @@ mod tests {
         assert_eq!(q["code_challenge_method"], "S256");
         assert_eq!(q["resource"], "https://mcp.example/mcp");
         assert_eq!(q["response_type"], "code");
+        assert_eq!(q["client_id"], "cid");
+        assert_eq!(q["redirect_uri"], "http://127.0.0.1:1/callback");
+        assert_eq!(q["state"], "st");
+        assert_eq!(q["code_challenge"], pkce.challenge.as_str());
     }
 }

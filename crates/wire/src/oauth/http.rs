@@ -1,7 +1,11 @@
 //! The HTTP side of OAuth: two reqwest clients (metadata GETs may follow a few redirects; POSTs
 //! to token, registration and revocation endpoints never do), bounded bodies, form encoding and
-//! client authentication at the token endpoint (RFC 6749 §2.3.1).
+//! client authentication at the token endpoint (RFC 6749 §2.3.1), and the transport the
+//! `oauth2` crate's grant requests go through.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
 use base64::Engine;
@@ -173,6 +177,56 @@ impl Http {
             .header("Mcp-Session-Id", session_id)
             .send()
             .await;
+    }
+}
+
+/// The `oauth2` crate's requests, sent with the POST client (no redirects, bounded answers,
+/// errors that name the host only). Keeps the status of the last answer, which the crate's
+/// errors for an answer it cannot read do not carry.
+pub(crate) struct GrantTransport {
+    post: reqwest::Client,
+    last_status: AtomicU16,
+}
+
+impl GrantTransport {
+    pub fn new(http: &Http) -> GrantTransport {
+        GrantTransport {
+            post: http.post.clone(),
+            last_status: AtomicU16::new(0),
+        }
+    }
+
+    /// The HTTP status of the last answer, if one came.
+    pub fn last_status(&self) -> Option<u16> {
+        Some(self.last_status.load(Ordering::Relaxed)).filter(|s| *s != 0)
+    }
+}
+
+impl<'c> oauth2::AsyncHttpClient<'c> for GrantTransport {
+    type Error = OAuthError;
+    type Future =
+        Pin<Box<dyn Future<Output = Result<oauth2::HttpResponse, OAuthError>> + Send + 'c>>;
+
+    fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
+        Box::pin(async move {
+            let url = request.uri().to_string();
+            let request = reqwest::Request::try_from(request).map_err(|_| {
+                OAuthError::Http(format!("cannot build a request to {}", display_url(&url)))
+            })?;
+            let builder = reqwest::RequestBuilder::from_parts(self.post.clone(), request);
+            let reply = send(builder, &url).await?;
+            self.last_status.store(reply.status, Ordering::Relaxed);
+            oauth2::http::Response::builder()
+                .status(reply.status)
+                .body(reply.body)
+                .map_err(|_| {
+                    OAuthError::Http(format!(
+                        "{} answered with HTTP status {}",
+                        display_url(&url),
+                        reply.status
+                    ))
+                })
+        })
     }
 }
 

@@ -21,14 +21,13 @@ use super::discovery::{Discovery, discover};
 use super::http::{ClientAuth, display_url, now_millis, now_secs};
 use super::registration::{ClientIdentity, ClientSource};
 use super::store::{TokenRecord, configured_client_secret, load_tokens, namespace, save_tokens};
-use super::token_endpoint::{TokenReply, token_request};
+use super::token_endpoint::{TokenReply, client_credentials, extension_grant};
 use super::{OAuthContext, OAuthError, oauth_settings};
 use crate::config::{
     ClientAuthMethod, OAuthGrant, OAuthSettings, SecretRef, ServerConfig, TransportKind,
 };
 use crate::secrets::{SecretKey, Sensitive};
 
-const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
@@ -83,44 +82,40 @@ impl OAuthContext {
                 )));
             }
             OAuthGrant::ClientCredentials => {
-                let mut params = vec![
-                    ("grant_type", "client_credentials".to_owned()),
-                    ("resource", discovery.resource.clone()),
-                ];
-                if !scope.is_empty() {
-                    params.push(("scope", scope.clone()));
-                }
-                let method = match settings.private_key.as_ref() {
+                let assertion = match settings.private_key.as_ref() {
                     Some(reference) => {
                         let key = self.stored(name, server, reference, "private key")?;
-                        let assertion = client_assertion(
+                        Some(client_assertion(
                             &client_id,
                             &discovery.auth_server.issuer,
                             key.expose(),
-                        )?;
-                        params.push(("client_assertion_type", CLIENT_ASSERTION_TYPE.to_owned()));
-                        params.push(("client_assertion", assertion));
-                        ClientAuthMethod::None
+                        )?)
                     }
-                    None => {
-                        if secret.is_none() {
-                            return Err(missing(name, "client secret or private key"));
-                        }
-                        secret_method(&settings, &discovery)
+                    None if secret.is_none() => {
+                        return Err(missing(name, "client secret or private key"));
                     }
+                    None => None,
+                };
+                // A signed assertion authenticates the client; a secret, as its method says.
+                let method = match assertion {
+                    Some(_) => ClientAuthMethod::None,
+                    None => secret_method(&settings, &discovery),
                 };
                 let client = ClientIdentity {
                     client_id: client_id.clone(),
-                    client_secret: secret.clone(),
+                    client_secret: secret.clone().filter(|_| assertion.is_none()),
                     auth_method: method,
                     source: ClientSource::PreRegistered,
                 };
-                // A signed assertion names the client itself; `client_id` goes in the form
-                // only for the secret methods.
-                let auth = (settings.private_key.is_none()).then_some(&client);
-                let reply = self
-                    .token_grant(&discovery.auth_server.token_endpoint, &params, auth)
-                    .await?;
+                let reply = client_credentials(
+                    &self.http,
+                    &discovery.auth_server.token_endpoint,
+                    &client,
+                    &scopes,
+                    &discovery.resource,
+                    assertion.as_deref(),
+                )
+                .await?;
                 (reply, method)
             }
             OAuthGrant::IdentityAssertion {
@@ -149,19 +144,20 @@ impl OAuthContext {
                     source: ClientSource::PreRegistered,
                 };
                 let mut params = vec![
-                    ("grant_type", JWT_BEARER.to_owned()),
-                    ("assertion", assertion.expose().clone()),
+                    ("grant_type", JWT_BEARER),
+                    ("assertion", assertion.expose().as_str()),
                 ];
                 if !scope.is_empty() {
-                    params.push(("scope", scope.clone()));
+                    params.push(("scope", scope.as_str()));
                 }
-                let reply = self
-                    .token_grant(
-                        &discovery.auth_server.token_endpoint,
-                        &params,
-                        Some(&client),
-                    )
-                    .await?;
+                let reply = extension_grant(
+                    &self.http,
+                    &discovery.auth_server.token_endpoint,
+                    &params,
+                    &client,
+                    &[assertion.expose().as_str()],
+                )
+                .await?;
                 (reply, method)
             }
         };
@@ -209,21 +205,6 @@ impl OAuthContext {
                 &reference.secret,
             ))?
             .ok_or_else(|| missing(name, what))
-    }
-
-    async fn token_grant(
-        &self,
-        endpoint: &str,
-        params: &[(&str, String)],
-        client: Option<&ClientIdentity>,
-    ) -> Result<TokenReply, OAuthError> {
-        let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let secrets: Vec<&str> = params
-            .iter()
-            .filter(|(k, _)| matches!(*k, "client_assertion" | "assertion" | "subject_token"))
-            .map(|(_, v)| *v)
-            .collect();
-        token_request(&self.http, endpoint, &params, client, &secrets).await
     }
 
     /// RFC 8693 at the identity provider: the user's ID token for an identity assertion grant
