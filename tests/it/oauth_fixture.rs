@@ -67,6 +67,22 @@ impl OAuthServer {
         format!("{}/mcp", self.base)
     }
 
+    /// The issuer: the fixture's own origin.
+    pub fn issuer(&self) -> &str {
+        &self.base
+    }
+
+    /// From now on the protected resource names `issuer` as its authorization server.
+    pub async fn name_authorization_server(&self, issuer: &str) {
+        let response = fixture_client()
+            .post(format!("{}/control/authorization-server", self.base))
+            .body(issuer.to_owned())
+            .send()
+            .await
+            .expect("the fixture answers");
+        assert!(response.status().is_success(), "{}", response.status());
+    }
+
     /// What the fixture counted (registrations, code_exchanges, refreshes, revocations, ...).
     pub async fn stats(&self) -> Value {
         json_answer(fixture_client().get(format!("{}/stats", self.base))).await

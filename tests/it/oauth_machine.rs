@@ -1,38 +1,57 @@
 //! OAuth without a user at the browser, through the CLI against the OAuth fixture: a service
 //! account added with `plugboard add --grant client-credentials` keeps its secret in the
 //! keyring, gets its token on its first connection (no sign-in), reuses it while it is good,
-//! and a wrong secret fails with the authorization server's reason and saves nothing.
+//! and a wrong secret fails with the authorization server's reason and saves nothing; its
+//! secret never goes to another authorization server its MCP server names later.
+
+use std::process::Output;
 
 use serde_json::Value;
 
 use crate::oauth_fixture::OAuthServer;
 use crate::support::{Home, assert_code, output_with_stdin, require_keyring, stderr, stdout};
 
+/// A confidential client registered at `fixture`: its ID and secret.
+async fn registered_client(fixture: &OAuthServer) -> (String, String) {
+    let registered = fixture
+        .register_confidential_client("http://127.0.0.1:9/callback", "client_secret_basic")
+        .await;
+    let field = |name: &str| registered[name].as_str().unwrap().to_owned();
+    (field("client_id"), field("client_secret"))
+}
+
+/// `plugboard add NAME --grant client-credentials` for `fixture`'s MCP endpoint, the secret
+/// given through the environment.
+fn add_service_account(
+    home: &Home,
+    fixture: &OAuthServer,
+    name: &str,
+    client_id: &str,
+    secret: &str,
+) -> Output {
+    let mut cmd = home.cmd(&[
+        "add",
+        name,
+        "--url",
+        &fixture.mcp_url(),
+        "--grant",
+        "client-credentials",
+        "--client-id",
+        client_id,
+        "--client-secret",
+    ]);
+    cmd.env("PLUGBOARD_SECRET_CLIENT_SECRET", secret);
+    output_with_stdin(cmd, "")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_account_gets_its_token_without_a_sign_in_and_keeps_its_secret_in_the_keyring() {
     require_keyring();
     let fixture = OAuthServer::start(&[]);
-    let registered = fixture
-        .register_confidential_client("http://127.0.0.1:9/callback", "client_secret_basic")
-        .await;
-    let client_id = registered["client_id"].as_str().unwrap().to_owned();
-    let secret = registered["client_secret"].as_str().unwrap().to_owned();
+    let (client_id, secret) = registered_client(&fixture).await;
     let home = Home::new();
-    let add = |name: &str, secret: &str| {
-        let mut cmd = home.cmd(&[
-            "add",
-            name,
-            "--url",
-            &fixture.mcp_url(),
-            "--grant",
-            "client-credentials",
-            "--client-id",
-            &client_id,
-            "--client-secret",
-        ]);
-        cmd.env("PLUGBOARD_SECRET_CLIENT_SECRET", secret);
-        output_with_stdin(cmd, "")
-    };
+    let add =
+        |name: &str, secret: &str| add_service_account(&home, &fixture, name, &client_id, secret);
 
     // A wrong secret: the authorization server's refusal, and nothing saved.
     let out = add("svc-wrong", "not-the-secret-0000");
@@ -84,4 +103,39 @@ async fn a_service_account_gets_its_token_without_a_sign_in_and_keeps_its_secret
             .any(|(_, bytes)| String::from_utf8_lossy(bytes).contains(&secret)),
         "a file holds the client secret"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_account_s_secret_never_goes_to_another_authorization_server() {
+    require_keyring();
+    // Tokens live one second, so the next connection asks for a new one.
+    let fixture = OAuthServer::start(&["--token-ttl", "1"]);
+    let elsewhere = OAuthServer::start(&[]);
+    let (client_id, secret) = registered_client(&fixture).await;
+    let home = Home::new();
+    assert_code(
+        &add_service_account(&home, &fixture, "svc", &client_id, &secret),
+        0,
+    );
+    let obtained = fixture.stat("client_credentials").await;
+    assert!(obtained >= 1);
+
+    // The MCP server now names another authorization server (compromised, or moved).
+    fixture.name_authorization_server(elsewhere.issuer()).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let out = home.run(&["test", "svc", "--json"]);
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["ok"], false, "{report}");
+    let said = report.to_string();
+    assert!(
+        said.contains("now names another authorization server"),
+        "{said}"
+    );
+    assert!(!said.contains(&secret), "the secret is quoted: {said}");
+    assert_eq!(
+        elsewhere.stat("token_requests").await,
+        0,
+        "the client's secret went to the other authorization server"
+    );
+    assert_eq!(fixture.stat("client_credentials").await, obtained);
 }

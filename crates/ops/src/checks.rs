@@ -104,16 +104,21 @@ async fn test_with_oauth(
     };
     let with_token = WithAccessToken::new(store.clone(), &namespace, &token);
     let result = probe::test_config(name, server, &with_token, options, &mut progress).await;
-    if result.error_kind != Some(ErrorKind::Unauthorized) {
-        return result;
-    }
-    match context.refresh_after_401(name, server, &token).await {
-        Ok(fresh) => {
-            let with_token = WithAccessToken::new(store, &namespace, &fresh);
-            probe::test_config(name, server, &with_token, options, progress).await
+    let mut result = if result.error_kind != Some(ErrorKind::Unauthorized) {
+        result
+    } else {
+        match context.refresh_after_401(name, server, &token).await {
+            Ok(fresh) => {
+                let with_token = WithAccessToken::new(store.clone(), &namespace, &fresh);
+                probe::test_config(name, server, &with_token, options, progress).await
+            }
+            Err(_) => result,
         }
-        Err(_) => result,
-    }
+    };
+    result.authorization_server = crate::oauth::token_issuer(name, server, store.as_ref())
+        .ok()
+        .flatten();
+    result
 }
 
 /// The protocol era of installed server `name` as its last test found it (a test that got past
@@ -278,7 +283,11 @@ pub async fn test_unsaved(
     let oauth = matches!(config.auth, Auth::Oauth2(_));
     let mut kept = config.secret_keys(name);
     if oauth {
-        for secret in [crate::oauth::TOKENS_SECRET, crate::oauth::CLIENT_SECRET] {
+        for secret in [
+            crate::oauth::TOKENS_SECRET,
+            crate::oauth::CLIENT_SECRET,
+            crate::oauth::ISSUER_SECRET,
+        ] {
             kept.push(SecretKey::new(namespace, secret));
         }
     }

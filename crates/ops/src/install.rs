@@ -72,7 +72,9 @@ pub fn prepare(
 }
 
 /// Save a prepared server (secrets to the secret store, the rest to the config) and keep its
-/// pre-save test, started at `started_at_ms`, as its first health record.
+/// pre-save test, started at `started_at_ms`, as its first health record. A server whose
+/// tokens come without a user is bound to the authorization server its test got a token from:
+/// its credentials are sent to no other later.
 pub fn save(
     servers: &Servers,
     prepared: &PreparedServer,
@@ -80,6 +82,12 @@ pub fn save(
 ) -> Result<(), ManageError> {
     servers.install(prepared)?;
     if let Some((started_at_ms, result)) = pre_save_test {
+        if let Some(issuer) = result.authorization_server.as_deref().filter(|_| result.ok)
+            && crate::oauth::machine::without_user(&prepared.config)
+        {
+            let store = servers.secrets()?;
+            crate::oauth::bind_issuer(&prepared.name, &prepared.config, store.as_ref(), issuer)?;
+        }
         crate::checks::seed_health(servers, &prepared.name, started_at_ms, result);
     }
     Ok(())

@@ -20,7 +20,7 @@ use super::authorize::random_token;
 use super::discovery::{Discovery, discover};
 use super::http::{ClientAuth, display_url, now_millis, now_secs};
 use super::registration::{ClientIdentity, ClientSource};
-use super::store::{TokenRecord, configured_client_secret, load_tokens, namespace, save_tokens};
+use super::store::{TokenRecord, bound_issuer, configured_client_secret, namespace, save_tokens};
 use super::token_endpoint::{TokenReply, client_credentials, extension_grant};
 use super::{OAuthContext, OAuthError, oauth_settings};
 use crate::config::{
@@ -55,15 +55,15 @@ impl OAuthContext {
         let discovery = discover(&self.http, url, sse, challenge, &settings).await?;
         // The client's secret, key or the user's ID token go only to the authorization server
         // they were first used with: a server that now names another one is refused.
-        if let Some(previous) = load_tokens(self.store.as_ref(), namespace(name, server))?
-            && previous.issuer != discovery.auth_server.issuer
+        if let Some(previous) = bound_issuer(self.store.as_ref(), namespace(name, server))?
+            && previous != discovery.auth_server.issuer
         {
             return Err(OAuthError::Discovery(format!(
                 "`{name}` now names another authorization server ({}) than the one its client \
                  was used with ({}); its credentials are not sent there. If that is right, sign \
                  out (`plugboard auth {name} --sign-out`) and connect again",
                 display_url(&discovery.auth_server.issuer),
-                display_url(&previous.issuer)
+                display_url(&previous)
             )));
         }
         let client_id = settings.client_id.clone().ok_or_else(|| {

@@ -40,7 +40,10 @@ pub use error::OAuthError;
 pub use job::{JobState, JobStatus, OAuthJobs, StartOptions};
 pub use registration::ClientSource;
 pub use revoke::RevokeOutcome;
-pub use store::{CLIENT_SECRET, TOKENS_SECRET, TokenStatus, redaction_values, token_status};
+pub use store::{
+    CLIENT_SECRET, ISSUER_SECRET, TOKENS_SECRET, TokenStatus, bind_issuer, redaction_values,
+    token_issuer, token_status,
+};
 
 use crate::config::{Auth, OAuthSettings, ServerConfig};
 use crate::secrets::{SecretStore, Sensitive};

@@ -1,6 +1,7 @@
 //! Signing out when a server is removed: RFC 7009 revocation of the refresh and access tokens
 //! where the authorization server advertised a `revocation_endpoint`, then the server's OAuth
-//! secrets (tokens, dynamic registration) and its refresh lock file are deleted. Revocation
+//! secrets (tokens, dynamic registration, the issuer it is bound to) and its refresh lock file
+//! are deleted. Revocation
 //! failures are reported, never fatal: the local secrets go either way.
 
 use serde::Serialize;
@@ -8,7 +9,7 @@ use serde::Serialize;
 use super::error::scrub;
 use super::http::{ClientAuth, display_url};
 use super::refresh::{RefreshLock, lock_path};
-use super::store::{delete_client, delete_tokens, load_tokens, namespace};
+use super::store::{delete_client, delete_tokens, forget_issuer, load_tokens, namespace};
 use super::{OAuthContext, OAuthError};
 use crate::config::ServerConfig;
 
@@ -96,6 +97,7 @@ impl OAuthContext {
             }
             delete_tokens(self.store.as_ref(), &ns)?;
             delete_client(self.store.as_ref(), &ns)?;
+            forget_issuer(self.store.as_ref(), &ns)?;
         }
         let _ = std::fs::remove_file(lock_path(self, &ns));
         Ok(outcome)

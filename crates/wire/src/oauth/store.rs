@@ -1,6 +1,7 @@
 //! The token store: per server, in the server's secret namespace, two secrets holding one JSON
 //! document each — `oauth_tokens` (access and refresh token, expiry, granted scopes, the
-//! endpoints and client they belong to) and `oauth_client` (a dynamic client registration).
+//! endpoints and client they belong to) and `oauth_client` (a dynamic client registration) —
+//! and `oauth_issuer`, the authorization server a client without a user was first accepted by.
 //! Nothing of it is ever written anywhere else; the record types print without their secrets.
 
 use serde::{Deserialize, Serialize};
@@ -9,12 +10,15 @@ use super::OAuthError;
 use super::http::now_millis;
 use super::registration::{ClientSource, StoredClient};
 use crate::config::{Auth, ClientAuthMethod, ServerConfig};
-use crate::secrets::{SecretKey, SecretStore, Sensitive};
+use crate::secrets::{SecretError, SecretKey, SecretStore, Sensitive};
 
 /// The secret holding the token record.
 pub const TOKENS_SECRET: &str = "oauth_tokens";
 /// The secret holding a dynamic client registration.
 pub const CLIENT_SECRET: &str = "oauth_client";
+
+/// The secret holding the issuer a grant without a user is bound to.
+pub const ISSUER_SECRET: &str = "oauth_issuer";
 
 /// Scopes a 403 `insufficient_scope` asked for, waiting for the next sign-in.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,6 +173,45 @@ pub(crate) fn save_client(
 
 pub(crate) fn delete_client(store: &dyn SecretStore, namespace: &str) -> Result<(), OAuthError> {
     store.delete(&SecretKey::new(namespace, CLIENT_SECRET))?;
+    Ok(())
+}
+
+/// The authorization server (its issuer) whose tokens `server` holds, if it holds any.
+pub fn token_issuer(
+    name: &str,
+    server: &ServerConfig,
+    store: &dyn SecretStore,
+) -> Result<Option<String>, OAuthError> {
+    Ok(load_tokens(store, namespace(name, server))?.map(|record| record.issuer))
+}
+
+/// Bind `server`'s grant without a user to the authorization server `issuer`: its client's
+/// secret, key or the user's ID token are sent to no other (the install saves the issuer its
+/// test got a token from, before any token of the server is stored).
+pub fn bind_issuer(
+    name: &str,
+    server: &ServerConfig,
+    store: &dyn SecretStore,
+    issuer: &str,
+) -> Result<(), SecretError> {
+    let key = SecretKey::new(namespace(name, server), ISSUER_SECRET);
+    store.set(&key, &Sensitive::new(issuer.to_owned()))
+}
+
+/// The issuer `server`'s grant is bound to: the one bound at install, else the one its stored
+/// tokens came from.
+pub(crate) fn bound_issuer(
+    store: &dyn SecretStore,
+    namespace: &str,
+) -> Result<Option<String>, OAuthError> {
+    if let Some(bound) = store.get(&SecretKey::new(namespace, ISSUER_SECRET))? {
+        return Ok(Some(bound.expose().clone()));
+    }
+    Ok(load_tokens(store, namespace)?.map(|record| record.issuer))
+}
+
+pub(crate) fn forget_issuer(store: &dyn SecretStore, namespace: &str) -> Result<(), OAuthError> {
+    store.delete(&SecretKey::new(namespace, ISSUER_SECRET))?;
     Ok(())
 }
 

@@ -228,6 +228,9 @@ pub struct TestResult {
     /// What the server's sandbox let it touch, in one sentence (installed stdio servers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// The authorization server (its issuer) whose OAuth token the test used, if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_server: Option<String>,
 }
 
 impl TestResult {
@@ -257,6 +260,7 @@ impl TestResult {
             tool_changes: None,
             tool_flags: vec![],
             sandbox: None,
+            authorization_server: None,
         }
     }
 
