@@ -48,9 +48,13 @@ struct ClientSide {
     capabilities: Value,
 }
 
-struct Connection {
+/// One client's side of the gateway: its era and capabilities, the requests in flight and the
+/// questions put to it. Every message for the client goes to `out`, in order.
+pub(crate) struct Connection {
     hub: Rc<Hub>,
     out: mpsc::UnboundedSender<Value>,
+    /// Makes this client's call ids unique among the gateway's clients (HTTP serves several).
+    tag: String,
     client: RefCell<ClientSide>,
     /// Our requests to the client awaiting its answer, by id.
     pending: RefCell<HashMap<String, oneshot::Sender<Value>>>,
@@ -73,6 +77,89 @@ struct Connection {
 /// with, set by the asker when it could not answer from the request.
 type PendingAsk = Rc<RefCell<Option<(String, String)>>>;
 
+/// Every client connected to one hub: a server's progress on a call and its questions during
+/// one go to the client that made the call; a change of the tools goes to each of them.
+pub(crate) struct Clients {
+    connections: RefCell<Vec<std::rc::Weak<Connection>>>,
+}
+
+impl Clients {
+    /// Start handing the hub's progress, questions and tool list changes to its clients. Must
+    /// run inside a `LocalSet`.
+    pub fn start(hub: &Rc<Hub>) -> Rc<Clients> {
+        let clients = Rc::new(Clients {
+            connections: RefCell::default(),
+        });
+        // A server's progress on a call goes to its client under the client's own token.
+        if let Some(mut progress) = hub.take_progress() {
+            let clients = Rc::clone(&clients);
+            tokio::task::spawn_local(async move {
+                while let Some(p) = progress.recv().await {
+                    let owner =
+                        clients.find(|c| c.progress_tokens.borrow().contains_key(&p.call_id));
+                    if let Some(conn) = owner {
+                        conn.progress(p);
+                    }
+                }
+            });
+        }
+        // A server's question during a call goes to the client calling it, when it can answer.
+        if let Some(mut questions) = hub.take_questions() {
+            let clients = Rc::clone(&clients);
+            tokio::task::spawn_local(async move {
+                while let Some(asked) = questions.recv().await {
+                    let caller = clients.find(|c| {
+                        c.calls
+                            .borrow()
+                            .values()
+                            .any(|(server, _)| *server == asked.server)
+                    });
+                    let Some(conn) = caller else {
+                        let _ = asked.reply.send(Answer::Decline);
+                        continue;
+                    };
+                    tokio::task::spawn_local(async move {
+                        let answer = conn.relay_question(&asked.server, &asked.question).await;
+                        let _ = asked.reply.send(answer);
+                    });
+                }
+            });
+        }
+        // Tell each client when the tools change (a server came up late, went down, came back).
+        {
+            let clients = Rc::clone(&clients);
+            let changed = Rc::clone(&hub.changed);
+            tokio::task::spawn_local(async move {
+                loop {
+                    changed.notified().await;
+                    for conn in clients.live() {
+                        conn.tools_changed();
+                    }
+                }
+            });
+        }
+        clients
+    }
+
+    pub fn add(&self, conn: &Rc<Connection>) {
+        self.connections.borrow_mut().push(Rc::downgrade(conn));
+    }
+
+    /// The connections still in use (the others are forgotten).
+    fn live(&self) -> Vec<Rc<Connection>> {
+        let mut connections = self.connections.borrow_mut();
+        connections.retain(|c| c.strong_count() > 0);
+        connections
+            .iter()
+            .filter_map(std::rc::Weak::upgrade)
+            .collect()
+    }
+
+    fn find(&self, wanted: impl Fn(&Connection) -> bool) -> Option<Rc<Connection>> {
+        self.live().into_iter().find(|c| wanted(c))
+    }
+}
+
 /// Serve `hub` on this process's stdin and stdout until stdin ends. Must run inside a
 /// `LocalSet`.
 pub async fn serve_stdio(hub: Rc<Hub>) {
@@ -87,74 +174,10 @@ pub async fn serve_stdio(hub: Rc<Hub>) {
             }
         }
     });
-    let conn = Rc::new(Connection {
-        hub: Rc::clone(&hub),
-        out,
-        client: RefCell::default(),
-        pending: RefCell::default(),
-        next_id: RefCell::new(0),
-        calls: RefCell::default(),
-        progress_tokens: RefCell::default(),
-        subscriptions: RefCell::default(),
-        listed_once: RefCell::new(false),
-        asks: RefCell::default(),
-    });
+    let clients = Clients::start(&hub);
+    let conn = Connection::new(Rc::clone(&hub), out, String::new());
+    clients.add(&conn);
     hub.start_all();
-    // A server's progress on a call goes to the client under the client's own token.
-    if let Some(mut progress) = hub.take_progress() {
-        let conn = Rc::clone(&conn);
-        tokio::task::spawn_local(async move {
-            while let Some(p) = progress.recv().await {
-                let Some(token) = conn.progress_tokens.borrow().get(&p.call_id).cloned() else {
-                    continue;
-                };
-                let mut params = json!({"progressToken": token, "progress": p.progress});
-                if let Some(total) = p.total {
-                    params["total"] = json!(total);
-                }
-                if let Some(message) = p.message {
-                    params["message"] = json!(message);
-                }
-                conn.send(
-                    json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}),
-                );
-            }
-        });
-    }
-    // A server's question during a call goes to the client, when it can answer.
-    if let Some(mut questions) = hub.take_questions() {
-        let conn = Rc::clone(&conn);
-        tokio::task::spawn_local(async move {
-            while let Some(asked) = questions.recv().await {
-                let conn = Rc::clone(&conn);
-                tokio::task::spawn_local(async move {
-                    let answer = conn.relay_question(&asked.server, &asked.question).await;
-                    let _ = asked.reply.send(answer);
-                });
-            }
-        });
-    }
-    // Tell a legacy client when the tools change (a server came up late, went down, came back).
-    {
-        let conn = Rc::clone(&conn);
-        tokio::task::spawn_local(async move {
-            loop {
-                conn.hub.changed.notified().await;
-                let legacy = conn.client.borrow().modern == Some(false);
-                if legacy && *conn.listed_once.borrow() {
-                    let _ = conn.out.send(
-                        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
-                    );
-                }
-                // A modern client hears it on each stream it opened for it.
-                for id in conn.subscriptions.borrow().values() {
-                    let _ = conn.out.send(json!({"jsonrpc": "2.0",
-                        "method": "notifications/tools/list_changed",
-                        "params": {"_meta": {META_SUBSCRIPTION_ID: id}}}));
-                }
-            }
-        });
-    }
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         if line.trim().is_empty() {
@@ -163,8 +186,7 @@ pub async fn serve_stdio(hub: Rc<Hub>) {
         let message: Value = match serde_json::from_str(&line) {
             Ok(m) => m,
             Err(e) => {
-                let _ = conn.out.send(json!({"jsonrpc": "2.0", "id": null,
-                    "error": {"code": -32700, "message": format!("not JSON: {e}")}}));
+                conn.send(not_json(&e));
                 continue;
             }
         };
@@ -176,12 +198,66 @@ pub async fn serve_stdio(hub: Rc<Hub>) {
     let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
 }
 
+/// The answer to a message that is not JSON.
+pub(crate) fn not_json(error: &serde_json::Error) -> Value {
+    json!({"jsonrpc": "2.0", "id": null,
+        "error": {"code": -32700, "message": format!("not JSON: {error}")}})
+}
+
 impl Connection {
+    /// A client whose messages go to `out`; `tag` tells its calls from other clients'.
+    pub fn new(hub: Rc<Hub>, out: mpsc::UnboundedSender<Value>, tag: String) -> Rc<Connection> {
+        Rc::new(Connection {
+            hub,
+            out,
+            tag,
+            client: RefCell::default(),
+            pending: RefCell::default(),
+            next_id: RefCell::new(0),
+            calls: RefCell::default(),
+            progress_tokens: RefCell::default(),
+            subscriptions: RefCell::default(),
+            listed_once: RefCell::new(false),
+            asks: RefCell::default(),
+        })
+    }
+
     fn send(&self, message: Value) {
         let _ = self.out.send(message);
     }
 
-    async fn on_message(self: Rc<Self>, message: Value) {
+    /// A server's progress on one of this client's calls, under the client's token.
+    fn progress(&self, p: super::hub::CallProgress) {
+        let Some(token) = self.progress_tokens.borrow().get(&p.call_id).cloned() else {
+            return;
+        };
+        let mut params = json!({"progressToken": token, "progress": p.progress});
+        if let Some(total) = p.total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = p.message {
+            params["message"] = json!(message);
+        }
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}));
+    }
+
+    /// The tools changed: a legacy client that listed them hears it, a modern one on each
+    /// stream it opened for it.
+    fn tools_changed(&self) {
+        let legacy = self.client.borrow().modern == Some(false);
+        if legacy && *self.listed_once.borrow() {
+            self.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+        }
+        for id in self.subscriptions.borrow().values() {
+            self.send(json!({"jsonrpc": "2.0",
+                "method": "notifications/tools/list_changed",
+                "params": {"_meta": {META_SUBSCRIPTION_ID: id}}}));
+        }
+    }
+
+    /// Handle one message from the client: a request (answered on `out`), a notification or
+    /// the answer to one of our requests.
+    pub async fn on_message(self: Rc<Self>, message: Value) {
         let id = message.get("id").cloned();
         let method = message
             .get("method")
@@ -365,7 +441,7 @@ impl Connection {
                 Ok(json!({"resourceTemplates": self.hub.list_templates()}))
             }
             "tools/call" => {
-                let call_id = format!("gw-{id}");
+                let call_id = format!("gw-{}{id}", self.tag);
                 if let Some(name) = params.get("name").and_then(Value::as_str)
                     && let Some(server) = self.hub.server_of_tool(name)
                 {
@@ -406,7 +482,7 @@ impl Connection {
                 }
             }
             "prompts/get" | "resources/read" => {
-                let call_id = format!("gw-{id}");
+                let call_id = format!("gw-{}{id}", self.tag);
                 self.hub.forward_other(method, params, &call_id).await
             }
             other => Err((
