@@ -441,6 +441,18 @@ pub struct ServeArgs {
     /// Show the gateways running now, their clients and each server's state, and exit
     #[arg(long)]
     pub status: bool,
+    /// Serve streamable HTTP at this loopback address (default 127.0.0.1:8411; port 0 picks a
+    /// free one) instead of stdio; clients send the profile's bearer token
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8411")]
+    pub http: Option<String>,
+    /// Print the profile's bearer token as JSON headers, for a client's headers helper, and
+    /// exit (never to a terminal)
+    #[arg(long, conflicts_with_all = ["http", "status", "rotate_token"])]
+    pub print_headers: bool,
+    /// Replace the profile's bearer token and exit (a running gateway keeps the old one until
+    /// it restarts)
+    #[arg(long, conflicts_with_all = ["http", "status"])]
+    pub rotate_token: bool,
     #[command(flatten)]
     pub json: JsonFlag,
 }

@@ -1,6 +1,8 @@
 //! `plugboard serve`, `plugboard profile …` and `plugboard activity`: the gateway, its
 //! profiles and its record of calls.
 
+use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -10,9 +12,12 @@ use super::CliError;
 use super::args::{ActivityArgs, ProfileCommand, ServeArgs};
 use super::output::{print_json, print_table};
 use super::test_cmd::runtime;
+use crate::gateway::access::{Access, profile_token, rotate_profile_token};
 use crate::gateway::activity::{ActivityLog, ActivityRecord};
 use crate::gateway::hooks::Hook;
+use crate::gateway::http::{MCP_PATH, serve_http};
 use crate::gateway::hub::Hub;
+use crate::gateway::serve::serve_stdio;
 use crate::gateway::status::{StatusFile, running};
 use crate::gateway::{Permission, ProfileError, ProfileStore, servers_of};
 use crate::manage::Servers;
@@ -26,13 +31,31 @@ impl From<ProfileError> for CliError {
     }
 }
 
-/// Serve the profile on stdio until the client's input ends.
+/// Serve the profile on stdio until the client's input ends, or over HTTP on loopback until
+/// stopped.
 pub fn serve(args: ServeArgs) -> Result<(), CliError> {
     let servers = Arc::new(Servers::open_default()?);
     if args.status {
         return print_running(servers.config().dir(), args.json.json);
     }
     let profile = ProfileStore::in_config_dir(servers.config().dir()).get(&args.profile)?;
+    if args.print_headers {
+        return print_headers(&servers, &args.profile);
+    }
+    if args.rotate_token {
+        rotate_profile_token(&servers, &args.profile)?;
+        eprintln!(
+            "Profile `{}` has a new bearer token; clients holding the old one are refused once its \
+             gateway restarts.",
+            args.profile
+        );
+        return Ok(());
+    }
+    let http = args.http.as_deref().map(loopback_address).transpose()?;
+    let token = match http {
+        Some(_) => Some(profile_token(&servers, &args.profile)?),
+        None => None,
+    };
     let config = servers.config().load()?;
     let members = servers_of(&profile, &config);
     let policy = crate::policy::current();
@@ -57,10 +80,61 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
     );
     hub.publish_status(StatusFile::for_this_process(servers.config().dir()));
     let local = tokio::task::LocalSet::new();
-    runtime()?.block_on(local.run_until(crate::gateway::serve::serve_stdio(Rc::clone(&hub))));
+    let runtime = runtime()?;
+    match (http, token) {
+        (Some(address), Some(token)) => {
+            let listener = runtime
+                .block_on(tokio::net::TcpListener::bind(address))
+                .map_err(|e| CliError::failed(format!("cannot listen on {address}: {e}")))?;
+            let bound = listener
+                .local_addr()
+                .map_err(|e| CliError::failed(e.to_string()))?;
+            eprintln!(
+                "plugboard serve: http://{bound}{MCP_PATH} (clients send `Authorization: Bearer` \
+                 with the profile's token: `plugboard serve --profile {} --print-headers`)",
+                args.profile
+            );
+            let access = Access::new(bound, token);
+            runtime.block_on(local.run_until(serve_http(Rc::clone(&hub), listener, access)));
+        }
+        _ => runtime.block_on(local.run_until(serve_stdio(Rc::clone(&hub)))),
+    }
     if adopts {
         crate::connect::orphans::end_orphans();
     }
+    Ok(())
+}
+
+/// `--http ADDR`: a loopback socket address, else a usage error (the gateway is never served
+/// to the network).
+fn loopback_address(text: &str) -> Result<SocketAddr, CliError> {
+    let address: SocketAddr = text.parse().map_err(|_| {
+        CliError::usage(format!(
+            "--http {text}: give a loopback address and port, like 127.0.0.1:8411"
+        ))
+    })?;
+    if !address.ip().is_loopback() {
+        return Err(CliError::usage(format!(
+            "--http {text}: the gateway is served on loopback only (127.0.0.1 or [::1])"
+        )));
+    }
+    Ok(address)
+}
+
+/// `serve --print-headers`: `{"Authorization": "Bearer …"}` for a client's headers helper.
+/// Never on a terminal, where the token would be on screen and in scrollback.
+fn print_headers(servers: &Servers, profile: &str) -> Result<(), CliError> {
+    if std::io::stdout().is_terminal() {
+        return Err(CliError::usage(
+            "--print-headers prints the profile's bearer token for a client's headers helper, \
+             which reads it from a pipe; it is not shown on a terminal",
+        ));
+    }
+    let token = profile_token(servers, profile)?;
+    println!(
+        "{}",
+        json!({"Authorization": format!("Bearer {}", token.expose())})
+    );
     Ok(())
 }
 

@@ -649,6 +649,41 @@ fn typescript_client(home: &Home, profile: &str, plan: &Value) -> Value {
     serde_json::from_str(stdout(&out).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
 }
 
+/// What an SDK client is asked to do: echo `echo` through alpha, add through alpha (which the
+/// profile asks about: accepted), add through beta (denied).
+pub(crate) fn sdk_plan(echo: &str) -> Value {
+    json!({"elicitation": "accept", "calls": [
+        {"name": "alpha__echo", "arguments": {"message": echo}},
+        {"name": "alpha__add", "arguments": {"a": 2, "b": 3}},
+        {"name": "beta__add", "arguments": {"a": 1, "b": 1}},
+    ]})
+}
+
+/// What the TypeScript client reported after [`sdk_plan`]`(echo)`: the gateway, every tool
+/// namespaced, the echo, the sum after one question, the refusal.
+pub(crate) fn assert_the_sdk_client_saw(seen: &Value, echo: &str) {
+    assert_eq!(seen["server"], "plugboard", "{seen}");
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for expected in ["alpha__echo", "alpha__add", "beta__echo", "beta__add"] {
+        assert!(tools.contains(&expected), "{expected}: {seen}");
+    }
+    let calls = &seen["calls"];
+    assert_eq!(calls[0], json!({"is_error": false, "text": echo}), "{seen}");
+    assert_eq!(calls[1]["is_error"], false, "{seen}");
+    assert!(calls[1]["text"].as_str().unwrap().contains('5'), "{seen}");
+    assert_eq!(seen["asked"].as_array().unwrap().len(), 1, "{seen}");
+    assert_eq!(calls[2]["is_error"], true, "{seen}");
+    assert!(
+        calls[2]["text"].as_str().unwrap().contains("denied"),
+        "{seen}"
+    );
+}
+
 /// The official TypeScript SDK client (what Claude Desktop, VS Code and Cursor build on) and the
 /// Python SDK client launch the gateway as they launch any stdio server: every server's tools
 /// namespaced, calls through the pipeline, an `ask` answered (yes, then no) by the SDK's
@@ -668,39 +703,8 @@ fn the_typescript_and_python_sdk_clients_use_the_gateway() {
         ]),
         0,
     );
-    let seen = typescript_client(
-        &home,
-        "sdk",
-        &json!({"elicitation": "accept", "calls": [
-            {"name": "alpha__echo", "arguments": {"message": "from typescript"}},
-            {"name": "alpha__add", "arguments": {"a": 2, "b": 3}},
-            {"name": "beta__add", "arguments": {"a": 1, "b": 1}},
-        ]}),
-    );
-    assert_eq!(seen["server"], "plugboard", "{seen}");
-    let tools: Vec<&str> = seen["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
-    for expected in ["alpha__echo", "alpha__add", "beta__echo", "beta__add"] {
-        assert!(tools.contains(&expected), "{expected}: {seen}");
-    }
-    let calls = &seen["calls"];
-    assert_eq!(
-        calls[0],
-        json!({"is_error": false, "text": "from typescript"}),
-        "{seen}"
-    );
-    assert_eq!(calls[1]["is_error"], false, "{seen}");
-    assert!(calls[1]["text"].as_str().unwrap().contains('5'), "{seen}");
-    assert_eq!(seen["asked"].as_array().unwrap().len(), 1, "{seen}");
-    assert_eq!(calls[2]["is_error"], true, "{seen}");
-    assert!(
-        calls[2]["text"].as_str().unwrap().contains("denied"),
-        "{seen}"
-    );
+    let seen = typescript_client(&home, "sdk", &sdk_plan("from typescript"));
+    assert_the_sdk_client_saw(&seen, "from typescript");
 
     let declined = typescript_client(
         &home,

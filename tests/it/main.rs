@@ -21,6 +21,7 @@ mod doctor;
 mod eras;
 mod file_store;
 mod gateway;
+mod gateway_http;
 mod headers_helper;
 mod hostile_registry;
 mod hostile_server;

@@ -3,12 +3,15 @@
 // way such a client does, declares elicitation, lists the tools and makes the calls it is given.
 //
 // Usage: node ts_client.mjs PLAN COMMAND [ARG...]
+//        node ts_client.mjs PLAN --url URL   (the SDK's streamable HTTP transport, sending the
+//                                            headers of the JSON object in MCP_CLIENT_HEADERS)
 //   PLAN: JSON {"calls": [{"name": ..., "arguments": {...}}], "elicitation": "accept" | "decline"}
-// The server gets this process's whole environment. Prints one JSON document on stdout:
+// A launched server gets this process's whole environment. Prints one JSON document on stdout:
 // {"server": name, "tools": [names], "calls": [{"is_error": bool, "text": str}], "asked": [messages]}.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [plan, command, ...args] = process.argv.slice(2);
@@ -21,7 +24,12 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
   return elicitation === "accept" ? { action: "accept", content: {} } : { action: "decline" };
 });
 
-const transport = new StdioClientTransport({ command, args, env: { ...process.env }, stderr: "inherit" });
+const transport =
+  command === "--url"
+    ? new StreamableHTTPClientTransport(new URL(args[0]), {
+        requestInit: { headers: JSON.parse(process.env.MCP_CLIENT_HEADERS ?? "{}") },
+      })
+    : new StdioClientTransport({ command, args, env: { ...process.env }, stderr: "inherit" });
 await client.connect(transport);
 const tools = await client.listTools();
 const results = [];

@@ -8,11 +8,15 @@
 //!   restarted with backoff, namespaced lists, the call pipeline;
 //! - [`hooks`]: commands a profile runs before and after the calls they match;
 //! - [`activity`]: the record of every call (its shape, never its values);
-//! - [`serve`]: the client's side on stdio, in either protocol era;
+//! - [`serve`]: a client's side, in either protocol era, and serving it on stdio;
+//! - [`http`]: serving clients over streamable HTTP on loopback (`serve --http`), and
+//!   [`access`]: who may (the profile's bearer token, the host and origin checks);
 //! - [`status`]: the gateways running now.
 
+pub mod access;
 pub mod activity;
 pub mod hooks;
+pub mod http;
 pub mod hub;
 pub mod permissions;
 pub mod profiles;

@@ -27,7 +27,7 @@ use crate::connect::era::{
 use crate::session::{Answer, Question, QuestionMode};
 
 /// The `_meta` key that ties a notification to the `subscriptions/listen` stream it belongs to.
-const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// How long a client's answer to "may this call run?" may take; no answer is a no.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(120);

@@ -1,0 +1,273 @@
+//! The gateway over streamable HTTP (`plugboard serve --http`) as clients and hostile local
+//! pages meet it: only the profile's bearer token from the loopback origin gets in (a DNS
+//! rebinding page, another origin, no token or another token are refused before anything is
+//! read), a legacy client gets a session, a modern one is served without, the official
+//! TypeScript SDK client connects over HTTP with its `ask` answered on the stream, and the
+//! gateway stops on SIGTERM with no server left.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::gateway::{assert_the_sdk_client_saw, sdk_plan};
+use crate::run_stdio::add_fixture;
+use crate::support::fixture::assert_no_process_left;
+use crate::support::{Home, assert_code, repo_root, require_keyring, stdout};
+
+/// `plugboard serve --http 127.0.0.1:0 --profile PROFILE`, its URL and its headers.
+struct Gateway {
+    child: Child,
+    url: String,
+    authorization: String,
+}
+
+impl Gateway {
+    fn start(home: &Home, profile: &str) -> Gateway {
+        let out = home.run(&["serve", "--profile", profile, "--print-headers"]);
+        assert_code(&out, 0);
+        let headers: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        let authorization = headers["Authorization"].as_str().unwrap().to_owned();
+        let mut child = home
+            .cmd(&["serve", "--profile", profile, "--http", "127.0.0.1:0"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let url = loop {
+            let mut line = String::new();
+            assert!(
+                stderr.read_line(&mut line).unwrap() > 0,
+                "the gateway ended"
+            );
+            if let Some(at) = line.find("http://") {
+                let url: String = line[at..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace())
+                    .collect();
+                break url;
+            }
+        };
+        // Keep reading its stderr, so that it never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr.into_inner(), &mut std::io::sink()));
+        Gateway {
+            child,
+            url,
+            authorization,
+        }
+    }
+
+    /// SIGTERM, and the exit status.
+    fn stop(mut self) -> std::process::ExitStatus {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        for _ in 0..100 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        panic!("the gateway did not stop within 10 s of SIGTERM");
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client() -> reqwest::Client {
+    plugboard::tls::http_client_builder().build().unwrap()
+}
+
+/// POST `message` with `headers`; the status, the session header and the body as JSON.
+async fn post(
+    url: &str,
+    headers: &[(&str, &str)],
+    message: &Value,
+) -> (u16, Option<String>, Value) {
+    let mut request = client()
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json")
+        .body(message.to_string());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let text = response.text().await.unwrap();
+    (
+        status,
+        session,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "curl-like", "version": "1"}}})
+}
+
+fn profile_of(home: &Home, profile: &str, servers: &[&str]) -> Vec<String> {
+    let mut create = vec!["profile", "create", profile];
+    let mut markers = vec![];
+    for server in servers {
+        markers.push(add_fixture(home, server, &[], None));
+        create.extend(["--server", server]);
+    }
+    assert_code(&home.run(&create), 0);
+    markers
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_token_from_the_loopback_origin_gets_in() {
+    require_keyring();
+    let home = Home::new();
+    let markers = profile_of(&home, "http-guard", &["alpha"]);
+    let gateway = Gateway::start(&home, "http-guard");
+    let url = gateway.url.clone();
+    let port = url::Url::parse(&url).unwrap().port().unwrap();
+    let token = gateway.authorization.as_str();
+    assert!(token.starts_with("Bearer pbg_"), "{token}");
+
+    // Refused before anything is read: no token, another token, a rebinding page's Host,
+    // another origin.
+    let evil_host = format!("evil.example:{port}");
+    for (headers, expected) in [
+        (vec![], 401),
+        (vec![("Authorization", "Bearer pbg_not-the-token")], 401),
+        (
+            vec![("Authorization", token), ("Host", evil_host.as_str())],
+            403,
+        ),
+        (
+            vec![("Authorization", token), ("Origin", "https://evil.example")],
+            403,
+        ),
+    ] {
+        let (status, session, body) = post(&url, &headers, &initialize()).await;
+        assert_eq!(status, expected, "{headers:?}: {body}");
+        assert_eq!(session, None);
+    }
+
+    // A legacy client: a session, namespaced tools, a call.
+    let auth = [("Authorization", token)];
+    let (status, session, answer) = post(&url, &auth, &initialize()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["result"]["serverInfo"]["name"], "plugboard",
+        "{answer}"
+    );
+    let session = session.expect("a session id");
+    let in_session = [
+        ("Authorization", token),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let (status, _, _) = post(
+        &url,
+        &in_session,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(status, 202);
+    let (_, _, listed) = post(
+        &url,
+        &in_session,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    assert!(listed.to_string().contains("alpha__echo"), "{listed}");
+    let (_, _, called) = post(&url, &in_session, &json!({"jsonrpc": "2.0", "id": 3,
+        "method": "tools/call", "params": {"name": "alpha__echo", "arguments": {"message": "over http"}}}))
+    .await;
+    assert_eq!(
+        called["result"]["content"][0]["text"], "over http",
+        "{called}"
+    );
+
+    // Without its session a legacy request is refused; an unknown session is not found.
+    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
+    assert_eq!(post(&url, &auth, &list).await.0, 400);
+    let unknown = [("Authorization", token), ("Mcp-Session-Id", "0123")];
+    assert_eq!(post(&url, &unknown, &list).await.0, 404);
+
+    // A modern client needs no session: each request says who it is.
+    let (status, no_session, discovered) = post(
+        &url,
+        &auth,
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "server/discover", "params": {}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{discovered}");
+    assert_eq!(no_session, None);
+    assert!(
+        discovered["result"]["supportedVersions"].is_array(),
+        "{discovered}"
+    );
+
+    // Ending the session.
+    let ended = client()
+        .delete(&url)
+        .header("Authorization", token)
+        .header("Mcp-Session-Id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status().as_u16(), 204);
+    assert_eq!(post(&url, &in_session, &list).await.0, 404);
+
+    assert!(gateway.stop().success());
+    for marker in &markers {
+        assert_no_process_left(marker);
+    }
+
+    // Never on another address than loopback.
+    let out = home.run(&["serve", "--profile", "http-guard", "--http", "0.0.0.0:0"]);
+    assert_code(&out, 2);
+}
+
+/// The official TypeScript SDK client over its streamable HTTP transport: the profile's tools,
+/// a call, an `ask` answered through its elicitation handler (the question reaches it on a
+/// stream of the HTTP endpoint), a denied call refused.
+#[test]
+fn the_typescript_sdk_client_uses_the_gateway_over_http() {
+    require_keyring();
+    let home = Home::new();
+    profile_of(&home, "http-sdk", &["alpha", "beta"]);
+    let rules = [
+        "profile",
+        "edit",
+        "http-sdk",
+        "--ask",
+        "alpha__add",
+        "--deny",
+        "beta__add",
+    ];
+    assert_code(&home.run(&rules), 0);
+    let gateway = Gateway::start(&home, "http-sdk");
+    let plan = sdk_plan("from typescript over http");
+    let out = std::process::Command::new("node")
+        .arg(repo_root().join("tests/peers/ts_client.mjs"))
+        .arg(plan.to_string())
+        .args(["--url", &gateway.url])
+        .env(
+            "MCP_CLIENT_HEADERS",
+            json!({"Authorization": gateway.authorization}).to_string(),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let seen: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_the_sdk_client_saw(&seen, "from typescript over http");
+    assert!(gateway.stop().success());
+}
