@@ -186,6 +186,12 @@ async fn only_the_token_from_the_loopback_origin_gets_in() {
     )
     .await;
     assert!(listed.to_string().contains("alpha__echo"), "{listed}");
+    // Another client comes in meanwhile: each call is recorded as its own client's.
+    let mut second = initialize();
+    second["params"]["clientInfo"]["name"] = json!("second-client");
+    let (status, other_session, _) = post(&url, &auth, &second).await;
+    assert_eq!(status, 200);
+    assert_ne!(other_session.as_deref(), Some(session.as_str()));
     let (_, _, called) = post(&url, &in_session, &json!({"jsonrpc": "2.0", "id": 3,
         "method": "tools/call", "params": {"name": "alpha__echo", "arguments": {"message": "over http"}}}))
     .await;
@@ -193,6 +199,11 @@ async fn only_the_token_from_the_loopback_origin_gets_in() {
         called["result"]["content"][0]["text"], "over http",
         "{called}"
     );
+
+    let out = home.run(&["activity", "--json"]);
+    let records: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(records[0]["client"], "curl-like", "{records}");
+    assert_eq!(records[0]["tool"], "echo", "{records}");
 
     // Without its session a legacy request is refused; an unknown session is not found.
     let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});

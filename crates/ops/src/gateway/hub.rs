@@ -67,6 +67,14 @@ pub struct Routed {
     pub decision: &'static str,
 }
 
+/// Who makes a call: the hub's id for it, the client's name (for the record and the hooks) and
+/// how to ask its user.
+pub struct Caller<'a> {
+    pub call_id: &'a str,
+    pub client: Option<&'a str>,
+    pub ask: Option<AskUser>,
+}
+
 /// Asks the user whether a call may go on (the client's elicitation).
 pub type AskUser = Rc<dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Asked>>>>;
 
@@ -254,7 +262,7 @@ impl Hub {
         }
     }
 
-    /// The client's name, for the activity record.
+    /// The name of the client heard from last, for `serve --status`.
     pub fn set_client(&self, name: Option<String>) {
         *self.client.borrow_mut() = name;
         self.write_status();
@@ -693,9 +701,9 @@ impl Hub {
     pub async fn call_tool(
         self: &Rc<Self>,
         params: &Map<String, Value>,
-        call_id: &str,
-        ask: Option<AskUser>,
+        caller: Caller<'_>,
     ) -> Routed {
+        let client = caller.client;
         let started = Instant::now();
         let at_ms = crate::clock::now_ms();
         let namespaced = params
@@ -731,7 +739,7 @@ impl Hub {
             ),
             Some(route) => {
                 let routed = self
-                    .pipeline(&route, &namespaced, &arguments, params, call_id, ask)
+                    .pipeline(&route, &namespaced, &arguments, params, caller)
                     .await;
                 (routed, route.server, route.name)
             }
@@ -753,7 +761,7 @@ impl Hub {
         };
         self.activity.append(&ActivityRecord {
             at_ms,
-            client: self.client.borrow().clone(),
+            client: client.map(str::to_owned),
             profile: self.profile_name.clone(),
             server,
             tool,
@@ -772,9 +780,13 @@ impl Hub {
         namespaced: &str,
         arguments: &Map<String, Value>,
         params: &Map<String, Value>,
-        call_id: &str,
-        ask: Option<AskUser>,
+        caller: Caller<'_>,
     ) -> Routed {
+        let Caller {
+            call_id,
+            client,
+            ask,
+        } = caller;
         let refused = |decision: &'static str, text: String| Routed {
             result: Ok(tool_error(&text)),
             decision,
@@ -903,7 +915,7 @@ impl Hub {
                 }
             }
         }
-        let client = self.client.borrow().clone().unwrap_or_default();
+        let client = client.unwrap_or_default();
         let hook_call = |arguments, result| HookCall {
             profile: &self.profile_name,
             client: &client,

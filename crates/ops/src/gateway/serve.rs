@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::hub::{AskUser, Asked, Hub};
+use super::hub::{AskUser, Asked, Caller, Hub};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
@@ -46,6 +46,8 @@ struct ClientSide {
     /// `None` until the first message says which era.
     modern: Option<bool>,
     capabilities: Value,
+    /// The name it gave, once it has.
+    name: Option<String>,
 }
 
 /// One client's side of the gateway: its era and capabilities, the requests in flight and the
@@ -358,6 +360,7 @@ impl Connection {
                 .and_then(|i| i.get("name"))
                 .and_then(Value::as_str)
                 .map(str::to_owned);
+            client.name.clone_from(&name);
             self.hub.set_client(name);
             return Ok(());
         }
@@ -377,6 +380,7 @@ impl Connection {
                 .and_then(|i| i.get("name"))
                 .and_then(Value::as_str)
             {
+                client.name = Some(name.to_owned());
                 self.hub.set_client(Some(name.to_owned()));
             }
         } else if method == "server/discover" {
@@ -461,7 +465,13 @@ impl Connection {
                 }
                 let pending: PendingAsk = Rc::default();
                 let asker = self.asker(params, &pending);
-                let routed = self.hub.call_tool(params, &call_id, asker).await;
+                let client = self.client.borrow().name.clone();
+                let caller = Caller {
+                    call_id: &call_id,
+                    client: client.as_deref(),
+                    ask: asker,
+                };
+                let routed = self.hub.call_tool(params, caller).await;
                 self.calls.borrow_mut().remove(&id.to_string());
                 self.progress_tokens.borrow_mut().remove(&call_id);
                 match pending.borrow_mut().take() {
