@@ -918,7 +918,7 @@ impl Hub {
         let client = client.unwrap_or_default();
         let hook_call = |arguments, result| HookCall {
             profile: &self.profile_name,
-            client: &client,
+            client,
             server: &route.server,
             tool: &route.name,
             namespaced,
