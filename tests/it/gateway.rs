@@ -11,7 +11,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use serde_json::{Value, json};
 
 use crate::run_stdio::add_fixture;
-use crate::support::fixture::assert_no_process_left;
+use crate::support::fixture::{assert_no_process_left, fixture_bin, marker};
 use crate::support::{Home, assert_code, plugboard_bin, repo_root, stdout};
 
 /// A client of `plugboard serve` speaking line-delimited JSON-RPC.
@@ -784,6 +784,59 @@ fn serve_status_lists_running_gateways_and_their_servers() {
 
     assert!(client.finish().success());
     assert_eq!(status(), json!([]));
+}
+
+/// A server that never answers does not hold the first list back until its start timeout, nor
+/// does a slow one: the list comes with the servers that are up while those are still
+/// starting; the slow one is announced with `list_changed` when it comes, and listed then;
+/// nothing is left when the client goes.
+#[test]
+fn a_hanging_server_does_not_hold_the_first_list_back() {
+    let home = profile_of_fixtures("patient", &["alpha"]);
+    let hang = marker("hang");
+    let late = marker("late");
+    let fixture = fixture_bin();
+    let late_line = format!("sleep 5; exec '{}' --name {late}", fixture.display());
+    for (name, argv) in [
+        ("hang", vec!["sh", "-c", "exec sleep 600", hang.as_str()]),
+        ("late", vec!["sh", "-c", late_line.as_str()]),
+    ] {
+        // Unsandboxed: the fixture's path is inside a shell line, where the sandbox does not
+        // look for the folders a server names.
+        let mut add = vec!["add", name, "--no-test", "--no-sandbox", "--stdio", "--"];
+        add.extend(argv);
+        assert_code(&home.run(&add), 0);
+        assert_code(&home.run(&["profile", "edit", "patient", "--add", name]), 0);
+    }
+
+    let mut client = Client::start(&home, "patient");
+    client.initialize("patient-client", json!({}));
+    let first = client.tool_names();
+    assert!(first.iter().any(|t| t == "alpha__echo"), "{first:?}");
+    let running: Value =
+        serde_json::from_str(&stdout(&home.run(&["serve", "--status", "--json"]))).unwrap();
+    let hang_state = running[0]["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "hang")
+        .map(|s| s["state"].clone());
+    assert_eq!(hang_state, Some(json!("starting")), "{running}");
+
+    // Waiting for every server would have listed `late` too (it starts after 5 s).
+    assert!(!first.iter().any(|t| t.starts_with("late__")), "{first:?}");
+    loop {
+        let message = client.read();
+        if message["method"] == "notifications/tools/list_changed" {
+            break;
+        }
+    }
+    let listed = client.tool_names();
+    assert!(listed.iter().any(|t| t == "late__echo"), "{listed:?}");
+    assert!(client.finish().success());
+    for marker in [&hang, &late] {
+        assert_no_process_left(marker);
+    }
 }
 
 /// An organisation's policy (`gateway_side_effects`) is the least a gateway does before a tool

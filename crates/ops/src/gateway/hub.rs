@@ -9,7 +9,7 @@
 //!
 //! Everything here runs on one thread (a `LocalSet`): sessions' futures need not be `Send`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -33,6 +33,8 @@ use crate::session::{self, Session, SessionError, SessionOptions, ToolRisk};
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long one call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(300);
+/// The least a first list waits, once a server is ready, for the others still starting.
+pub const QUIET_AFTER_READY: Duration = Duration::from_millis(200);
 /// The longest wait between two restarts of a server that keeps failing.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
@@ -160,8 +162,9 @@ pub struct Hub {
     floor: Permission,
     /// Woken when a server's state changes (for `list_changed`).
     pub changed: Rc<Notify>,
-    /// Woken when every server has left `Starting`.
-    settled: Rc<Notify>,
+    /// When the hub was made, and when a server last left `Starting` (for [`Hub::settle`]).
+    made: Instant,
+    last_settled: Cell<Instant>,
     client: RefCell<Option<String>>,
     /// Where every session sends the progress of the calls it runs.
     progress_tx: tokio::sync::mpsc::UnboundedSender<CallProgress>,
@@ -215,7 +218,8 @@ impl Hub {
             activity,
             floor,
             changed: Rc::new(Notify::new()),
-            settled: Rc::new(Notify::new()),
+            made: Instant::now(),
+            last_settled: Cell::new(Instant::now()),
             client: RefCell::new(None),
             started_at_ms: crate::clock::now_ms(),
             status: RefCell::new(None),
@@ -410,12 +414,12 @@ impl Hub {
 
     fn set_state(&self, name: &str, state: State) {
         if let Some(slot) = self.members.get(name) {
+            if matches!(*slot.borrow(), State::Starting) && !matches!(state, State::Starting) {
+                self.last_settled.set(Instant::now());
+            }
             *slot.borrow_mut() = state;
         }
         self.changed.notify_waiters();
-        if self.starting() == 0 {
-            self.settled.notify_waiters();
-        }
         self.write_status();
     }
 
@@ -437,20 +441,35 @@ impl Hub {
         });
     }
 
-    /// Wait until every server has started or failed, at most `limit`.
+    /// Wait until every server has started or failed, at most `limit`; but once one is ready,
+    /// no longer than until none has started or failed for a tenth of the time waited so far
+    /// (at least [`QUIET_AFTER_READY`]). So one server that hangs holds the first list back by
+    /// about a tenth, not by `limit`; one that comes later is announced with `list_changed`.
     pub async fn settle(&self, limit: Duration) {
         let deadline = Instant::now() + limit;
-        while self.starting() > 0 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            let settled = self.settled.notified();
+        loop {
+            let changed = self.changed.notified();
             if self.starting() == 0 {
                 return;
             }
-            let _ = tokio::time::timeout(left, settled).await;
+            let now = Instant::now();
+            let mut wake = deadline;
+            if self.ready_count() > 0 {
+                let quiet = ((now - self.made) / 10).max(QUIET_AFTER_READY);
+                wake = wake.min(self.last_settled.get() + quiet);
+            }
+            if now >= wake {
+                return;
+            }
+            let _ = tokio::time::timeout_at(wake.into(), changed).await;
         }
+    }
+
+    fn ready_count(&self) -> usize {
+        self.members
+            .values()
+            .filter(|s| matches!(*s.borrow(), State::Ready(_)))
+            .count()
     }
 
     /// Each server and its state, in name order.
