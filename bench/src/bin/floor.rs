@@ -9,6 +9,12 @@
 //!       the same over streamable HTTP (raw HTTP/1.1 on one keep-alive connection), then
 //!       DELETE the session
 //!
+//! Measuring a connection instead (the gateway section of `bench/run`), options before the
+//! transport: `--call TOOL [--arguments JSON] [--times N]` makes N sequential `tools/call`s
+//! after the listing and times each; `--rss` reads the stdio child's resident memory after the
+//! listing; `--header 'Name: value'` (HTTP) and `--env NAME=VALUE` (stdio) add to what is sent.
+//! It then prints one JSON object: `{"tools", "list_ms", "call_us": [...], "rss_kib"}`.
+//!
 //! With `--era modern` (MCP 2026-07-28) the handshake is `server/discover` instead of
 //! `initialize` + `notifications/initialized`, every request carries the modern `_meta`, and
 //! over HTTP the `MCP-Protocol-Version` and `Mcp-Method` headers; there is no session to end.
@@ -50,6 +56,96 @@ const BASE_VARS: &[&str] = &[
     "all_proxy",
 ];
 
+/// What to measure after the listing, when asked.
+#[derive(Default)]
+struct Measure {
+    tool: Option<String>,
+    arguments: Value,
+    times: usize,
+    rss: bool,
+    headers: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+/// What a measured connection gave.
+#[derive(Default)]
+struct Measured {
+    tools: Vec<String>,
+    list_ms: f64,
+    call_us: Vec<u64>,
+    rss_kib: Option<u64>,
+}
+
+impl Measure {
+    /// Take the measuring options from the front of `args`.
+    fn from_args(args: &mut Vec<String>) -> Result<Option<Measure>, String> {
+        let mut measure = Measure {
+            arguments: json!({}),
+            times: 1,
+            ..Measure::default()
+        };
+        let mut any = false;
+        loop {
+            let value = |args: &Vec<String>| {
+                args.get(1)
+                    .cloned()
+                    .ok_or_else(|| format!("{} needs a value", args[0]))
+            };
+            match args.first().map(String::as_str) {
+                Some("--call") => measure.tool = Some(value(args)?),
+                Some("--arguments") => {
+                    measure.arguments =
+                        serde_json::from_str(&value(args)?).map_err(|e| e.to_string())?
+                }
+                Some("--times") => {
+                    measure.times = value(args)?.parse().map_err(|_| "--times needs a number")?
+                }
+                Some("--header") => measure.headers.push(value(args)?),
+                Some("--env") => {
+                    let pair = value(args)?;
+                    let (k, v) = pair.split_once('=').ok_or("--env needs NAME=VALUE")?;
+                    measure.env.push((k.to_owned(), v.to_owned()));
+                }
+                Some("--rss") => {
+                    measure.rss = true;
+                    args.remove(0);
+                    any = true;
+                    continue;
+                }
+                _ => break,
+            }
+            args.drain(..2);
+            any = true;
+        }
+        Ok(any.then_some(measure))
+    }
+
+    /// The timed calls, on a session that has listed its tools (ids from `first_id`).
+    fn calls(&self, rpc: &mut impl Rpc, first_id: u64) -> Result<Vec<u64>, String> {
+        let Some(tool) = &self.tool else {
+            return Ok(vec![]);
+        };
+        let mut call_us = Vec::with_capacity(self.times);
+        for n in 0..self.times {
+            let params = json!({"name": tool, "arguments": self.arguments});
+            let started = std::time::Instant::now();
+            let result = rpc.call(first_id + n as u64, "tools/call", params)?;
+            call_us.push(started.elapsed().as_micros() as u64);
+            if result["isError"] == json!(true) {
+                return Err(format!("{tool} failed: {result}"));
+            }
+        }
+        Ok(call_us)
+    }
+}
+
+/// The resident memory of process `pid`, in KiB.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// The protocol era a session speaks.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Era {
@@ -59,6 +155,13 @@ enum Era {
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let measure = match Measure::from_args(&mut args) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("floor: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let era = match args.first().map(String::as_str) {
         Some("--era") if args.get(1).is_some_and(|e| e == "modern") => {
             args.drain(..2);
@@ -72,17 +175,25 @@ fn main() -> ExitCode {
                 Some("--") => &args[2..],
                 _ => &args[1..],
             };
-            stdio(rest, era)
+            stdio(rest, era, measure.as_ref())
         }
-        Some("http") if args.len() == 2 => http(&args[1], era),
+        Some("http") if args.len() == 2 => http(&args[1], era, measure.as_ref()),
         _ => Err(
             "usage: floor [--era modern] stdio -- CMD [ARG...] | floor [--era modern] http URL"
                 .to_owned(),
         ),
     };
     match outcome {
-        Ok(tools) => {
-            println!("{}", Value::from(tools));
+        Ok(measured) if measure.is_some() => {
+            println!(
+                "{}",
+                json!({"tools": measured.tools, "list_ms": measured.list_ms,
+                       "call_us": measured.call_us, "rss_kib": measured.rss_kib})
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(measured) => {
+            println!("{}", Value::from(measured.tools));
             ExitCode::SUCCESS
         }
         Err(err) => {
@@ -233,8 +344,9 @@ unsafe extern "C" {
     fn kill(pid: i32, sig: i32) -> i32;
 }
 
-fn stdio(command: &[String], era: Era) -> Result<Vec<String>, String> {
+fn stdio(command: &[String], era: Era, measure: Option<&Measure>) -> Result<Measured, String> {
     let (program, args) = command.split_first().ok_or("no command given")?;
+    let started = std::time::Instant::now();
     // The same small environment `plugboard test` gives a server (its connect::env base
     // variables), so that both start the same server: a runtime reading, say,
     // NODE_EXTRA_CA_CERTS from a full environment would otherwise start slower for one of them.
@@ -246,6 +358,7 @@ fn stdio(command: &[String], era: Era) -> Result<Vec<String>, String> {
                 .iter()
                 .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
         )
+        .envs(measure.iter().flat_map(|m| &m.env).map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -256,7 +369,21 @@ fn stdio(command: &[String], era: Era) -> Result<Vec<String>, String> {
         stdout: BufReader::new(child.stdout.take().expect("piped")),
         line: String::new(),
     };
-    let outcome = session(&mut io, era);
+    let pid = child.id();
+    let outcome = session(&mut io, era).and_then(|tools| {
+        let mut measured = Measured {
+            tools,
+            list_ms: started.elapsed().as_secs_f64() * 1e3,
+            ..Measured::default()
+        };
+        if let Some(measure) = measure {
+            if measure.rss {
+                measured.rss_kib = rss_kib(pid);
+            }
+            measured.call_us = measure.calls(&mut io, 1_000)?;
+        }
+        Ok(measured)
+    });
     // Close: EOF on stdin, a short wait for the exit, then SIGKILL.
     drop(io);
     let pid = child.id() as i32;
@@ -283,6 +410,8 @@ struct Http {
     session: Option<String>,
     protocol: Option<String>,
     era: Era,
+    /// Headers added to every request (`Name: value`).
+    headers: Vec<String>,
 }
 
 /// How a response body is delimited.
@@ -400,6 +529,9 @@ impl Http {
         }
         if let Some(protocol) = &self.protocol {
             head.push_str(&format!("MCP-Protocol-Version: {protocol}\r\n"));
+        }
+        for header in &self.headers {
+            head.push_str(&format!("{header}\r\n"));
         }
         if self.era == Era::Modern
             && let Some(m) = &mcp_method
@@ -547,7 +679,8 @@ impl Rpc for Http {
     }
 }
 
-fn http(url: &str, era: Era) -> Result<Vec<String>, String> {
+fn http(url: &str, era: Era, measure: Option<&Measure>) -> Result<Measured, String> {
+    let started = std::time::Instant::now();
     let rest = url
         .strip_prefix("http://")
         .ok_or("only http:// URLs (the floor speaks no TLS)")?;
@@ -562,11 +695,20 @@ fn http(url: &str, era: Era) -> Result<Vec<String>, String> {
         session: None,
         protocol: (era == Era::Modern).then(|| MODERN_PROTOCOL.to_owned()),
         era,
+        headers: measure.map(|m| m.headers.clone()).unwrap_or_default(),
     };
     let tools = session(&mut client, era)?;
+    let mut measured = Measured {
+        tools,
+        list_ms: started.elapsed().as_secs_f64() * 1e3,
+        ..Measured::default()
+    };
+    if let Some(measure) = measure {
+        measured.call_us = measure.calls(&mut client, 1_000)?;
+    }
     if client.session.is_some() {
         // End the session, as a polite client does; its answer does not matter.
         let _ = client.exchange("DELETE", None, None);
     }
-    Ok(tools)
+    Ok(measured)
 }

@@ -23,6 +23,7 @@ pub mod launch_failure;
 pub mod lifecycle;
 pub mod local_http;
 pub mod manage;
+pub mod own_stdio;
 pub mod pinning;
 pub mod profile_overview;
 pub mod reconfigure;

@@ -3,7 +3,7 @@
 //! hits every client alike. Prints one table (median, min, max, ratios) and writes the same as
 //! JSON.
 //!
-//!   harness [--root DIR] [--runs N] [--warmup N] [--only stdio,http,health,catalog,registry,launches,app,size]
+//!   harness [--root DIR] [--runs N] [--warmup N] [--only stdio,http,sandbox,health,gateway,catalog,registry,launches,app,size]
 //!           [--out FILE] [--variant NAME=PATH]... [--clients floor,plugboard,...]
 //!           [--servers mcp-fixture,server-everything] [--app PATH]
 //!
@@ -15,7 +15,7 @@
 //! It expects what bench/run builds and installs: target/release/plugboard (cargo build --release -p plugboard),
 //! target/release/mcp-fixture,
 //! target/bench-tools/release/floor, bench/node_modules (MCP Inspector), tests/peers
-//! (server-everything) and .tools/peers-venv (the Python SDK).
+//! (server-everything), .tools/peers-venv (the Python SDK) and .tools/bench-venv (FastMCP).
 //!
 //! The modules: `options` (the command line), `paths` (what it runs), `process` and `command`
 //! (timing one command), `rounds` (interleaving, quiet machine), `clients` and `servers` (the

@@ -162,6 +162,9 @@ pub struct Hub {
     floor: Permission,
     /// Woken when a server's state changes (for `list_changed`).
     pub changed: Rc<Notify>,
+    /// The servers that keep control characters in their results, as their config said when
+    /// they started (read once, not on every call).
+    keep_controls: RefCell<std::collections::BTreeSet<String>>,
     /// When the hub was made, and when a server last left `Starting` (for [`Hub::settle`]).
     made: Instant,
     last_settled: Cell<Instant>,
@@ -178,14 +181,27 @@ pub struct Hub {
 }
 
 impl Hub {
-    /// Whether `server` keeps terminal, bidi and tag characters in its results.
+    /// Whether `server`, as its config was when it started, keeps terminal, bidi and tag
+    /// characters in its results.
     fn keeps_controls(&self, server: &str) -> bool {
-        self.servers
+        self.keep_controls.borrow().contains(server)
+    }
+
+    /// Note from its config whether `server` keeps control characters (when it starts).
+    fn note_keeps_controls(&self, server: &str) {
+        let keeps = self
+            .servers
             .config()
             .load()
             .ok()
             .and_then(|c| c.server(server).ok())
-            .is_some_and(|s| s.keep_control_characters)
+            .is_some_and(|s| s.keep_control_characters);
+        let mut kept = self.keep_controls.borrow_mut();
+        if keeps {
+            kept.insert(server.to_owned());
+        } else {
+            kept.remove(server);
+        }
     }
 
     /// A hub for `servers_in_profile` of profile `profile_name`; nothing is started yet.
@@ -218,6 +234,7 @@ impl Hub {
             activity,
             floor,
             changed: Rc::new(Notify::new()),
+            keep_controls: RefCell::default(),
             made: Instant::now(),
             last_settled: Cell::new(Instant::now()),
             client: RefCell::new(None),
@@ -319,6 +336,7 @@ impl Hub {
             }),
             ..SessionOptions::default()
         };
+        self.note_keeps_controls(name);
         let opened = tokio::time::timeout(
             START_TIMEOUT,
             session::open_installed(&self.servers, name, options),

@@ -167,7 +167,7 @@ impl Clients {
 pub async fn serve_stdio(hub: Rc<Hub>) {
     let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
     let writer = tokio::task::spawn_local(async move {
-        let mut stdout = tokio::io::stdout();
+        let mut stdout = crate::own_stdio::stdout();
         while let Some(message) = outgoing.recv().await {
             let mut line = serde_json::to_vec(&message).expect("JSON serializes");
             line.push(b'\n');
@@ -180,7 +180,7 @@ pub async fn serve_stdio(hub: Rc<Hub>) {
     let conn = Connection::new(Rc::clone(&hub), out, String::new());
     clients.add(&conn);
     hub.start_all();
-    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut lines = BufReader::new(crate::own_stdio::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         if line.trim().is_empty() {
             continue;

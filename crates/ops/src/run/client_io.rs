@@ -167,7 +167,7 @@ impl ClientIo {
             let filter = filter.clone();
             let ours_tx = ours_tx.clone();
             tokio::spawn(async move {
-                let mut stdin = tokio::io::stdin();
+                let mut stdin = crate::own_stdio::stdin();
                 let mut buf = vec![0u8; 64 * 1024];
                 let mut lines = Lines::default();
                 let mut pieces = vec![];
@@ -208,7 +208,7 @@ impl ClientIo {
         let output = {
             let filter = filter.clone();
             tokio::spawn(async move {
-                let mut stdout = tokio::io::stdout();
+                let mut stdout = crate::own_stdio::stdout();
                 let mut buf = vec![0u8; 64 * 1024];
                 let mut lines = Lines::default();
                 let mut pieces = vec![];

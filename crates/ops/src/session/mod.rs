@@ -459,6 +459,7 @@ impl Preparing {
             tools,
             next_call: AtomicU64::new(1),
             cancels: Mutex::new(HashMap::new()),
+            validators: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -474,7 +475,13 @@ pub struct Session {
     tools: ToolStates,
     next_call: AtomicU64,
     cancels: Mutex<HashMap<String, oneshot::Sender<()>>>,
+    /// The tools' input schemas compiled, by their JSON text (compiling one takes longer than
+    /// a call through the gateway otherwise does).
+    validators: Mutex<HashMap<String, Arc<Validator>>>,
 }
+
+/// Compiled schemas kept per session, at most.
+const KEPT_VALIDATORS: usize = 256;
 
 /// Sends `notifications/cancelled` for a request when dropped before its answer came.
 struct InFlight {
@@ -667,7 +674,7 @@ impl Session {
             .get("inputSchema")
             .cloned()
             .unwrap_or(Value::Null);
-        let validator = Validator::new(&schema);
+        let validator = self.validator(&schema);
         if let Some(problem) = validator.schema_problem() {
             return Ok(vec![self.redactor().redact(&format!(
                 "the tool's input schema is not usable JSON Schema ({problem}); the arguments \
@@ -679,6 +686,21 @@ impl Session {
             return Err(SessionError::InvalidArguments { issues });
         }
         Ok(vec![])
+    }
+
+    /// `schema` compiled, once per session.
+    fn validator(&self, schema: &Value) -> Arc<Validator> {
+        let key = schema.to_string();
+        let mut kept = self.validators.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(validator) = kept.get(&key) {
+            return Arc::clone(validator);
+        }
+        if kept.len() >= KEPT_VALIDATORS {
+            kept.clear();
+        }
+        let validator = Arc::new(Validator::new(schema));
+        kept.insert(key, Arc::clone(&validator));
+        validator
     }
 
     /// A new call id.

@@ -1,6 +1,6 @@
 //! Ratios of medians: each plugboard build against the other clients (wall and CPU time), the
-//! app's memory against the hello-world floor app's, and `plugboard health` against single
-//! probes.
+//! app's memory against the hello-world floor app's, `plugboard health` against single
+//! probes, and the gateway against a direct connection, 20 relays and FastMCP's proxy.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +23,7 @@ pub fn ratios(rows: &[Row]) -> Vec<Ratio> {
     let mut out = client_ratios(rows, &wall, &cpu);
     out.extend(app_memory_ratios(rows));
     out.extend(health_ratios(&wall));
+    out.extend(gateway_ratios(rows, &wall));
     out
 }
 
@@ -111,4 +112,46 @@ fn health_ratios(wall: &Medians) -> Vec<Ratio> {
         })
     })
     .collect()
+}
+
+/// The gateway: its calls and first list against the floor and FastMCP's proxy (wall time),
+/// its memory against 20 relays and the proxy's.
+fn gateway_ratios(rows: &[Row], wall: &Medians) -> Vec<Ratio> {
+    let mut out = vec![];
+    for row in rows.iter().filter(|r| r.section == "gateway") {
+        let ratio = |name: String, value: f64| Ratio {
+            section: "gateway",
+            subject: row.subject.clone(),
+            name,
+            value,
+        };
+        if row.client.starts_with("plugboard serve")
+            && let Some(mine) = row.median_ms()
+        {
+            for (other, theirs) in wall
+                .iter()
+                .filter(|((s, subject, c), _)| {
+                    *s == "gateway" && *subject == row.subject && !c.starts_with("plugboard")
+                })
+                .map(|((_, _, c), m)| (c, m))
+            {
+                out.push(ratio(format!("{} / {other}", row.client), mine / theirs));
+            }
+        }
+        if row.client == "plugboard serve"
+            && let Some(mine) = row.median_mib()
+        {
+            for other in rows.iter().filter(|r| {
+                r.section == "gateway" && r.subject == row.subject && r.client != row.client
+            }) {
+                if let Some(theirs) = other.median_mib() {
+                    out.push(ratio(
+                        format!("{} / {} (memory)", row.client, other.client),
+                        mine / theirs,
+                    ));
+                }
+            }
+        }
+    }
+    out
 }

@@ -4,6 +4,7 @@
 mod app;
 mod catalog;
 mod connection;
+mod gateway;
 mod health;
 mod registry;
 mod sandbox;
@@ -18,11 +19,12 @@ use crate::row::Row;
 /// A section: measures and appends its rows.
 type Section = fn(&Paths, &Options, &mut Vec<Row>) -> Result<(), String>;
 
-const SECTIONS: [(&str, Section); 8] = [
+const SECTIONS: [(&str, Section); 9] = [
     ("stdio", connection::measure_stdio),
     ("http", connection::measure_http),
     ("sandbox", sandbox::measure),
     ("health", health::measure),
+    ("gateway", gateway::measure),
     ("catalog", catalog::measure),
     ("registry", registry::measure),
     ("app", app::measure),

@@ -1,0 +1,461 @@
+//! Section `gateway`: what `plugboard serve` costs and saves, against a direct connection and
+//! FastMCP's proxy (PyPI), given the same MCP fixture servers:
+//! - `call, stdio` / `call, http`: the time of one `tools/call` (echo) on a session that has
+//!   listed its tools, made by the floor client straight to the fixture, through `plugboard
+//!   serve` (stdio, and `--http`), through `plugboard run` (the relay a client launches per
+//!   server without the gateway) and through FastMCP's proxy; sessions interleaved round by round;
+//! - `memory, N servers`: the resident memory of the process in front of 1, 20 and 50 servers
+//!   once they are listed (their servers not counted), against 20 `plugboard run` relays;
+//! - `first list, 20 servers, one hanging`: from launch to the merged `tools/list` with 19
+//!   fixtures and one server that never answers, against one fixture's own launch-to-list.
+//!
+//! The home's secrets are in the encrypted file (the gateway's HTTP token lives there), opened
+//! with a passphrase from the environment. mcp-hub (npm) is not among the peers: it fetches its
+//! marketplace from the web at every start.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::options::Options;
+use crate::paths::{self, Paths};
+use crate::row::Row;
+
+const SECTION: &str = "gateway";
+const PASSPHRASE: &str = "bench gateway passphrase";
+/// Calls per session in the call rows.
+const CALLS: usize = 200;
+
+pub fn measure(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let home = paths.home("gateway-home");
+    let setup = Setup::new(paths, &home)?;
+    calls_over_stdio(&setup, options, rows)?;
+    calls_over_http(&setup, options, rows)?;
+    memory(&setup, options, rows)?;
+    first_list(&setup, options, rows)?;
+    Ok(())
+}
+
+/// A home with 50 fixture servers and the profiles of the rows, and the FastMCP configs.
+struct Setup<'a> {
+    paths: &'a Paths,
+    home: PathBuf,
+    fastmcp: PathBuf,
+}
+
+impl<'a> Setup<'a> {
+    fn new(paths: &'a Paths, home: &Path) -> Result<Setup<'a>, String> {
+        let setup = Setup {
+            paths,
+            home: home.to_path_buf(),
+            fastmcp: paths.root.join(".tools/bench-venv/bin/python"),
+        };
+        if !setup.fastmcp.exists() {
+            return Err(format!("{} is missing: run bench/run", setup.fastmcp.display()));
+        }
+        setup.plugboard(&["secrets", "use", "file"])?;
+        let fixture = paths::arg(&paths.fixture);
+        let mut servers = json!({});
+        for n in 1..=50 {
+            let name = format!("fix{n}");
+            setup.plugboard(&["add", &name, "--no-test", "--stdio", "--", &fixture])?;
+            servers[&name] = json!({"command": fixture, "args": []});
+        }
+        setup.plugboard(&["add", "hang", "--no-test", "--stdio", "--", "sleep", "600"])?;
+        for (profile, count) in [("p1", 1), ("p20", 20), ("p50", 50)] {
+            setup.profile(profile, &(1..=count).map(|n| format!("fix{n}")).collect::<Vec<_>>())?;
+            setup.fastmcp_config(profile, &servers, count, false)?;
+        }
+        let mut hanging: Vec<String> = (1..=19).map(|n| format!("fix{n}")).collect();
+        hanging.push("hang".into());
+        setup.profile("phang", &hanging)?;
+        servers["hang"] = json!({"command": "sleep", "args": ["600"]});
+        setup.fastmcp_config("phang", &servers, 19, true)?;
+        Ok(setup)
+    }
+
+    fn plugboard(&self, args: &[&str]) -> Result<String, String> {
+        let out = Command::new(&self.paths.plugboard)
+            .args(args)
+            .env("PLUGBOARD_HOME", &self.home)
+            .env("PLUGBOARD_SECRETS_PASSPHRASE", PASSPHRASE)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "plugboard {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn profile(&self, name: &str, servers: &[String]) -> Result<(), String> {
+        let mut args = vec!["profile", "create", name];
+        for server in servers {
+            args.extend(["--server", server.as_str()]);
+        }
+        self.plugboard(&args).map(drop)
+    }
+
+    /// `fastmcp-PROFILE.json`: the first `count` fixtures (and the hanging server).
+    fn fastmcp_config(
+        &self,
+        profile: &str,
+        servers: &Value,
+        count: usize,
+        hang: bool,
+    ) -> Result<(), String> {
+        let mut chosen = json!({});
+        for n in 1..=count {
+            let name = format!("fix{n}");
+            chosen[&name] = servers[&name].clone();
+        }
+        if hang {
+            chosen["hang"] = servers["hang"].clone();
+        }
+        let config = json!({"mcpServers": chosen});
+        std::fs::write(self.fastmcp_path(profile), config.to_string()).map_err(|e| e.to_string())
+    }
+
+    fn fastmcp_path(&self, profile: &str) -> PathBuf {
+        self.home.join(format!("fastmcp-{profile}.json"))
+    }
+
+    /// The floor client's arguments that launch each client in front of `profile` over stdio.
+    fn stdio_launchers(&self, profile: &str) -> Vec<(&'static str, Vec<String>)> {
+        let home = format!("PLUGBOARD_HOME={}", self.home.display());
+        let passphrase = format!("PLUGBOARD_SECRETS_PASSPHRASE={PASSPHRASE}");
+        let plugboard = paths::arg(&self.paths.plugboard);
+        let with_env = |command: Vec<String>| {
+            let mut args = vec!["--env".into(), home.clone(), "--env".into(), passphrase.clone()];
+            args.push("stdio".into());
+            args.push("--".into());
+            args.extend(command);
+            args
+        };
+        vec![
+            (
+                "plugboard serve",
+                with_env(vec![plugboard, "serve".into(), "--profile".into(), profile.into()]),
+            ),
+            (
+                "fastmcp proxy",
+                with_env(vec![
+                    paths::arg(&self.fastmcp),
+                    paths::arg(&self.paths.root.join("bench/fastmcp_proxy.py")),
+                    paths::arg(&self.fastmcp_path(profile)),
+                ]),
+            ),
+        ]
+    }
+
+    /// `floor ARGS`, its JSON report.
+    fn floor(&self, args: &[String], limit: Duration) -> Result<Value, String> {
+        let mut child = Command::new(&self.paths.floor)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let out = wait_at_most(&mut child, limit)?;
+        if !out.status.success() {
+            return Err(format!(
+                "floor {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("floor's report: {e}"))
+    }
+}
+
+/// Wait for `child` at most `limit` (then kill it and say so); its output.
+fn wait_at_most(child: &mut Child, limit: Duration) -> Result<std::process::Output, String> {
+    let started = std::time::Instant::now();
+    loop {
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+            break;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("no answer within {} s", limit.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut stdout = vec![];
+    let mut stderr = vec![];
+    if let Some(mut out) = child.stdout.take() {
+        let _ = std::io::Read::read_to_end(&mut out, &mut stdout);
+    }
+    if let Some(mut err) = child.stderr.take() {
+        let _ = std::io::Read::read_to_end(&mut err, &mut stderr);
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    Ok(std::process::Output {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+/// The floor's options that time `CALLS` echo calls to `tool`.
+fn timed_calls(tool: &str) -> Vec<String> {
+    [
+        "--call",
+        tool,
+        "--arguments",
+        r#"{"message":"bench"}"#,
+        "--times",
+        &CALLS.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Run each client's session once per round (the order turning each round), warm-up rounds
+/// dropped; a row per client of the per-call times.
+fn interleaved_calls(
+    subject: &str,
+    clients: Vec<(&'static str, Vec<String>)>,
+    setup: &Setup,
+    options: &Options,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let mut samples: Vec<Vec<Duration>> = vec![vec![]; clients.len()];
+    for round in 0..options.warmup + options.runs {
+        for k in 0..clients.len() {
+            let i = (k + round) % clients.len();
+            let report = setup
+                .floor(&clients[i].1, Duration::from_secs(120))
+                .map_err(|e| format!("{subject}, {}: {e}", clients[i].0))?;
+            if round >= options.warmup {
+                let calls = report["call_us"].as_array().cloned().unwrap_or_default();
+                samples[i].extend(
+                    calls
+                        .iter()
+                        .filter_map(Value::as_u64)
+                        .map(Duration::from_micros),
+                );
+            }
+        }
+    }
+    for ((client, _), samples) in clients.into_iter().zip(samples) {
+        rows.push(Row::times(
+            SECTION,
+            subject,
+            client,
+            samples,
+            format!("{CALLS} calls a session"),
+        ));
+    }
+    Ok(())
+}
+
+fn calls_over_stdio(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let mut floor = timed_calls("echo");
+    floor.extend(["stdio".into(), "--".into(), paths::arg(&setup.paths.fixture)]);
+    let mut clients = vec![("floor", floor)];
+    for (client, launch) in setup.stdio_launchers("p1") {
+        // FastMCP names the tools of a single server as they are.
+        let tool = if client == "fastmcp proxy" { "echo" } else { "fix1__echo" };
+        let mut args = timed_calls(tool);
+        args.extend(launch);
+        clients.push((client, args));
+    }
+    // The relay a client launches per server without the gateway.
+    let mut relay = timed_calls("echo");
+    relay.extend([
+        "--env".into(),
+        format!("PLUGBOARD_HOME={}", setup.home.display()),
+        "--env".into(),
+        format!("PLUGBOARD_SECRETS_PASSPHRASE={PASSPHRASE}"),
+        "stdio".into(),
+        "--".into(),
+        paths::arg(&setup.paths.plugboard),
+        "run".into(),
+        "fix1".into(),
+    ]);
+    clients.push(("plugboard run", relay));
+    eprintln!("[bench] gateway: calls over stdio");
+    interleaved_calls("call, stdio", clients, setup, options, rows)
+}
+
+fn calls_over_http(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let (_fixture, fixture_url) = crate::servers::start_fixture_http(setup.paths, &[])?;
+    let headers = setup.plugboard(&["serve", "--profile", "p1", "--print-headers"])?;
+    let headers: Value = serde_json::from_str(headers.trim()).map_err(|e| e.to_string())?;
+    let authorization = format!(
+        "Authorization: {}",
+        headers["Authorization"].as_str().unwrap_or_default()
+    );
+    let gateway = HttpGateway::start(setup, "p1")?;
+    let mut floor = timed_calls("echo");
+    floor.extend(["http".into(), fixture_url]);
+    let mut served = timed_calls("fix1__echo");
+    served.extend(["--header".into(), authorization, "http".into(), gateway.url.clone()]);
+    eprintln!("[bench] gateway: calls over streamable HTTP");
+    interleaved_calls(
+        "call, http",
+        vec![("floor", floor), ("plugboard serve --http", served)],
+        setup,
+        options,
+        rows,
+    )
+}
+
+/// `plugboard serve --http 127.0.0.1:0`, stopped when dropped.
+struct HttpGateway {
+    child: Child,
+    url: String,
+}
+
+impl HttpGateway {
+    fn start(setup: &Setup, profile: &str) -> Result<HttpGateway, String> {
+        let mut child = Command::new(&setup.paths.plugboard)
+            .args(["serve", "--profile", profile, "--http", "127.0.0.1:0"])
+            .env("PLUGBOARD_HOME", &setup.home)
+            .env("PLUGBOARD_SECRETS_PASSPHRASE", PASSPHRASE)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if stderr.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+                return Err("plugboard serve --http ended before listening".into());
+            }
+            if let Some(at) = line.find("http://") {
+                let url = line[at..].split_whitespace().next().unwrap_or_default();
+                let url = url.to_owned();
+                std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+                return Ok(HttpGateway { child, url });
+            }
+        }
+    }
+}
+
+impl Drop for HttpGateway {
+    fn drop(&mut self) {
+        // SIGTERM, so that it closes its servers.
+        unsafe { kill(self.child.id() as i32, 15) };
+        let _ = self.child.wait();
+    }
+}
+
+unsafe extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+/// The resident memory of the process in front of the servers, once they are listed.
+fn memory(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    eprintln!("[bench] gateway: memory");
+    let rounds = options.runs.clamp(1, 5);
+    for (profile, count) in [("p1", 1), ("p20", 20), ("p50", 50)] {
+        let subject = format!("memory, {count} server(s)");
+        for (client, launch) in setup.stdio_launchers(profile) {
+            let mut args = vec!["--rss".to_owned()];
+            args.extend(launch);
+            let mut mib = vec![];
+            for _ in 0..rounds {
+                let report = setup
+                    .floor(&args, Duration::from_secs(120))
+                    .map_err(|e| format!("{subject}, {client}: {e}"))?;
+                let listed = report["tools"].as_array().map_or(0, Vec::len);
+                if listed < count * 3 {
+                    return Err(format!("{subject}, {client}: {listed} tools listed"));
+                }
+                mib.push(kib_to_mib(&report["rss_kib"]));
+            }
+            rows.push(Row::sizes(SECTION, &subject, client, mib, "its servers not counted"));
+        }
+    }
+    // 20 relays, one per server, as clients launch them without the gateway.
+    let mut mib = vec![];
+    for _ in 0..rounds {
+        let mut total = 0.0;
+        for n in 1..=20 {
+            let args: Vec<String> = [
+                "--rss".to_owned(),
+                "--env".into(),
+                format!("PLUGBOARD_HOME={}", setup.home.display()),
+                "--env".into(),
+                format!("PLUGBOARD_SECRETS_PASSPHRASE={PASSPHRASE}"),
+                "stdio".into(),
+                "--".into(),
+                paths::arg(&setup.paths.plugboard),
+                "run".into(),
+                format!("fix{n}"),
+            ]
+            .into();
+            let report = setup.floor(&args, Duration::from_secs(60))?;
+            total += kib_to_mib(&report["rss_kib"]);
+        }
+        mib.push(total);
+    }
+    rows.push(Row::sizes(
+        SECTION,
+        "memory, 20 server(s)",
+        "plugboard run ×20",
+        mib,
+        "the sum of 20 relays, their servers not counted",
+    ));
+    Ok(())
+}
+
+fn kib_to_mib(kib: &Value) -> f64 {
+    kib.as_f64().unwrap_or(0.0) / 1024.0
+}
+
+/// Launch to the merged list with one server that never answers, against one fixture alone.
+fn first_list(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    eprintln!("[bench] gateway: first list with a hanging server");
+    let subject = "first list, 20 servers, one hanging";
+    let rounds = options.runs.clamp(1, 5);
+    let alone = vec![
+        "--times".to_owned(),
+        "0".into(),
+        "stdio".into(),
+        "--".into(),
+        paths::arg(&setup.paths.fixture),
+    ];
+    let mut clients = vec![("floor (one fixture)", alone, 3)];
+    for (client, launch) in setup.stdio_launchers("phang") {
+        let mut args = vec!["--times".to_owned(), "0".into()];
+        args.extend(launch);
+        clients.push((client, args, 19 * 3));
+    }
+    for (client, args, expected) in clients {
+        let mut samples = vec![];
+        let mut note = String::new();
+        for _ in 0..rounds {
+            match setup.floor(&args, Duration::from_secs(60)) {
+                Ok(report) => {
+                    let listed = report["tools"].as_array().map_or(0, Vec::len);
+                    if listed < expected {
+                        note = format!("listed {listed} of {expected} tools");
+                    }
+                    let ms = report["list_ms"].as_f64().unwrap_or(0.0);
+                    samples.push(Duration::from_secs_f64(ms / 1e3));
+                }
+                Err(e) => {
+                    note = e;
+                    break;
+                }
+            }
+        }
+        rows.push(Row::times(SECTION, subject, client, samples, note));
+    }
+    Ok(())
+}
