@@ -54,7 +54,10 @@ impl<'a> Setup<'a> {
             fastmcp: paths.root.join(".tools/bench-venv/bin/python"),
         };
         if !setup.fastmcp.exists() {
-            return Err(format!("{} is missing: run bench/run", setup.fastmcp.display()));
+            return Err(format!(
+                "{} is missing: run bench/run",
+                setup.fastmcp.display()
+            ));
         }
         setup.plugboard(&["secrets", "use", "file"])?;
         let fixture = paths::arg(&paths.fixture);
@@ -66,7 +69,10 @@ impl<'a> Setup<'a> {
         }
         setup.plugboard(&["add", "hang", "--no-test", "--stdio", "--", "sleep", "600"])?;
         for (profile, count) in [("p1", 1), ("p20", 20), ("p50", 50)] {
-            setup.profile(profile, &(1..=count).map(|n| format!("fix{n}")).collect::<Vec<_>>())?;
+            setup.profile(
+                profile,
+                &(1..=count).map(|n| format!("fix{n}")).collect::<Vec<_>>(),
+            )?;
             setup.fastmcp_config(profile, &servers, count, false)?;
         }
         let mut hanging: Vec<String> = (1..=19).map(|n| format!("fix{n}")).collect();
@@ -133,7 +139,12 @@ impl<'a> Setup<'a> {
         let passphrase = format!("PLUGBOARD_SECRETS_PASSPHRASE={PASSPHRASE}");
         let plugboard = paths::arg(&self.paths.plugboard);
         let with_env = |command: Vec<String>| {
-            let mut args = vec!["--env".into(), home.clone(), "--env".into(), passphrase.clone()];
+            let mut args = vec![
+                "--env".into(),
+                home.clone(),
+                "--env".into(),
+                passphrase.clone(),
+            ];
             args.push("stdio".into());
             args.push("--".into());
             args.extend(command);
@@ -142,7 +153,12 @@ impl<'a> Setup<'a> {
         vec![
             (
                 "plugboard serve",
-                with_env(vec![plugboard, "serve".into(), "--profile".into(), profile.into()]),
+                with_env(vec![
+                    plugboard,
+                    "serve".into(),
+                    "--profile".into(),
+                    profile.into(),
+                ]),
             ),
             (
                 "fastmcp proxy",
@@ -262,11 +278,19 @@ fn interleaved_calls(
 
 fn calls_over_stdio(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
     let mut floor = timed_calls("echo");
-    floor.extend(["stdio".into(), "--".into(), paths::arg(&setup.paths.fixture)]);
+    floor.extend([
+        "stdio".into(),
+        "--".into(),
+        paths::arg(&setup.paths.fixture),
+    ]);
     let mut clients = vec![("floor", floor)];
     for (client, launch) in setup.stdio_launchers("p1") {
         // FastMCP names the tools of a single server as they are.
-        let tool = if client == "fastmcp proxy" { "echo" } else { "fix1__echo" };
+        let tool = if client == "fastmcp proxy" {
+            "echo"
+        } else {
+            "fix1__echo"
+        };
         let mut args = timed_calls(tool);
         args.extend(launch);
         clients.push((client, args));
@@ -301,7 +325,12 @@ fn calls_over_http(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Res
     let mut floor = timed_calls("echo");
     floor.extend(["http".into(), fixture_url]);
     let mut served = timed_calls("fix1__echo");
-    served.extend(["--header".into(), authorization, "http".into(), gateway.url.clone()]);
+    served.extend([
+        "--header".into(),
+        authorization,
+        "http".into(),
+        gateway.url.clone(),
+    ]);
     eprintln!("[bench] gateway: calls over streamable HTTP");
     interleaved_calls(
         "call, http",
@@ -378,7 +407,13 @@ fn memory(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), S
                 }
                 mib.push(kib_to_mib(&report["rss_kib"]));
             }
-            rows.push(Row::sizes(SECTION, &subject, client, mib, "its servers not counted"));
+            rows.push(Row::sizes(
+                SECTION,
+                &subject,
+                client,
+                mib,
+                "its servers not counted",
+            ));
         }
     }
     // 20 relays, one per server, as clients launch them without the gateway.
