@@ -236,6 +236,24 @@ async fn only_the_token_from_the_loopback_origin_gets_in() {
     assert_eq!(ended.status().as_u16(), 204);
     assert_eq!(post(&url, &in_session, &list).await.0, 404);
 
+    // Clients that go away without DELETE leave sessions behind: past 64, a new one ends the
+    // one unused the longest (here the second client's) instead of being refused.
+    let mut sessions = vec![];
+    for _ in 0..64 {
+        let (status, opened, _) = post(&url, &auth, &initialize()).await;
+        assert_eq!(status, 200);
+        sessions.push(opened.unwrap());
+    }
+    let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+    for (sid, expected) in [
+        (sessions[63].as_str(), 200),
+        (sessions[0].as_str(), 200),
+        (other_session.as_deref().unwrap(), 404),
+    ] {
+        let headers = [("Authorization", token), ("Mcp-Session-Id", sid)];
+        assert_eq!(post(&url, &headers, &ping).await.0, expected, "{sid}");
+    }
+
     assert!(gateway.stop().success());
     for marker in &markers {
         assert_no_process_left(marker);

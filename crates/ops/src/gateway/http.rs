@@ -31,7 +31,8 @@ use crate::connect::era::META_PROTOCOL_VERSION;
 pub const MCP_PATH: &str = "/mcp";
 /// The largest request body read.
 const MAX_BODY: usize = 4 * 1024 * 1024;
-/// Sessions open at once, at most; `initialize` beyond it is refused.
+/// Sessions kept at once, at most: a new one beyond it ends the one unused the longest, among
+/// those without an open GET stream first (clients that go away without DELETE leave theirs).
 const MAX_SESSIONS: usize = 64;
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -40,6 +41,8 @@ type Body = UnsyncBoxBody<Bytes, Infallible>;
 /// One client of the endpoint and where what the gateway says to it goes.
 struct Session {
     conn: Rc<Connection>,
+    /// When the client last sent something on it.
+    used: Cell<std::time::Instant>,
     /// Requests in flight: the client's id (as JSON text) → where its answer goes.
     waiting: RefCell<HashMap<String, oneshot::Sender<Value>>>,
     /// The stream the client opened with GET, while open.
@@ -55,6 +58,7 @@ impl Session {
         clients.add(&conn);
         let session = Rc::new(Session {
             conn,
+            used: Cell::new(std::time::Instant::now()),
             waiting: RefCell::default(),
             listening: RefCell::default(),
             streams: RefCell::default(),
@@ -93,6 +97,16 @@ impl Session {
         if let Some((_, stream)) = streams.last() {
             let _ = stream.send(message);
         }
+    }
+}
+
+impl Session {
+    /// Whether its client keeps a GET stream open (it is still there).
+    fn is_listened_to(&self) -> bool {
+        self.listening
+            .borrow()
+            .as_ref()
+            .is_some_and(|stream| !stream.is_closed())
     }
 }
 
@@ -229,15 +243,8 @@ impl Endpoint {
         let id = message.get("id").filter(|id| !id.is_null()).cloned();
         let opens = method == Some("initialize") && id.is_some();
         let (session, new_id) = if opens {
-            match self.open_session() {
-                Some((id, session)) => (session, Some(id)),
-                None => {
-                    return plain(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "too many sessions are open; end one (DELETE) first",
-                    );
-                }
-            }
+            let (id, session) = self.open_session();
+            (session, Some(id))
         } else if let Some(sid) = &session_id {
             match self.sessions.borrow().get(sid) {
                 Some(session) => (Rc::clone(session), None),
@@ -251,6 +258,7 @@ impl Endpoint {
                 "send `initialize` first, then its Mcp-Session-Id with every request",
             );
         };
+        session.used.set(std::time::Instant::now());
         let (Some(_), Some(id)) = (method, id) else {
             // A notification, or the answer to one of the gateway's questions.
             tokio::task::spawn_local(Rc::clone(&session.conn).on_message(message));
@@ -279,10 +287,18 @@ impl Endpoint {
         response
     }
 
-    /// A new session, unless too many are open.
-    fn open_session(&self) -> Option<(String, Rc<Session>)> {
-        if self.sessions.borrow().len() >= MAX_SESSIONS {
-            return None;
+    /// A new session; with [`MAX_SESSIONS`] open, the one unused the longest ends first.
+    fn open_session(&self) -> (String, Rc<Session>) {
+        {
+            let mut sessions = self.sessions.borrow_mut();
+            if sessions.len() >= MAX_SESSIONS
+                && let Some(oldest) = sessions
+                    .iter()
+                    .min_by_key(|(_, session)| (session.is_listened_to(), session.used.get()))
+                    .map(|(id, _)| id.clone())
+            {
+                sessions.remove(&oldest);
+            }
         }
         let seq = self.opened.get() + 1;
         self.opened.set(seq);
@@ -291,7 +307,7 @@ impl Endpoint {
         self.sessions
             .borrow_mut()
             .insert(id.clone(), Rc::clone(&session));
-        Some((id, session))
+        (id, session)
     }
 
     /// GET: the session's own stream of what the gateway tells its client.
@@ -307,6 +323,7 @@ impl Endpoint {
             return plain(StatusCode::NOT_ACCEPTABLE, "accept text/event-stream");
         }
         let (tx, rx) = mpsc::unbounded_channel();
+        session.used.set(std::time::Instant::now());
         *session.listening.borrow_mut() = Some(tx);
         event_stream(rx)
     }
