@@ -300,3 +300,25 @@ fn the_typescript_sdk_client_uses_the_gateway_over_http() {
     assert_the_sdk_client_saw(&seen, "from typescript over http");
     assert!(gateway.stop().success());
 }
+
+/// A local process that opens connections and never finishes a request does not keep them:
+/// each is closed once its headers are late.
+#[test]
+fn a_connection_that_never_sends_its_request_is_closed() {
+    use std::io::{Read, Write};
+    require_keyring();
+    let home = Home::new();
+    profile_of(&home, "http-idle", &["alpha"]);
+    let gateway = Gateway::start(&home, "http-idle");
+    let address = url::Url::parse(&gateway.url).unwrap();
+    let address = format!("127.0.0.1:{}", address.port().unwrap());
+    let mut idle = std::net::TcpStream::connect(address).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    idle.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    let mut answer = vec![];
+    let read = idle.read_to_end(&mut answer);
+    assert!(read.is_ok(), "still open after 30 s: {read:?}");
+    assert!(gateway.stop().success());
+}

@@ -35,6 +35,9 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 /// those without an open GET stream first (clients that go away without DELETE leave theirs).
 const MAX_SESSIONS: usize = 64;
 const SESSION_HEADER: &str = "mcp-session-id";
+/// How long a connection may take to send a request's headers before it is closed (a local
+/// process holding connections open without a request).
+const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -169,6 +172,8 @@ pub async fn serve_http(hub: Rc<Hub>, listener: TcpListener, access: Access) {
             });
             let io = hyper_util::rt::TokioIo::new(stream);
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(io, service)
                 .await;
         });
