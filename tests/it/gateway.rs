@@ -147,6 +147,20 @@ fn profile_of_fixtures(profile: &str, servers: &[&str]) -> Home {
     home
 }
 
+/// `serve --status --json` in `home`, and the first gateway's server `name` in it.
+fn running_server(home: &Home, name: &str) -> (Value, Value) {
+    let running: Value =
+        serde_json::from_str(&stdout(&home.run(&["serve", "--status", "--json"]))).unwrap();
+    let server = running[0]["servers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{running}"))
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no `{name}` in {running}"))
+        .clone();
+    (running, server)
+}
+
 fn text_of(result: &Value) -> String {
     result["result"]["content"][0]["text"]
         .as_str()
@@ -813,15 +827,8 @@ fn a_hanging_server_does_not_hold_the_first_list_back() {
     client.initialize("patient-client", json!({}));
     let first = client.tool_names();
     assert!(first.iter().any(|t| t == "alpha__echo"), "{first:?}");
-    let running: Value =
-        serde_json::from_str(&stdout(&home.run(&["serve", "--status", "--json"]))).unwrap();
-    let hang_state = running[0]["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "hang")
-        .map(|s| s["state"].clone());
-    assert_eq!(hang_state, Some(json!("starting")), "{running}");
+    let (running, hanging) = running_server(&home, "hang");
+    assert_eq!(hanging["state"], "starting", "{running}");
 
     // Waiting for every server would have listed `late` too (it starts after 5 s).
     assert!(!first.iter().any(|t| t.starts_with("late__")), "{first:?}");
@@ -904,15 +911,7 @@ fn a_server_whose_tools_changed_since_approval_is_not_served() {
     let names = client.tool_names();
     assert!(names.iter().any(|n| n.starts_with("beta__")), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("alpha__")), "{names:?}");
-    let status: Value =
-        serde_json::from_str(&stdout(&home.run(&["serve", "--status", "--json"]))).unwrap();
-    let alpha = status[0]["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "alpha")
-        .unwrap()
-        .clone();
+    let (status, alpha) = running_server(&home, "alpha");
     assert_eq!(alpha["state"], "down", "{status}");
     assert!(
         alpha["why"]

@@ -13,43 +13,46 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// Our stdin, to read on the event loop.
 pub fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
     let fd = std::io::stdin();
-    let fd = fd.as_fd();
-    match (kind(fd), fd.try_clone_to_owned()) {
-        (Kind::Pipe, Ok(owned)) => {
-            if let Ok(pipe) = tokio::net::unix::pipe::Receiver::from_owned_fd(owned) {
-                return Box::new(pipe);
-            }
-        }
-        (Kind::Socket, Ok(owned)) => {
-            if let Some(socket) = socket(owned) {
-                return Box::new(socket);
-            }
-        }
-        _ => {}
+    match non_blocking(fd.as_fd(), tokio::net::unix::pipe::Receiver::from_owned_fd) {
+        Some(NonBlocking::Pipe(pipe)) => Box::new(pipe),
+        Some(NonBlocking::Socket(socket)) => Box::new(socket),
+        None => Box::new(tokio::io::stdin()),
     }
-    Box::new(tokio::io::stdin())
 }
 
 /// Our stdout, to write on the event loop.
 pub fn stdout() -> Box<dyn AsyncWrite + Unpin + Send> {
     let fd = std::io::stdout();
     let fd = fd.as_fd();
-    if !same_file(fd, std::io::stderr().as_fd()) {
-        match (kind(fd), fd.try_clone_to_owned()) {
-            (Kind::Pipe, Ok(owned)) => {
-                if let Ok(pipe) = tokio::net::unix::pipe::Sender::from_owned_fd(owned) {
-                    return Box::new(pipe);
-                }
-            }
-            (Kind::Socket, Ok(owned)) => {
-                if let Some(socket) = socket(owned) {
-                    return Box::new(socket);
-                }
-            }
-            _ => {}
-        }
+    if same_file(fd, std::io::stderr().as_fd()) {
+        return Box::new(tokio::io::stdout());
     }
-    Box::new(tokio::io::stdout())
+    match non_blocking(fd, tokio::net::unix::pipe::Sender::from_owned_fd) {
+        Some(NonBlocking::Pipe(pipe)) => Box::new(pipe),
+        Some(NonBlocking::Socket(socket)) => Box::new(socket),
+        None => Box::new(tokio::io::stdout()),
+    }
+}
+
+/// A descriptor of ours made non-blocking on the event loop.
+enum NonBlocking<P> {
+    Pipe(P),
+    Socket(tokio::net::UnixStream),
+}
+
+/// `fd` on the event loop: a pipe through `pipe`, a socket as a stream; `None` for anything
+/// else, or when it cannot be.
+fn non_blocking<P>(
+    fd: BorrowedFd<'_>,
+    pipe: impl FnOnce(OwnedFd) -> std::io::Result<P>,
+) -> Option<NonBlocking<P>> {
+    match kind(fd) {
+        Kind::Pipe => pipe(fd.try_clone_to_owned().ok()?)
+            .ok()
+            .map(NonBlocking::Pipe),
+        Kind::Socket => socket(fd.try_clone_to_owned().ok()?).map(NonBlocking::Socket),
+        Kind::Other => None,
+    }
 }
 
 #[derive(PartialEq, Eq)]

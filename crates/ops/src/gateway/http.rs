@@ -70,6 +70,14 @@ impl Session {
         session
     }
 
+    /// Whether its client keeps a GET stream open (it is still there).
+    fn is_listened_to(&self) -> bool {
+        self.listening
+            .borrow()
+            .as_ref()
+            .is_some_and(|stream| !stream.is_closed())
+    }
+
     /// Where one message for the client goes: an answer to the request that waits for it; a
     /// notification of a modern client's subscription on that request's stream; anything
     /// else on the client's own stream, else on the newest stream of a request in flight.
@@ -100,16 +108,6 @@ impl Session {
         if let Some((_, stream)) = streams.last() {
             let _ = stream.send(message);
         }
-    }
-}
-
-impl Session {
-    /// Whether its client keeps a GET stream open (it is still there).
-    fn is_listened_to(&self) -> bool {
-        self.listening
-            .borrow()
-            .as_ref()
-            .is_some_and(|stream| !stream.is_closed())
     }
 }
 

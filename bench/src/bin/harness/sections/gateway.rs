@@ -135,40 +135,42 @@ impl<'a> Setup<'a> {
 
     /// The floor client's arguments that launch each client in front of `profile` over stdio.
     fn stdio_launchers(&self, profile: &str) -> Vec<(&'static str, Vec<String>)> {
-        let home = format!("PLUGBOARD_HOME={}", self.home.display());
-        let passphrase = format!("PLUGBOARD_SECRETS_PASSPHRASE={PASSPHRASE}");
-        let plugboard = paths::arg(&self.paths.plugboard);
-        let with_env = |command: Vec<String>| {
-            let mut args = vec![
-                "--env".into(),
-                home.clone(),
-                "--env".into(),
-                passphrase.clone(),
-            ];
-            args.push("stdio".into());
-            args.push("--".into());
-            args.extend(command);
-            args
-        };
         vec![
             (
                 "plugboard serve",
-                with_env(vec![
-                    plugboard,
-                    "serve".into(),
-                    "--profile".into(),
-                    profile.into(),
-                ]),
+                self.over_stdio(&["serve", "--profile", profile]),
             ),
             (
                 "fastmcp proxy",
-                with_env(vec![
+                self.launch(vec![
                     paths::arg(&self.fastmcp),
                     paths::arg(&self.paths.root.join("bench/fastmcp_proxy.py")),
                     paths::arg(&self.fastmcp_path(profile)),
                 ]),
             ),
         ]
+    }
+
+    /// The floor client's arguments that launch `plugboard ARGS` in this home over stdio.
+    fn over_stdio(&self, args: &[&str]) -> Vec<String> {
+        let mut command = vec![paths::arg(&self.paths.plugboard)];
+        command.extend(args.iter().map(|a| a.to_string()));
+        self.launch(command)
+    }
+
+    /// The floor client's arguments that launch `command` over stdio with this home's
+    /// environment.
+    fn launch(&self, command: Vec<String>) -> Vec<String> {
+        let mut args = vec![
+            "--env".to_owned(),
+            format!("PLUGBOARD_HOME={}", self.home.display()),
+            "--env".into(),
+            format!("PLUGBOARD_SECRETS_PASSPHRASE={PASSPHRASE}"),
+            "stdio".into(),
+            "--".into(),
+        ];
+        args.extend(command);
+        args
     }
 
     /// `floor ARGS`, its JSON report.
@@ -297,17 +299,7 @@ fn calls_over_stdio(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Re
     }
     // The relay a client launches per server without the gateway.
     let mut relay = timed_calls("echo");
-    relay.extend([
-        "--env".into(),
-        format!("PLUGBOARD_HOME={}", setup.home.display()),
-        "--env".into(),
-        format!("PLUGBOARD_SECRETS_PASSPHRASE={PASSPHRASE}"),
-        "stdio".into(),
-        "--".into(),
-        paths::arg(&setup.paths.plugboard),
-        "run".into(),
-        "fix1".into(),
-    ]);
+    relay.extend(setup.over_stdio(&["run", "fix1"]));
     clients.push(("plugboard run", relay));
     eprintln!("[bench] gateway: calls over stdio");
     interleaved_calls("call, stdio", clients, setup, options, rows)
@@ -421,19 +413,8 @@ fn memory(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), S
     for _ in 0..rounds {
         let mut total = 0.0;
         for n in 1..=20 {
-            let args: Vec<String> = [
-                "--rss".to_owned(),
-                "--env".into(),
-                format!("PLUGBOARD_HOME={}", setup.home.display()),
-                "--env".into(),
-                format!("PLUGBOARD_SECRETS_PASSPHRASE={PASSPHRASE}"),
-                "stdio".into(),
-                "--".into(),
-                paths::arg(&setup.paths.plugboard),
-                "run".into(),
-                format!("fix{n}"),
-            ]
-            .into();
+            let mut args = vec!["--rss".to_owned()];
+            args.extend(setup.over_stdio(&["run", &format!("fix{n}")]));
             let report = setup.floor(&args, Duration::from_secs(60))?;
             total += kib_to_mib(&report["rss_kib"]);
         }
