@@ -121,13 +121,16 @@ impl Measure {
     }
 
     /// The timed calls, on a session that has listed its tools (ids from `first_id`).
-    fn calls(&self, rpc: &mut impl Rpc, first_id: u64) -> Result<Vec<u64>, String> {
+    fn calls(&self, rpc: &mut impl Rpc, first_id: u64, era: Era) -> Result<Vec<u64>, String> {
         let Some(tool) = &self.tool else {
             return Ok(vec![]);
         };
         let mut call_us = Vec::with_capacity(self.times);
         for n in 0..self.times {
-            let params = json!({"name": tool, "arguments": self.arguments});
+            let mut params = json!({"name": tool, "arguments": self.arguments});
+            if era == Era::Modern {
+                params["_meta"] = modern_meta();
+            }
             let started = std::time::Instant::now();
             let result = rpc.call(first_id + n as u64, "tools/call", params)?;
             call_us.push(started.elapsed().as_micros() as u64);
@@ -380,7 +383,7 @@ fn stdio(command: &[String], era: Era, measure: Option<&Measure>) -> Result<Meas
             if measure.rss {
                 measured.rss_kib = rss_kib(pid);
             }
-            measured.call_us = measure.calls(&mut io, 1_000)?;
+            measured.call_us = measure.calls(&mut io, 1_000, era)?;
         }
         Ok(measured)
     });
@@ -704,7 +707,7 @@ fn http(url: &str, era: Era, measure: Option<&Measure>) -> Result<Measured, Stri
         ..Measured::default()
     };
     if let Some(measure) = measure {
-        measured.call_us = measure.calls(&mut client, 1_000)?;
+        measured.call_us = measure.calls(&mut client, 1_000, era)?;
     }
     if client.session.is_some() {
         // End the session, as a polite client does; its answer does not matter.
