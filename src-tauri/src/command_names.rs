@@ -37,6 +37,8 @@ pub const COMMANDS: &[&str] = &[
     "save_profile",
     "remove_profile",
     "activity",
+    "gateway_questions",
+    "answer_gateway_question",
     "server_sandbox",
     "set_sandbox",
     "mark_clients_seen",

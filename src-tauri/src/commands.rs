@@ -6,8 +6,8 @@
 
 use plugboard_app_api::api::app_views::AppViewInfo;
 use plugboard_app_api::api::{
-    ActivityView, FindingView, ProfileView, RemovedEntry, SandboxPanel, SandboxRequest,
-    ServerDiagnosis,
+    ActivityView, FindingView, GatewayQuestionView, ProfileView, RemovedEntry, SandboxPanel,
+    SandboxRequest, ServerDiagnosis,
 };
 use plugboard_app_api::api::{
     Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
@@ -350,6 +350,20 @@ pub fn remove_profile(api: State<'_, Arc<Api>>, name: String) -> Res<Vec<Profile
 #[specta::specta]
 pub fn activity(api: State<'_, Arc<Api>>, server: Option<String>, last: u32) -> Vec<ActivityView> {
     api.activity(server.as_deref(), last)
+}
+
+/// The questions gateways wait on now ("may this call run?"), oldest first.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn gateway_questions(api: State<'_, Arc<Api>>) -> Vec<GatewayQuestionView> {
+    api.gateway_questions()
+}
+
+/// Answer a gateway's question: the call runs when `allow`.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn answer_gateway_question(api: State<'_, Arc<Api>>, id: String, allow: bool) -> Res<()> {
+    api.answer_gateway_question(&id, allow)
 }
 
 /// What server `name` may touch, and whether the kernel enforces it.

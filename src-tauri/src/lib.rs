@@ -103,6 +103,8 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::server_tools,
             commands::set_tools,
             commands::budget,
+            commands::gateway_questions,
+            commands::answer_gateway_question,
         ])
 }
 
@@ -165,7 +167,13 @@ pub fn run() {
     let builder = specta_builder();
     let api = std::sync::Arc::new(api);
     let sessions = api.clone();
+    let asks = api.clone();
     tauri::Builder::default()
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            asks.listen_for_gateway_questions(move |question| announce(&handle, question));
+            Ok(())
+        })
         .manage(api)
         .manage(commands::Drops::default())
         .on_window_event(|window, event| {
@@ -200,6 +208,20 @@ pub fn run() {
                 sessions.close_all_sessions();
             }
         });
+}
+
+/// A gateway waits on the user: a desktop notification (where the desktop has a notification
+/// service) and the window asking for attention; the window's dialog has the question.
+fn announce(app: &tauri::AppHandle, question: &plugboard_app_api::api::GatewayQuestionView) {
+    use plugboard_app_api::api::gateway_asks::{announcement, notify_desktop};
+    use tauri::Manager;
+    let (summary, body) = announcement(question);
+    if let Err(e) = notify_desktop(&summary, &body) {
+        eprintln!("plugboard: no desktop notification ({e}); the window asks");
+    }
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.request_user_attention(Some(tauri::UserAttentionType::Critical));
+    }
 }
 
 /// The answer to `mcp-app://localhost/ID`: the view's page with its own Content-Security-Policy

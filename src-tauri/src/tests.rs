@@ -25,6 +25,19 @@ fn export_typescript_bindings() {
             "bindings lack command `{command}`"
         );
     }
+    // And the other way: a command the app registers but the window may not call is a
+    // feature that fails only in the real window.
+    for piece in text.split("__TAURI_INVOKE").skip(2) {
+        let Some(start) = piece.find("(\"") else {
+            continue;
+        };
+        let name = &piece[start + 2..];
+        let name = &name[..name.find('"').unwrap()];
+        assert!(
+            COMMANDS.contains(&name),
+            "command `{name}` is registered but not in COMMANDS (the window may not call it)"
+        );
+    }
 }
 
 #[test]
@@ -240,6 +253,12 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("profiles", json!({})),
         ("remove_profile", json!({"name": "work"})),
         ("activity", json!({"server": null, "last": 50})),
+        // The gateways' questions: none open; answering one that is not open is refused.
+        ("gateway_questions", json!({})),
+        (
+            "answer_gateway_question",
+            json!({"id": "0123456789abcdef0123456789abcdef", "allow": true}),
+        ),
         // The sandbox: shown, changed, a change refused.
         ("server_sandbox", json!({"name": "fx2"})),
         (
@@ -305,7 +324,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 10, "the ten bad calls fail: {answers:#?}");
+    assert_eq!(errors, 11, "the eleven bad calls fail: {answers:#?}");
     assert!(
         answers
             .iter()

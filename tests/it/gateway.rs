@@ -430,6 +430,115 @@ fn a_modern_client_is_asked_inside_the_call_s_answer() {
     );
 }
 
+/// A client that cannot ask (no elicitation declared, either era) gets the user's answer
+/// through the Plugboard app while it runs: the question waits at the app's desk with the
+/// call's arguments and client, the app's yes runs the call, its no refuses it; without the
+/// app, the call is refused at once, saying how to allow it.
+#[test]
+fn a_client_that_cannot_ask_is_answered_through_the_app() {
+    use plugboard::gateway::app_asks::{AppDesk, answer, open_questions};
+    let home = Home::new();
+    let alpha = add_fixture(&home, "alpha", &[], None);
+    for args in [
+        vec!["profile", "create", "work", "--server", "alpha"],
+        vec!["profile", "edit", "work", "--ask", "alpha__add"],
+    ] {
+        assert_code(&home.run(&args), 0);
+    }
+    let mut client = Client::start(&home, "work");
+    client.initialize("mute-client", json!({}));
+    client.tool_names();
+
+    // No app: refused at once, and told what to do.
+    let started = std::time::Instant::now();
+    let refused = client.call("alpha__add", json!({"a": 2, "b": 3}));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let said = text_of(&refused);
+    assert!(
+        said.contains("app") && said.contains("--allow alpha__add"),
+        "{said}"
+    );
+
+    // The app runs (holds its place at the desk) and answers yes, then no.
+    let desk = AppDesk::open(home.path()).unwrap();
+    let app = |allow: bool| {
+        let dir = home.path().to_owned();
+        std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            loop {
+                if let Some(question) = open_questions(&dir).into_iter().next() {
+                    answer(&dir, &question.id, allow).unwrap();
+                    return question;
+                }
+                assert!(std::time::Instant::now() < deadline, "no question came");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
+    let answering = app(true);
+    let allowed = client.call("alpha__add", json!({"a": 2, "b": 3}));
+    let question = answering.join().unwrap();
+    assert!(text_of(&allowed).contains('5'), "{allowed}");
+    assert_eq!(question.client.as_deref(), Some("mute-client"));
+    assert_eq!(question.namespaced, "alpha__add");
+    assert_eq!(question.profile, "work");
+    assert_eq!(
+        serde_json::from_str::<Value>(&question.arguments).unwrap(),
+        json!({"a": 2, "b": 3})
+    );
+    let answering = app(false);
+    let declined = client.call("alpha__add", json!({"a": 2, "b": 3}));
+    answering.join().unwrap();
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    assert!(text_of(&declined).contains("declined"), "{declined}");
+    assert!(client.finish().success());
+
+    // A modern client without elicitation is asked through the app the same way.
+    let mut modern = Client::start(&home, "work");
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-mute", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    modern.request("server/discover", json!({"_meta": meta}));
+    modern.request("tools/list", json!({"_meta": meta}));
+    let answering = app(true);
+    let done = modern.request(
+        "tools/call",
+        json!({"name": "alpha__add", "arguments": {"a": 20, "b": 1}, "_meta": meta}),
+    );
+    assert_eq!(
+        answering.join().unwrap().client.as_deref(),
+        Some("modern-mute")
+    );
+    assert!(text_of(&done).contains("21"), "{done}");
+    assert!(modern.finish().success());
+    drop(desk);
+    assert_no_process_left(&alpha);
+    // Answered questions leave nothing behind.
+    assert!(open_questions(home.path()).is_empty());
+
+    let out = home.run(&["activity", "--json"]);
+    let decisions: Vec<String> = serde_json::from_str::<Value>(&stdout(&out))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["decision"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            "ask_unanswerable",
+            "ask_accepted",
+            "ask_declined",
+            "ask_accepted"
+        ],
+        "{decisions:?}"
+    );
+}
+
 /// Renaming a server renames it in the profiles that name it; removing takes it out.
 #[test]
 fn profiles_follow_renames_and_removals() {

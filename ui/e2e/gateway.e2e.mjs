@@ -2,7 +2,7 @@
 // Cursor's file (one entry in place of the per-server launchers), and a call a client makes
 // through that gateway showing in the activity, without its values.
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { CLI, appEnv, cursorFile } from "./fixtures.mjs";
@@ -81,5 +81,27 @@ export async function gateway() {
     if (shown.includes(secretWord)) throw new Error("the activity shows an argument's value");
     await shot("31-gateway-activity");
     await (await s.find('[data-testid="nav-installed"]')).click();
+  });
+
+  await step("gateway: a client that cannot ask gets the user's answer through the app's dialog", async () => {
+    const edit = spawnSync(CLI, ["profile", "edit", "work", "--ask", "fx2__echo"], { env: { ...process.env, ...appEnv() }, encoding: "utf8" });
+    if (edit.status !== 0) throw new Error(`profile edit: ${edit.stderr}`);
+    const word = "e2e-asked-call-31b7";
+    for (const allow of [true, false]) {
+      // The client declares no elicitation: the gateway asks the app and waits.
+      const calling = callThroughGateway("work", "fx2__echo", { message: word });
+      const dialog = await s.waitFor('[data-testid="gateway-question"]', { timeout: 20000, what: "the app's question" });
+      const text = await dialog.text();
+      if (!text.includes("e2e-client") || !text.includes("fx2")) throw new Error(`the question says ${text}`);
+      const args = await (await s.find('[data-testid="gateway-question-arguments"]')).text();
+      if (!args.includes(word)) throw new Error(`the question shows the arguments ${args}`);
+      if (allow) await shot("32-gateway-question");
+      await (await s.find(`[data-testid="gateway-question-${allow ? "allow" : "deny"}"]`)).click();
+      const answer = await calling;
+      await s.waitGone('[data-testid="gateway-question"]');
+      const said = JSON.stringify(answer.result);
+      if (allow && (answer.result?.isError || !said.includes(word))) throw new Error(`allowed, the call gave ${said}`);
+      if (!allow && (!answer.result?.isError || !said.includes("declined"))) throw new Error(`denied, the call gave ${said}`);
+    }
   });
 }

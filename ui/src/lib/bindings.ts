@@ -155,6 +155,10 @@ export const commands = {
 	serverTools: (name: string) => typedError<ServerToolsView, ApiError>(__TAURI_INVOKE("server_tools", { name })),
 	setTools: (name: string, change: ToolsChangeInput) => typedError<ToolsChangeResult, ApiError>(__TAURI_INVOKE("set_tools", { name, change })),
 	budget: () => typedError<BudgetView, ApiError>(__TAURI_INVOKE("budget")),
+	/**  The questions gateways wait on now ("may this call run?"), oldest first. */
+	gatewayQuestions: () => __TAURI_INVOKE<GatewayQuestionView[]>("gateway_questions"),
+	/**  Answer a gateway's question: the call runs when `allow`. */
+	answerGatewayQuestion: (id: string, allow: boolean) => typedError<null, ApiError>(__TAURI_INVOKE("answer_gateway_question", { id, allow })),
 };
 
 /* Types */
@@ -165,7 +169,7 @@ export type ActivityView = {
 	profile: string,
 	server: string,
 	tool: string,
-	/**  `allow`, `ask_accepted`, `ask_declined`, `deny`, `hook_blocked`, … */
+	/**  `allow`, `ask_accepted`, `ask_declined`, `ask_unanswered`, `deny`, `hook_blocked`, … */
 	decision: string,
 	outcome: string,
 	duration_ms: number | null,
@@ -783,6 +787,23 @@ export type FormSpec = {
 	warnings: string[],
 	/**  The environment a local option sets, as written (`{field}` where a field fills it in). */
 	env: KeyValueText[],
+};
+
+/**  A gateway's open question. */
+export type GatewayQuestionView = {
+	id: string,
+	profile: string,
+	/**  The app that made the call, as it named itself. */
+	client: string | null,
+	server: string,
+	tool: string,
+	namespaced: string,
+	/**  Not declared read-only by its server. */
+	side_effects: boolean,
+	/**  The call's arguments as JSON (secrets redacted). */
+	arguments: string,
+	/**  Until the gateway stops waiting and refuses the call. */
+	seconds_left: number,
 };
 
 /**  How an OAuth server's tokens are obtained. */

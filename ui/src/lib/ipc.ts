@@ -64,6 +64,7 @@ import type {
   ErrorCode,
   ProfileView,
   ActivityView,
+  GatewayQuestionView,
   FindingView,
   ServerDiagnosis,
 } from "./bindings";
@@ -187,6 +188,11 @@ export const api = {
   removeProfile: (name: string): Promise<ProfileView[]> => unwrap(() => commands.removeProfile(name)),
   /** The last calls made through gateways, newest first. */
   activity: (server: string | null, last: number): Promise<ActivityView[]> => commands.activity(server, last),
+  /** The questions gateways wait on ("may this call run?"), oldest first. */
+  gatewayQuestions: (): Promise<GatewayQuestionView[]> => commands.gatewayQuestions(),
+  /** Answer one: the call runs when `allow`. */
+  answerGatewayQuestion: (id: string, allow: boolean): Promise<null> =>
+    unwrap(() => commands.answerGatewayQuestion(id, allow)),
   markClientsSeen: (): Promise<ClientsOverview> => unwrap(() => commands.markClientsSeen()),
   quarantineEntry: (client: string, entry: string): Promise<ImportResultView> =>
     unwrap(() => commands.quarantineEntry(client, entry)),

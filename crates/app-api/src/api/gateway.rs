@@ -40,7 +40,7 @@ pub struct ActivityView {
     pub profile: String,
     pub server: String,
     pub tool: String,
-    /// `allow`, `ask_accepted`, `ask_declined`, `deny`, `hook_blocked`, …
+    /// `allow`, `ask_accepted`, `ask_declined`, `ask_unanswered`, `deny`, `hook_blocked`, …
     pub decision: String,
     pub outcome: String,
     pub duration_ms: f64,

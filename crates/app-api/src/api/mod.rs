@@ -13,6 +13,7 @@ mod dto;
 mod edit;
 mod error;
 mod gateway;
+pub mod gateway_asks;
 mod hints;
 mod market;
 mod oauth;
@@ -38,6 +39,7 @@ pub use doctor::{FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
 pub use error::{ApiError, ErrorCode, FieldError};
 pub use gateway::{ActivityView, ProfileView};
+pub use gateway_asks::GatewayQuestionView;
 pub use market::{MarketPage, MarketQuery, RegistryStatus, RegistryView, SyncProgressView};
 pub use pins::{
     DiffLineView, PathChangeView, PinStateView, ToolChangeView, ToolDiff, ToolFlagView,

@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 
 use super::activity::{ActivityLog, ActivityRecord, shape_of};
+use super::app_asks::{CallToAsk, ask_app};
 use super::hooks::{HookCall, HookEvent, Verdict, run_hooks};
 use super::permissions::{Permission, decide};
 use super::profiles::Profile;
@@ -80,6 +81,10 @@ pub struct Caller<'a> {
 /// Asks the user whether a call may go on (the client's elicitation).
 pub type AskUser = Rc<dyn Fn(String) -> std::pin::Pin<Box<dyn Future<Output = Asked>>>>;
 
+/// How long the user's answer to "may this call run?" may take (through the client or the
+/// app); no answer is a no.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// What asking the user came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Asked {
@@ -90,6 +95,8 @@ pub enum Asked {
     /// The question went to the client inside the call's answer (a modern client's
     /// `input_required`); the call comes again with the answer. Nothing was forwarded.
     Pending,
+    /// Asked (in the app), and no answer came in time: a no.
+    Unanswered,
 }
 
 /// A server's `notifications/progress` for a call the hub forwarded (by the hub's call id).
@@ -911,10 +918,23 @@ impl Hub {
                         " (it may change things)"
                     }
                 );
-                let answer = match ask {
+                let mut answer = match ask {
                     Some(ask) => ask(question).await,
                     None => Asked::Cannot,
                 };
+                if answer == Asked::Cannot {
+                    // The client cannot ask: the app, when it runs.
+                    let call = CallToAsk {
+                        profile: &self.profile_name,
+                        client,
+                        server: &route.server,
+                        tool: &route.name,
+                        namespaced,
+                        side_effects: risk != ToolRisk::ReadOnly,
+                        arguments: session.redactor().redact(&text),
+                    };
+                    answer = ask_app(self.servers.config().dir(), call, ASK_TIMEOUT).await;
+                }
                 match answer {
                     Asked::Yes => decision = "ask_accepted",
                     Asked::No => {
@@ -929,13 +949,23 @@ impl Hub {
                             format!("`{namespaced}` waits for the user's answer"),
                         );
                     }
+                    Asked::Unanswered => {
+                        return refused(
+                            "ask_unanswered",
+                            format!(
+                                "`{namespaced}` needs the user's permission and no answer came in \
+                                 the Plugboard app within {} s; it did not run",
+                                ASK_TIMEOUT.as_secs()
+                            ),
+                        );
+                    }
                     Asked::Cannot if profile_says == Permission::Allow => {
                         return refused(
                             "ask_unanswerable",
                             format!(
                                 "`{namespaced}` may change things, the organisation's policy wants \
-                                 the user asked first, and this client cannot ask (it declares no \
-                                 elicitation)"
+                                 the user asked first, this client cannot ask (it declares no \
+                                 elicitation) and the Plugboard app, which could, is not running"
                             ),
                         );
                     }
@@ -943,8 +973,9 @@ impl Hub {
                         return refused(
                             "ask_unanswerable",
                             format!(
-                                "`{namespaced}` needs the user's permission and this client cannot ask \
-                                 (it declares no elicitation); allow it with `plugboard profile edit {} --allow {namespaced}`",
+                                "`{namespaced}` needs the user's permission, this client cannot ask \
+                                 (it declares no elicitation) and the Plugboard app, which could, is not \
+                                 running; open the app, or allow it with `plugboard profile edit {} --allow {namespaced}`",
                                 self.profile_name
                             ),
                         );

@@ -6,6 +6,7 @@
 //! - [`permissions`]: `allow | ask | deny` per call, the most specific rule winning;
 //! - [`hub`]: the profile's servers as sessions, started at once, failures isolated and
 //!   restarted with backoff, namespaced lists, the call pipeline;
+//! - [`app_asks`]: "may this call run?" put to the Plugboard app when the client cannot ask;
 //! - [`hooks`]: commands a profile runs before and after the calls they match;
 //! - [`activity`]: the record of every call (its shape, never its values);
 //! - [`serve`]: a client's side, in either protocol era, and serving it on stdio;
@@ -15,6 +16,7 @@
 
 pub mod access;
 pub mod activity;
+pub mod app_asks;
 pub mod hooks;
 pub mod http;
 pub mod hub;

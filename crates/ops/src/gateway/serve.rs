@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::hub::{AskUser, Asked, Caller, Hub};
+use super::hub::{ASK_TIMEOUT, AskUser, Asked, Caller, Hub};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
@@ -29,8 +29,6 @@ use crate::session::{Answer, Question, QuestionMode};
 /// The `_meta` key that ties a notification to the `subscriptions/listen` stream it belongs to.
 pub(crate) const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-/// How long a client's answer to "may this call run?" may take; no answer is a no.
-pub const ASK_TIMEOUT: Duration = Duration::from_secs(120);
 /// The key of the gateway's own question in a modern client's `inputRequests` and
 /// `inputResponses` (may this call run?).
 const PERMISSION_KEY: &str = "plugboard-permission";

@@ -69,7 +69,7 @@ impl Drop for StatusFile {
 }
 
 /// Whether process `pid` is still running.
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     let Ok(pid) = i32::try_from(pid) else {
         return false;
     };
