@@ -1045,6 +1045,78 @@ fn a_server_whose_tools_changed_since_approval_is_not_served() {
     assert!(client.finish().success());
 }
 
+/// A server that changes its tools while the gateway serves it (after a call, `echo`'s
+/// description turns into instructions to the model) is taken out at once: the client hears
+/// that the tools and the prompts changed, the changed description is never listed, and a call
+/// is answered with what to do.
+#[test]
+fn a_server_that_changes_its_tools_while_served_is_taken_out() {
+    let home = Home::new();
+    let alpha = add_fixture(&home, "alpha", &["--misbehave", "rug-pull"], None);
+    add_fixture(&home, "beta", &[], None);
+    for args in [
+        vec!["test", "alpha"],
+        vec!["test", "beta"],
+        vec![
+            "profile", "create", "live", "--server", "alpha", "--server", "beta",
+        ],
+    ] {
+        assert_code(&home.run(&args), 0);
+    }
+    let mut client = Client::start(&home, "live");
+    client.initialize("rug-test", json!({}));
+    let names = client.tool_names();
+    assert!(names.iter().any(|n| n == "alpha__echo"), "{names:?}");
+    let echoed = client.call("alpha__echo", json!({"message": "before"}));
+    assert_eq!(text_of(&echoed), "before", "{echoed}");
+
+    // The server says its tools changed; the gateway looks, and takes it out. What it tells
+    // the client of that comes before its answer to a ping sent after.
+    loop {
+        if client.read()["method"] == "notifications/tools/list_changed" {
+            break;
+        }
+    }
+    client.send(&json!({"jsonrpc": "2.0", "id": "after", "method": "ping"}));
+    let mut heard = vec!["notifications/tools/list_changed".to_owned()];
+    loop {
+        let message = client.read();
+        if message["id"] == "after" {
+            break;
+        }
+        heard.push(message["method"].as_str().unwrap_or_default().to_owned());
+    }
+    assert!(
+        heard
+            .iter()
+            .any(|m| m == "notifications/prompts/list_changed"),
+        "{heard:?}"
+    );
+    let listed = client.request("tools/list", json!({}));
+    let text = listed.to_string();
+    assert!(!text.contains("alpha__"), "{text}");
+    assert!(!text.contains("id_rsa"), "{text}");
+    assert!(text.contains("beta__echo"), "{text}");
+    let (status, server) = running_server(&home, "alpha");
+    assert!(
+        server["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("changed since you approved")),
+        "{status}"
+    );
+    let refused = client.call("alpha__echo", json!({"message": "after"}));
+    assert!(
+        text_of(&refused).contains("plugboard approve alpha"),
+        "{refused}"
+    );
+    // Its prompts left with it.
+    let prompts = client.request("prompts/list", json!({}));
+    assert!(!prompts.to_string().contains("alpha__"), "{prompts}");
+    assert!(prompts.to_string().contains("beta__greet"), "{prompts}");
+    assert!(client.finish().success());
+    assert_no_process_left(&alpha);
+}
+
 /// A server's progress on a call reaches the client under the client's own progress token
 /// (server-everything's long-running operation, through the gateway), before the result.
 #[test]
@@ -1127,7 +1199,7 @@ fn a_modern_client_hears_tool_list_changes_on_its_subscription() {
     );
     assert_eq!(
         ack["params"]["notifications"],
-        json!({"toolsListChanged": true}),
+        json!({"toolsListChanged": true, "promptsListChanged": true}),
         "{ack}"
     );
     let changed = loop {

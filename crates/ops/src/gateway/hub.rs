@@ -53,6 +53,29 @@ pub enum State {
     },
 }
 
+/// A server left out because its tools are not the ones the user approved.
+fn unapproved_state(name: &str, why: String, attempts: u32) -> State {
+    State::Down {
+        why,
+        hint: format!(
+            "see what changed with `plugboard test {name}`, then approve it with \
+             `plugboard approve {name}` (or the app's Review changes); the gateway serves it \
+             again at its next restart"
+        ),
+        stderr_tail: None,
+        attempts,
+    }
+}
+
+/// How many times each merged list has changed, so that each client's side can tell which
+/// `list_changed` notifications it owes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListGenerations {
+    pub tools: u64,
+    pub prompts: u64,
+    pub resources: u64,
+}
+
 impl State {
     pub fn label(&self) -> &'static str {
         match self {
@@ -179,6 +202,11 @@ pub struct Hub {
     /// Where every session sends the progress of the calls it runs.
     progress_tx: tokio::sync::mpsc::UnboundedSender<CallProgress>,
     progress_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<CallProgress>>>,
+    /// Where every session says which of its server's lists changed (the server's own
+    /// `list_changed`, the list fetched again).
+    lists_tx: tokio::sync::mpsc::UnboundedSender<(String, String)>,
+    lists_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<(String, String)>>>,
+    generations: Cell<ListGenerations>,
     /// Where every session sends the questions its server asks.
     questions_tx: tokio::sync::mpsc::UnboundedSender<ServerQuestion>,
     questions_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<ServerQuestion>>>,
@@ -222,7 +250,11 @@ impl Hub {
         let activity = ActivityLog::in_config_dir(servers.config().dir());
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let (questions_tx, questions_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (lists_tx, lists_rx) = tokio::sync::mpsc::unbounded_channel();
         Rc::new(Hub {
+            lists_tx,
+            lists_rx: RefCell::new(Some(lists_rx)),
+            generations: Cell::default(),
             progress_tx,
             progress_rx: RefCell::new(Some(progress_rx)),
             questions_tx,
@@ -296,13 +328,66 @@ impl Hub {
         self.write_status();
     }
 
-    /// Start every server at once (on the current `LocalSet`).
+    /// Start every server at once (on the current `LocalSet`), and follow the changes of
+    /// their lists.
     pub fn start_all(self: &Rc<Self>) {
         for name in self.members.keys() {
             let hub = Rc::clone(self);
             let name = name.clone();
             tokio::task::spawn_local(async move { hub.start_one(&name, 0).await });
         }
+        if let Some(mut lists) = self.lists_rx.borrow_mut().take() {
+            let hub = Rc::downgrade(self);
+            tokio::task::spawn_local(async move {
+                while let Some((server, list)) = lists.recv().await {
+                    let Some(hub) = hub.upgrade() else { break };
+                    hub.server_list_changed(&server, &list).await;
+                }
+            });
+        }
+    }
+
+    /// How many times each merged list has changed so far.
+    pub fn generations(&self) -> ListGenerations {
+        self.generations.get()
+    }
+
+    /// Note that `list` (`tools`, `prompts`, `resources`, or every one) changed, and wake the
+    /// clients' sides.
+    fn bump(&self, list: Option<&str>) {
+        let mut g = self.generations.get();
+        match list {
+            Some("tools") => g.tools += 1,
+            Some("prompts") => g.prompts += 1,
+            Some("resources") => g.resources += 1,
+            Some(_) => return,
+            None => {
+                g.tools += 1;
+                g.prompts += 1;
+                g.resources += 1;
+            }
+        }
+        self.generations.set(g);
+        self.changed.notify_waiters();
+    }
+
+    /// Server `name`'s `list` changed while it runs. Tools it changed away from what the user
+    /// approved (a description turned into instructions, a new tool) take it out, as at start:
+    /// its tools leave the list and it is restarted with backoff, served again once approved.
+    async fn server_list_changed(self: &Rc<Self>, name: &str, list: &str) {
+        let Some(State::Ready(session)) = self.members.get(name).map(|s| s.borrow().clone()) else {
+            return;
+        };
+        if list == "tools"
+            && let Some(why) = self.unapproved(name, &session)
+        {
+            eprintln!("plugboard serve: `{name}` is left out: {why}");
+            self.set_state(name, unapproved_state(name, why, 0));
+            session.close().await;
+            self.schedule_restart(name, 0);
+            return;
+        }
+        self.bump(Some(list));
     }
 
     /// The progress of forwarded calls, as the servers report it (taken once, by the side
@@ -319,20 +404,21 @@ impl Hub {
 
     async fn start_one(self: Rc<Self>, name: &str, attempts: u32) {
         let progress = self.progress_tx.clone();
+        let lists = self.lists_tx.clone();
+        let server = name.to_owned();
         let options = SessionOptions {
             timeout: Some(START_TIMEOUT),
             asker: Arc::new(RelayAsker {
                 server: name.to_owned(),
                 questions: self.questions_tx.clone(),
             }),
-            events: Arc::new(move |event| {
-                if let session::SessionEvent::Progress {
+            events: Arc::new(move |event| match event {
+                session::SessionEvent::Progress {
                     call_id,
                     progress: done,
                     total,
                     message,
-                } = event
-                {
+                } => {
                     let _ = progress.send(CallProgress {
                         call_id,
                         progress: done,
@@ -340,6 +426,10 @@ impl Hub {
                         message,
                     });
                 }
+                session::SessionEvent::ListChanged { list } => {
+                    let _ = lists.send((server.clone(), list));
+                }
+                _ => {}
             }),
             ..SessionOptions::default()
         };
@@ -354,16 +444,7 @@ impl Hub {
                 None => State::Ready(Rc::new(session)),
                 Some(why) => {
                     session.close().await;
-                    State::Down {
-                        why,
-                        hint: format!(
-                            "see what changed with `plugboard test {name}`, then approve it \
-                             with `plugboard approve {name}` (or the app's Review changes); the \
-                             gateway serves it again at its next restart"
-                        ),
-                        stderr_tail: None,
-                        attempts,
-                    }
+                    unapproved_state(name, why, attempts)
                 }
             },
             Ok(Err(SessionError::Open {
@@ -444,7 +525,8 @@ impl Hub {
             }
             *slot.borrow_mut() = state;
         }
-        self.changed.notify_waiters();
+        // A server came, went or came back: each of its lists with it.
+        self.bump(None);
         self.write_status();
     }
 

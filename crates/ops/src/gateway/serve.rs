@@ -11,7 +11,7 @@
 //! when it comes again with the answer (`Connection::asker`). When
 //! the client's input ends, every server is closed and the gateway exits: no process is left.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::hub::{ASK_TIMEOUT, AskUser, Asked, Caller, Hub};
+use super::hub::{ASK_TIMEOUT, AskUser, Asked, Caller, Hub, ListGenerations};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
@@ -37,6 +37,24 @@ const PENDING_ASKS: usize = 64;
 
 /// How long the first `tools/list` waits for servers still starting.
 pub const FIRST_LIST_WAIT: Duration = Duration::from_secs(30);
+
+/// The lists a modern client's `subscriptions/listen` stream asked to hear about.
+#[derive(Clone, Copy, Debug)]
+struct Wanted {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
+impl Wanted {
+    fn wants(self, list: &str) -> bool {
+        match list {
+            "tools" => self.tools,
+            "prompts" => self.prompts,
+            _ => self.resources,
+        }
+    }
+}
 
 /// What the client said about itself.
 #[derive(Default)]
@@ -63,9 +81,11 @@ pub(crate) struct Connection {
     calls: RefCell<HashMap<String, (String, String)>>,
     /// Calls in flight whose client asked for progress: call id → the client's token.
     progress_tokens: RefCell<HashMap<String, Value>>,
-    /// A modern client's open `subscriptions/listen` requests that asked for tool list
-    /// changes, by their id (the only notification the gateway offers).
-    subscriptions: RefCell<HashMap<String, Value>>,
+    /// A modern client's open `subscriptions/listen` requests that asked for list changes, by
+    /// their id: the id, and the lists each asked about.
+    subscriptions: RefCell<HashMap<String, (Value, Wanted)>>,
+    /// The lists' changes this client has been told of.
+    told: Cell<ListGenerations>,
     listed_once: RefCell<bool>,
     /// Questions put to a modern client inside a call's answer, by the `requestState` they
     /// went with: the call they ask about (its tool and arguments), so that an answer is taken
@@ -133,7 +153,7 @@ impl Clients {
                 loop {
                     changed.notified().await;
                     for conn in clients.live() {
-                        conn.tools_changed();
+                        conn.lists_changed();
                     }
                 }
             });
@@ -208,7 +228,6 @@ impl Connection {
     /// A client whose messages go to `out`; `tag` tells its calls from other clients'.
     pub fn new(hub: Rc<Hub>, out: mpsc::UnboundedSender<Value>, tag: String) -> Rc<Connection> {
         Rc::new(Connection {
-            hub,
             out,
             tag,
             client: RefCell::default(),
@@ -216,9 +235,11 @@ impl Connection {
             next_id: RefCell::new(0),
             calls: RefCell::default(),
             progress_tokens: RefCell::default(),
+            told: Cell::new(hub.generations()),
             subscriptions: RefCell::default(),
             listed_once: RefCell::new(false),
             asks: RefCell::default(),
+            hub,
         })
     }
 
@@ -241,17 +262,36 @@ impl Connection {
         self.send(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}));
     }
 
-    /// The tools changed: a legacy client that listed them hears it, a modern one on each
-    /// stream it opened for it.
-    fn tools_changed(&self) {
+    /// Lists changed (a server came up late, went down, came back, or changed its own): for
+    /// each list that changed since this client was last told, a legacy client hears it (the
+    /// tools once it listed them), a modern one on each stream it opened for that list.
+    fn lists_changed(&self) {
+        let now = self.hub.generations();
+        let told = self.told.replace(now);
         let legacy = self.client.borrow().modern == Some(false);
-        if legacy && *self.listed_once.borrow() {
-            self.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
-        }
-        for id in self.subscriptions.borrow().values() {
-            self.send(json!({"jsonrpc": "2.0",
-                "method": "notifications/tools/list_changed",
-                "params": {"_meta": {META_SUBSCRIPTION_ID: id}}}));
+        let changed = [
+            (
+                now.tools != told.tools,
+                "tools",
+                legacy && *self.listed_once.borrow(),
+            ),
+            (now.prompts != told.prompts, "prompts", legacy),
+            (now.resources != told.resources, "resources", legacy),
+        ];
+        for (did, list, tell_legacy) in changed {
+            if !did {
+                continue;
+            }
+            let method = format!("notifications/{list}/list_changed");
+            if tell_legacy {
+                self.send(json!({"jsonrpc": "2.0", "method": method}));
+            }
+            for (id, wanted) in self.subscriptions.borrow().values() {
+                if wanted.wants(list) {
+                    self.send(json!({"jsonrpc": "2.0", "method": method,
+                        "params": {"_meta": {META_SUBSCRIPTION_ID: id}}}));
+                }
+            }
         }
     }
 
@@ -324,18 +364,32 @@ impl Connection {
     }
 
     /// A modern client's `subscriptions/listen`: acknowledged with what the gateway honours
-    /// (tool list changes: its servers come up, go down and come back), then open until the
-    /// client cancels it. It is never answered otherwise.
+    /// (changes of the tool, prompt and resource lists: its servers come up, go down, come
+    /// back and change their own), then open until the client cancels it. It is never
+    /// answered otherwise.
     fn listen(&self, params: &Map<String, Value>, id: &Value) -> Result<(), (i64, String)> {
         self.note_client("subscriptions/listen", params)?;
-        let wanted = params.get("notifications").cloned().unwrap_or(json!({}));
-        let tools = wanted.get("toolsListChanged") == Some(&Value::Bool(true));
+        let asked = params.get("notifications").cloned().unwrap_or(json!({}));
+        let asks = |key: &str| asked.get(key) == Some(&Value::Bool(true));
+        let wanted = Wanted {
+            tools: asks("toolsListChanged"),
+            prompts: asks("promptsListChanged"),
+            resources: asks("resourcesListChanged"),
+        };
         let mut honoured = json!({});
-        if tools {
-            honoured["toolsListChanged"] = json!(true);
+        for (key, on) in [
+            ("toolsListChanged", wanted.tools),
+            ("promptsListChanged", wanted.prompts),
+            ("resourcesListChanged", wanted.resources),
+        ] {
+            if on {
+                honoured[key] = json!(true);
+            }
+        }
+        if wanted.tools || wanted.prompts || wanted.resources {
             self.subscriptions
                 .borrow_mut()
-                .insert(id.to_string(), id.clone());
+                .insert(id.to_string(), (id.clone(), wanted));
         }
         self.send(json!({"jsonrpc": "2.0",
             "method": "notifications/subscriptions/acknowledged",
@@ -656,8 +710,8 @@ fn call_fingerprint(params: &Map<String, Value>) -> String {
 fn capabilities() -> Value {
     json!({
         "tools": {"listChanged": true},
-        "prompts": {"listChanged": false},
-        "resources": {"listChanged": false, "subscribe": false},
+        "prompts": {"listChanged": true},
+        "resources": {"listChanged": true, "subscribe": false},
     })
 }
 
