@@ -490,7 +490,8 @@ pub enum ProfileCommand {
         /// Let calls matching RULE through
         #[arg(long, value_name = "RULE")]
         allow: Vec<String>,
-        /// Ask the user (through the client) before calls matching RULE
+        /// Ask the user before calls matching RULE (through the client, or the Plugboard app
+        /// when the client cannot ask)
         #[arg(long, value_name = "RULE")]
         ask: Vec<String>,
         /// Refuse calls matching RULE
