@@ -161,6 +161,19 @@ fn running_server(home: &Home, name: &str) -> (Value, Value) {
     (running, server)
 }
 
+/// The decisions of the calls in `home`'s activity record, oldest first.
+fn recorded_decisions(home: &Home) -> Vec<String> {
+    let out = home.run(&["activity", "--json"]);
+    assert_code(&out, 0);
+    serde_json::from_str::<Value>(&stdout(&out))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["decision"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
 fn text_of(result: &Value) -> String {
     result["result"]["content"][0]["text"]
         .as_str()
@@ -407,14 +420,7 @@ fn a_modern_client_is_asked_inside_the_call_s_answer() {
     assert!(client.finish().success());
     assert_no_process_left(&alpha);
     // The record has the question, the yes and the no; only the yes ran.
-    let out = home.run(&["activity", "--json"]);
-    let decisions: Vec<String> = serde_json::from_str::<Value>(&stdout(&out))
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["decision"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let decisions = recorded_decisions(&home);
     assert!(
         decisions.iter().any(|d| d == "ask_pending"),
         "{decisions:?}"
@@ -519,14 +525,7 @@ fn a_client_that_cannot_ask_is_answered_through_the_app() {
     // Answered questions leave nothing behind.
     assert!(open_questions(home.path()).is_empty());
 
-    let out = home.run(&["activity", "--json"]);
-    let decisions: Vec<String> = serde_json::from_str::<Value>(&stdout(&out))
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["decision"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let decisions = recorded_decisions(&home);
     assert_eq!(
         decisions,
         [
