@@ -37,6 +37,7 @@ pub const COMMANDS: &[&str] = &[
     "save_profile",
     "remove_profile",
     "activity",
+    "set_profile_lazy",
     "gateway_questions",
     "answer_gateway_question",
     "server_sandbox",

@@ -352,6 +352,17 @@ pub fn activity(api: State<'_, Arc<Api>>, server: Option<String>, last: u32) -> 
     api.activity(server.as_deref(), last)
 }
 
+/// Make a profile start its servers on first use (`lazy`) or all at once.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_profile_lazy(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    lazy: bool,
+) -> Res<Vec<ProfileView>> {
+    api.set_profile_lazy(&name, lazy)
+}
+
 /// The questions gateways wait on now ("may this call run?"), oldest first.
 #[tauri::command(async)]
 #[specta::specta]

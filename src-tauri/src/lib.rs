@@ -103,6 +103,7 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::server_tools,
             commands::set_tools,
             commands::budget,
+            commands::set_profile_lazy,
             commands::gateway_questions,
             commands::answer_gateway_question,
         ])

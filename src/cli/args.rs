@@ -513,6 +513,13 @@ pub enum ProfileCommand {
         /// Let calls go on when a hook fails (the default)
         #[arg(long)]
         hooks_fail_open: bool,
+        /// Start each server on its first use, not when the gateway starts (until then its
+        /// tools are listed as its last test saw them; one never tested starts at once)
+        #[arg(long, conflicts_with = "eager")]
+        lazy: bool,
+        /// Start every server when the gateway starts (the default)
+        #[arg(long)]
+        eager: bool,
     },
     /// Remove a profile (its servers stay installed)
     Remove { name: String },

@@ -221,7 +221,8 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
             if json.json {
                 return print_json(&json!({"name": name, "servers": servers,
                     "all_enabled": p.servers.is_none(), "permissions": p.permissions,
-                    "hooks": p.hooks, "hooks_fail_closed": p.hooks_fail_closed}));
+                    "hooks": p.hooks, "hooks_fail_closed": p.hooks_fail_closed,
+                    "lazy": p.lazy}));
             }
             println!("Profile `{name}`");
             println!(
@@ -230,6 +231,14 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
                     "(none)".to_owned()
                 } else {
                     servers.join(", ")
+                }
+            );
+            println!(
+                "  starts its servers {}",
+                if p.lazy {
+                    "on first use (those never tested at once)"
+                } else {
+                    "when the gateway starts"
                 }
             );
             for (rule, permission) in &p.permissions {
@@ -261,6 +270,8 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
             clear_hooks,
             hooks_fail_closed,
             hooks_fail_open,
+            lazy,
+            eager,
         } => {
             let hooks = hook
                 .iter()
@@ -277,6 +288,9 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
                 }
                 if hooks_fail_open {
                     p.hooks_fail_closed = false;
+                }
+                if lazy || eager {
+                    p.lazy = lazy;
                 }
                 if !add.is_empty() || !remove.is_empty() {
                     let list = p.servers.get_or_insert_with(Vec::new);

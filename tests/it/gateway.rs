@@ -1116,6 +1116,71 @@ fn a_server_that_changes_its_tools_while_served_is_taken_out() {
     assert_no_process_left(&alpha);
 }
 
+/// A profile that starts its servers on first use lists a tested server's tools without
+/// starting it, starts it for its first call (or prompt), and starts one never tested at once
+/// (its tools are not known otherwise).
+#[test]
+fn a_lazy_profile_starts_a_server_on_its_first_use() {
+    use crate::support::fixture::live_with_marker;
+    let home = Home::new();
+    let alpha = add_fixture(&home, "alpha", &[], None);
+    let beta = add_fixture(&home, "beta", &[], None);
+    for args in [
+        vec!["test", "alpha"],
+        vec![
+            "profile", "create", "lazy", "--server", "alpha", "--server", "beta",
+        ],
+        vec!["profile", "edit", "lazy", "--lazy"],
+    ] {
+        assert_code(&home.run(&args), 0);
+    }
+    let shown: Value =
+        serde_json::from_str(&stdout(&home.run(&["profile", "show", "lazy", "--json"]))).unwrap();
+    assert_eq!(shown["lazy"], true, "{shown}");
+
+    let mut client = Client::start(&home, "lazy");
+    client.initialize("lazy-test", json!({}));
+    let names = client.tool_names();
+    for expected in ["alpha__echo", "alpha__add", "beta__echo"] {
+        assert!(names.iter().any(|n| n == expected), "{expected}: {names:?}");
+    }
+    let (status, server) = running_server(&home, "alpha");
+    assert_eq!(server["state"], "idle", "{status}");
+    assert!(
+        live_with_marker(&alpha).is_empty(),
+        "alpha runs before its use"
+    );
+    assert!(
+        !live_with_marker(&beta).is_empty(),
+        "beta, never tested, was not started"
+    );
+
+    let echoed = client.call("alpha__echo", json!({"message": "woken"}));
+    assert_eq!(text_of(&echoed), "woken", "{echoed}");
+    let (status, server) = running_server(&home, "alpha");
+    assert_eq!(server["state"], "connected", "{status}");
+    assert_eq!(live_with_marker(&alpha).len(), 1);
+    let added = client.call("alpha__add", json!({"a": 1, "b": 2}));
+    assert_eq!(text_of(&added), "3", "{added}");
+    assert_eq!(live_with_marker(&alpha).len(), 1, "started once");
+    assert!(client.finish().success());
+
+    // A prompt of an idle server wakes it too.
+    let mut client = Client::start(&home, "lazy");
+    client.initialize("lazy-test", json!({}));
+    let prompts = client.request("prompts/list", json!({}));
+    assert!(prompts.to_string().contains("alpha__greet"), "{prompts}");
+    let greeting = client.request(
+        "prompts/get",
+        json!({"name": "alpha__greet", "arguments": {"name": "Ada"}}),
+    );
+    assert!(greeting.to_string().contains("Ada"), "{greeting}");
+    assert!(client.finish().success());
+    for marker in [&alpha, &beta] {
+        assert_no_process_left(marker);
+    }
+}
+
 /// A server's progress on a call reaches the client under the client's own progress token
 /// (server-everything's long-running operation, through the gateway), before the result.
 #[test]

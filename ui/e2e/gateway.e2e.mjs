@@ -5,7 +5,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { CLI, appEnv, cursorFile } from "./fixtures.mjs";
+import { join } from "node:path";
+import { CLI, appEnv, cursorFile, home } from "./fixtures.mjs";
 import { s, step, shot, fill } from "./harness.mjs";
 
 /** Start `plugboard serve --profile PROFILE` as a client would, make one call, and end it. */
@@ -48,6 +49,12 @@ export async function gateway() {
     const servers = await (await s.find('[data-testid="profile"][data-name="work"] [data-testid="profile-servers"]')).text();
     if (!servers.includes("fx2")) throw new Error(`the profile shows ${servers}`);
     if (!(await card.text()).includes("No app uses it yet")) throw new Error(await card.text());
+    // Its servers start on first use: kept in the profile.
+    await (await s.find('[data-testid="profile"][data-name="work"] [data-testid="profile-lazy"]')).click();
+    await s.waitUntil(
+      async () => JSON.parse(readFileSync(join(home, "profiles.json"), "utf8")).profiles?.work?.lazy === true,
+      { what: "the profile to start its servers on first use" },
+    );
 
     // Use in Cursor: the preview adds the gateway entry, then it is written.
     await s.execute(

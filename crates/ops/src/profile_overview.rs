@@ -25,6 +25,8 @@ pub struct ProfileOverview {
     pub untested: Vec<String>,
     pub rules: usize,
     pub hooks: usize,
+    /// Its servers start on first use.
+    pub lazy: bool,
     /// The clients whose files launch this profile's gateway (their labels).
     pub clients: Vec<String>,
 }
@@ -73,6 +75,7 @@ fn summed(
             .collect(),
         rules: profile.permissions.len(),
         hooks: profile.hooks.len(),
+        lazy: profile.lazy,
         clients: clients
             .iter()
             .filter(|c| c.gateways.iter().any(|g| g == name))

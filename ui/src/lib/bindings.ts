@@ -155,6 +155,8 @@ export const commands = {
 	serverTools: (name: string) => typedError<ServerToolsView, ApiError>(__TAURI_INVOKE("server_tools", { name })),
 	setTools: (name: string, change: ToolsChangeInput) => typedError<ToolsChangeResult, ApiError>(__TAURI_INVOKE("set_tools", { name, change })),
 	budget: () => typedError<BudgetView, ApiError>(__TAURI_INVOKE("budget")),
+	/**  Make a profile start its servers on first use (`lazy`) or all at once. */
+	setProfileLazy: (name: string, lazy: boolean) => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("set_profile_lazy", { name, lazy })),
 	/**  The questions gateways wait on now ("may this call run?"), oldest first. */
 	gatewayQuestions: () => __TAURI_INVOKE<GatewayQuestionView[]>("gateway_questions"),
 	/**  Answer a gateway's question: the call runs when `allow`. */
@@ -1159,6 +1161,8 @@ export type ProfileView = {
 	untested: string[],
 	rules: number,
 	hooks: number,
+	/**  Its servers start on their first use, not all when its gateway starts. */
+	lazy: boolean,
 	/**  The apps whose files launch its gateway. */
 	clients: string[],
 	/**  What a client's file runs for it. */

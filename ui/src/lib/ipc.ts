@@ -186,6 +186,8 @@ export const api = {
   saveProfile: (name: string, servers: string[], create: boolean): Promise<ProfileView[]> =>
     unwrap(() => commands.saveProfile(name, servers, create)),
   removeProfile: (name: string): Promise<ProfileView[]> => unwrap(() => commands.removeProfile(name)),
+  /** Make a profile start its servers on first use, or all at once; every profile after. */
+  setProfileLazy: (name: string, lazy: boolean): Promise<ProfileView[]> => unwrap(() => commands.setProfileLazy(name, lazy)),
   /** The last calls made through gateways, newest first. */
   activity: (server: string | null, last: number): Promise<ActivityView[]> => commands.activity(server, last),
   /** The questions gateways wait on ("may this call run?"), oldest first. */

@@ -25,6 +25,8 @@ pub struct ProfileView {
     pub untested: Vec<String>,
     pub rules: u32,
     pub hooks: u32,
+    /// Its servers start on their first use, not all when its gateway starts.
+    pub lazy: bool,
     /// The apps whose files launch its gateway.
     pub clients: Vec<String>,
     /// What a client's file runs for it.
@@ -63,6 +65,7 @@ fn view(p: ProfileOverview) -> ProfileView {
         name: p.name,
         servers: p.servers,
         all_enabled: p.all_enabled,
+        lazy: p.lazy,
         untested: p.untested,
         clients: p.clients,
     }
@@ -131,6 +134,15 @@ impl Api {
         } else {
             store.edit(name, &config, |p| p.servers = Some(servers.to_vec()))?;
         }
+        self.profiles()
+    }
+
+    /// Make profile `name` start its servers on first use (`lazy`) or all at once; returns
+    /// every profile.
+    pub fn set_profile_lazy(&self, name: &str, lazy: bool) -> Result<Vec<ProfileView>, ApiError> {
+        let config = self.servers.config().load()?;
+        self.profile_store()
+            .edit(name, &config, |p| p.lazy = lazy)?;
         self.profiles()
     }
 

@@ -21,11 +21,11 @@ use tokio::sync::Notify;
 use super::activity::{ActivityLog, ActivityRecord, shape_of};
 use super::app_asks::{CallToAsk, ask_app};
 use super::hooks::{HookCall, HookEvent, Verdict, run_hooks};
+use super::known::{Known, known, unapproved};
 use super::permissions::{Permission, decide};
 use super::profiles::Profile;
 use super::status::{GatewayStatus, ServerStatus, StatusFile};
 use crate::manage::Servers;
-use crate::pinning::{self, PinStatus};
 use crate::probe::{ToolInfo, naming};
 use crate::session::{self, Session, SessionError, SessionOptions, ToolRisk};
 
@@ -43,6 +43,8 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 #[derive(Clone)]
 pub enum State {
     Starting,
+    /// Not started yet (the profile starts servers on first use): what its last test listed.
+    Idle(Rc<Known>),
     Ready(Rc<Session>),
     Down {
         why: String,
@@ -76,10 +78,33 @@ pub struct ListGenerations {
     pub resources: u64,
 }
 
+/// A server whose lists are served: connected, or idle with its known lists.
+enum Listable {
+    Live(Rc<Session>),
+    Known(Rc<Known>),
+}
+
+impl Listable {
+    fn lists(&self) -> session::Lists {
+        match self {
+            Listable::Live(session) => session.listed(),
+            Listable::Known(known) => known.lists.clone(),
+        }
+    }
+
+    fn tool_disabled(&self, tool: &str) -> bool {
+        match self {
+            Listable::Live(session) => session.tool_disabled(tool),
+            Listable::Known(known) => known.tools.disabled(tool),
+        }
+    }
+}
+
 impl State {
     pub fn label(&self) -> &'static str {
         match self {
             State::Starting => "starting",
+            State::Idle(_) => "idle",
             State::Ready(_) => "connected",
             State::Down { .. } => "down",
         }
@@ -207,6 +232,8 @@ pub struct Hub {
     lists_tx: tokio::sync::mpsc::UnboundedSender<(String, String)>,
     lists_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<(String, String)>>>,
     generations: Cell<ListGenerations>,
+    /// Idle servers a call is starting now.
+    waking: RefCell<HashSet<String>>,
     /// Where every session sends the questions its server asks.
     questions_tx: tokio::sync::mpsc::UnboundedSender<ServerQuestion>,
     questions_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<ServerQuestion>>>,
@@ -255,6 +282,7 @@ impl Hub {
             lists_tx,
             lists_rx: RefCell::new(Some(lists_rx)),
             generations: Cell::default(),
+            waking: RefCell::default(),
             progress_tx,
             progress_rx: RefCell::new(Some(progress_rx)),
             questions_tx,
@@ -311,9 +339,13 @@ impl Hub {
                         State::Down { why, attempts, .. } => (Some(why.clone()), *attempts),
                         _ => (None, 0),
                     };
+                    let label = match &state {
+                        State::Idle(_) if self.waking.borrow().contains(&name) => "starting",
+                        other => other.label(),
+                    };
                     ServerStatus {
                         name,
-                        state: state.label().to_owned(),
+                        state: label.to_owned(),
                         why,
                         restarts,
                     }
@@ -331,11 +363,19 @@ impl Hub {
     /// Start every server at once (on the current `LocalSet`), and follow the changes of
     /// their lists.
     pub fn start_all(self: &Rc<Self>) {
-        for name in self.members.keys() {
+        for (name, state) in &self.members {
+            if self.profile.lazy
+                && let Some(known) = known(&self.servers, name)
+            {
+                *state.borrow_mut() = State::Idle(Rc::new(known));
+                continue;
+            }
             let hub = Rc::clone(self);
             let name = name.clone();
             tokio::task::spawn_local(async move { hub.start_one(&name, 0).await });
         }
+        self.bump(None);
+        self.write_status();
         if let Some(mut lists) = self.lists_rx.borrow_mut().take() {
             let hub = Rc::downgrade(self);
             tokio::task::spawn_local(async move {
@@ -500,22 +540,9 @@ impl Hub {
             })
             .collect();
         let instructions = session.info().instructions.as_deref();
-        match pinning::compare_live(self.servers.config().dir(), name, &tools, instructions) {
-            Ok(PinStatus::Changed(diff))
-                if diff.only_in_switched_off_tools(|tool| !session.tool_disabled(tool)) =>
-            {
-                None
-            }
-            Ok(PinStatus::Changed(diff)) if diff.first_seen => {
-                Some("its tools were never approved (some were flagged)".to_owned())
-            }
-            Ok(PinStatus::Changed(diff)) => Some(format!(
-                "its tools changed since you approved them: {}",
-                diff.changes.summary()
-            )),
-            Ok(_) => None,
-            Err(e) => Some(format!("its approved tools cannot be read: {e}")),
-        }
+        unapproved(&self.servers, name, &tools, instructions, |tool| {
+            session.tool_disabled(tool)
+        })
     }
 
     fn set_state(&self, name: &str, state: State) {
@@ -525,6 +552,7 @@ impl Hub {
             }
             *slot.borrow_mut() = state;
         }
+        self.waking.borrow_mut().remove(name);
         // A server came, went or came back: each of its lists with it.
         self.bump(None);
         self.write_status();
@@ -587,6 +615,19 @@ impl Hub {
             .collect()
     }
 
+    /// The servers whose lists are served: those connected, and those idle with what they are
+    /// known to offer.
+    fn listable(&self) -> Vec<(String, Listable)> {
+        self.members
+            .iter()
+            .filter_map(|(n, s)| match &*s.borrow() {
+                State::Ready(session) => Some((n.clone(), Listable::Live(Rc::clone(session)))),
+                State::Idle(known) => Some((n.clone(), Listable::Known(Rc::clone(known)))),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn ready(&self) -> Vec<(String, Rc<Session>)> {
         self.members
             .iter()
@@ -617,7 +658,7 @@ impl Hub {
     pub fn list_tools(&self) -> Vec<Value> {
         self.merged(
             |lists| lists.tools,
-            |session, tool| session.tool_disabled(tool),
+            |server, tool| server.tool_disabled(tool),
             &self.tools,
         )
     }
@@ -631,8 +672,8 @@ impl Hub {
     pub fn list_resources(&self) -> Vec<Value> {
         let mut out = vec![];
         let mut routes = self.resources.borrow_mut();
-        for (server, session) in self.ready() {
-            for resource in session.listed().resources {
+        for (server, listed) in self.listable() {
+            for resource in listed.lists().resources {
                 if let Some(uri) = resource.get("uri").and_then(Value::as_str) {
                     routes
                         .entry(uri.to_owned())
@@ -647,8 +688,8 @@ impl Hub {
     /// The merged resource templates, their names namespaced.
     pub fn list_templates(&self) -> Vec<Value> {
         let mut out = vec![];
-        for (server, session) in self.ready() {
-            let templates = session.listed().templates;
+        for (server, listed) in self.listable() {
+            let templates = listed.lists().templates;
             let names: Vec<String> = templates.iter().map(|t| name_of(t).to_owned()).collect();
             for (mut template, namespaced) in templates
                 .into_iter()
@@ -664,16 +705,16 @@ impl Hub {
     fn merged(
         &self,
         pick: impl Fn(session::Lists) -> Vec<Value>,
-        hidden: impl Fn(&Session, &str) -> bool,
+        hidden: impl Fn(&Listable, &str) -> bool,
         routes: &RefCell<HashMap<String, Route>>,
     ) -> Vec<Value> {
         let mut out = vec![];
         let mut taken: HashSet<String> = HashSet::new();
         let mut routes = routes.borrow_mut();
-        for (server, session) in self.ready() {
-            let items: Vec<Value> = pick(session.listed())
+        for (server, listed) in self.listable() {
+            let items: Vec<Value> = pick(listed.lists())
                 .into_iter()
-                .filter(|item| !hidden(&session, name_of(item)))
+                .filter(|item| !hidden(&listed, name_of(item)))
                 .collect();
             let names: Vec<&str> = items.iter().map(name_of).collect();
             for (mut item, namespaced) in items
@@ -724,7 +765,7 @@ impl Hub {
 
     /// Route a `prompts/get` or `resources/read` to its server.
     pub async fn forward_other(
-        &self,
+        self: &Rc<Self>,
         method: &str,
         params: &Map<String, Value>,
         call_id: &str,
@@ -769,9 +810,9 @@ impl Hub {
                 (server, params.clone())
             }
         };
-        let session = match self.members.get(&server).map(|s| s.borrow().clone()) {
-            Some(State::Ready(session)) => session,
-            _ => return Err((-32603, format!("server `{server}` is not running"))),
+        let session = match self.session_for(&server).await {
+            Ok(session) => session,
+            Err(_) => return Err((-32603, format!("server `{server}` is not running"))),
         };
         params.remove("_meta");
         session
@@ -782,9 +823,9 @@ impl Hub {
 
     /// The server whose resource template's fixed beginning `uri` starts with.
     fn template_owner(&self, uri: &str) -> Option<String> {
-        self.ready().into_iter().find_map(|(server, session)| {
-            session
-                .listed()
+        self.listable().into_iter().find_map(|(server, listed)| {
+            listed
+                .lists()
                 .templates
                 .iter()
                 .filter_map(|t| t.get("uriTemplate").and_then(Value::as_str))
@@ -807,6 +848,51 @@ impl Hub {
             .borrow()
             .get(namespaced)
             .map(|r| r.server.clone())
+    }
+
+    /// The session of `server` for a request, starting it when it is idle (and, in a profile
+    /// that starts servers on first use, waiting while it starts); or why there is none.
+    async fn session_for(self: &Rc<Self>, server: &str) -> Result<Rc<Session>, String> {
+        let Some(slot) = self.members.get(server) else {
+            return Err(format!("`{server}` is not a server of this profile"));
+        };
+        let deadline = tokio::time::Instant::now() + START_TIMEOUT + Duration::from_secs(1);
+        loop {
+            let changed = self.changed.notified();
+            let state = slot.borrow().clone();
+            match state {
+                State::Ready(session) => return Ok(session),
+                State::Down { why, hint, .. } => {
+                    return Err(format!("server `{server}` is down: {why}. {hint}"));
+                }
+                State::Idle(_) => self.wake(server),
+                State::Starting if self.profile.lazy => {}
+                State::Starting => {
+                    return Err(format!(
+                        "server `{server}` is still starting; try again in a moment"
+                    ));
+                }
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return Err(format!(
+                    "server `{server}` did not start within {} s; `plugboard test {server}` \
+                     shows where it hangs",
+                    START_TIMEOUT.as_secs()
+                ));
+            }
+        }
+    }
+
+    /// Start idle server `name` (once, however many calls want it).
+    fn wake(self: &Rc<Self>, name: &str) {
+        if !self.waking.borrow_mut().insert(name.to_owned()) {
+            return;
+        }
+        eprintln!("plugboard serve: starting `{name}` for its first call");
+        self.write_status();
+        let hub = Rc::clone(self);
+        let name = name.to_owned();
+        tokio::task::spawn_local(async move { hub.start_one(&name, 0).await });
     }
 
     /// The route of a tool of a server that is not connected (down, or starting), whose tools
@@ -917,24 +1003,9 @@ impl Hub {
             result: Ok(tool_error(&text)),
             decision,
         };
-        let state = self.members.get(&route.server).map(|s| s.borrow().clone());
-        let session = match state {
-            Some(State::Ready(session)) => session,
-            Some(State::Down { why, hint, .. }) => {
-                return refused(
-                    "server_down",
-                    format!("server `{}` is down: {why}. {hint}", route.server),
-                );
-            }
-            _ => {
-                return refused(
-                    "server_down",
-                    format!(
-                        "server `{}` is still starting; try again in a moment",
-                        route.server
-                    ),
-                );
-            }
+        let session = match self.session_for(&route.server).await {
+            Ok(session) => session,
+            Err(why) => return refused("server_down", why),
         };
         if session.tool_disabled(&route.name) {
             return refused(

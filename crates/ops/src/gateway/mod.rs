@@ -7,6 +7,8 @@
 //! - [`hub`]: the profile's servers as sessions, started at once, failures isolated and
 //!   restarted with backoff, namespaced lists, the call pipeline;
 //! - [`app_asks`]: "may this call run?" put to the Plugboard app when the client cannot ask;
+//! - [`known`]: what a server not started yet offers (its last test), and whether a server's
+//!   tools are the approved ones;
 //! - [`hooks`]: commands a profile runs before and after the calls they match;
 //! - [`activity`]: the record of every call (its shape, never its values);
 //! - [`serve`]: a client's side, in either protocol era, and serving it on stdio;
@@ -20,6 +22,7 @@ pub mod app_asks;
 pub mod hooks;
 pub mod http;
 pub mod hub;
+pub mod known;
 pub mod permissions;
 pub mod profiles;
 pub mod serve;

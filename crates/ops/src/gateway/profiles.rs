@@ -34,6 +34,11 @@ pub struct Profile {
     /// otherwise the call goes on.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hooks_fail_closed: bool,
+    /// Start each server on its first use rather than when the gateway starts; until then its
+    /// tools are listed as its last successful test saw them. A server never tested (whose
+    /// tools are not known) starts at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lazy: bool,
 }
 
 /// The rule that covers every tool not declared read-only.
