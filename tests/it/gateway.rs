@@ -1329,3 +1329,90 @@ fn a_servers_question_during_a_call_goes_to_the_client() {
     assert!(text_of(&declined).contains("not confirmed"), "{declined}");
     assert!(mute.finish().success());
 }
+
+/// A modern client that declared elicitation gets its server's question inside the call's
+/// answer (`input_required`, under `plugboard-server-question`, with a `requestState`); the
+/// call goes on with the answer when the client calls again, and a second call of another
+/// client's answer does not reach it.
+#[test]
+fn a_modern_client_is_put_its_server_s_question_inside_the_call_s_answer() {
+    let home = Home::new();
+    // A server of each era: one asks with `elicitation/create`, the other inside its answer.
+    let asker = add_fixture(&home, "asker", &["--misbehave", "input-required"], None);
+    let modern = add_fixture(
+        &home,
+        "masker",
+        &["--era", "modern", "--misbehave", "input-required"],
+        None,
+    );
+    assert_code(
+        &home.run(&[
+            "profile", "create", "asking", "--server", "asker", "--server", "masker",
+        ]),
+        0,
+    );
+    let mut client = Client::start(&home, "asking");
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-answering", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    client.request("server/discover", json!({"_meta": meta}));
+    client.request("tools/list", json!({"_meta": meta}));
+    let call =
+        |client: &mut Client, server: &str, message: &str, answer: Option<(&Value, Value)>| {
+            let mut params = json!({"name": format!("{server}__echo"),
+            "arguments": {"message": message}, "_meta": meta});
+            if let Some((state, response)) = answer {
+                params["requestState"] = state.clone();
+                params["inputResponses"] = json!({"plugboard-server-question": response});
+            }
+            client.request("tools/call", params)
+        };
+    for (server, message, response, expected) in [
+        (
+            "asker",
+            "go",
+            json!({"action": "accept", "content": {"confirmed": true}}),
+            "go",
+        ),
+        (
+            "asker",
+            "stop",
+            json!({"action": "decline"}),
+            "not confirmed",
+        ),
+        (
+            "masker",
+            "go",
+            json!({"action": "accept", "content": {"confirmed": true}}),
+            "go",
+        ),
+    ] {
+        let asked = call(&mut client, server, message, None);
+        assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+        let question = &asked["result"]["inputRequests"]["plugboard-server-question"];
+        assert_eq!(question["method"], "elicitation/create", "{asked}");
+        assert!(
+            question["params"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&format!("{server} asks: Confirm"))),
+            "{asked}"
+        );
+        let state = asked["result"]["requestState"].clone();
+        // The answer goes with the same call only.
+        let other = call(
+            &mut client,
+            server,
+            "other",
+            Some((&state, response.clone())),
+        );
+        assert_eq!(other["result"]["resultType"], "input_required", "{other}");
+        let done = call(&mut client, server, message, Some((&state, response)));
+        assert_eq!(done["result"]["resultType"], "complete", "{done}");
+        assert!(text_of(&done).contains(expected), "{done}");
+    }
+    assert!(client.finish().success());
+    assert_no_process_left(&asker);
+    assert_no_process_left(&modern);
+}

@@ -13,7 +13,10 @@
 //! transport: `--call TOOL [--arguments JSON] [--times N]` makes N sequential `tools/call`s
 //! after the listing and times each; `--rss` reads the stdio child's resident memory after the
 //! listing; `--header 'Name: value'` (HTTP) and `--env NAME=VALUE` (stdio) add to what is sent.
-//! It then prints one JSON object: `{"tools", "list_ms", "call_us": [...], "rss_kib"}`.
+//! With `--in-flight K` (stdio) the N calls go, K at a time, round robin to every listed tool
+//! whose name ends with TOOL (`echo`: `fix1__echo`, `fix2__echo`, …), a new one as soon as one
+//! is answered, and `burst_us` is the time from the first sent to the last answered.
+//! It then prints one JSON object: `{"tools", "list_ms", "call_us": [...], "burst_us", "rss_kib"}`.
 //!
 //! With `--era modern` (MCP 2026-07-28) the handshake is `server/discover` instead of
 //! `initialize` + `notifications/initialized`, every request carries the modern `_meta`, and
@@ -63,6 +66,7 @@ struct Measure {
     arguments: Value,
     times: usize,
     rss: bool,
+    in_flight: Option<usize>,
     headers: Vec<String>,
     env: Vec<(String, String)>,
 }
@@ -73,6 +77,7 @@ struct Measured {
     tools: Vec<String>,
     list_ms: f64,
     call_us: Vec<u64>,
+    burst_us: Option<u64>,
     rss_kib: Option<u64>,
 }
 
@@ -99,6 +104,12 @@ impl Measure {
                 }
                 Some("--times") => {
                     measure.times = value(args)?.parse().map_err(|_| "--times needs a number")?
+                }
+                Some("--in-flight") => {
+                    let k: usize = value(args)?
+                        .parse()
+                        .map_err(|_| "--in-flight needs a number")?;
+                    measure.in_flight = Some(k.max(1));
                 }
                 Some("--header") => measure.headers.push(value(args)?),
                 Some("--env") => {
@@ -140,6 +151,64 @@ impl Measure {
         }
         Ok(call_us)
     }
+}
+
+/// `--in-flight`: the calls, K at a time, round robin over the listed tools ending with the
+/// tool's name, on a stdio session that has listed them; the time from the first request sent
+/// to the last answer.
+fn burst(
+    measure: &Measure,
+    in_flight: usize,
+    io: &mut Pipes,
+    listed: &[String],
+    era: Era,
+) -> Result<u64, String> {
+    let suffix = measure.tool.as_deref().ok_or("--in-flight needs --call")?;
+    let targets: Vec<&String> = listed.iter().filter(|t| t.ends_with(suffix)).collect();
+    if targets.is_empty() {
+        return Err(format!("no listed tool ends with {suffix}"));
+    }
+    let request_n = |n: usize| {
+        let mut params =
+            json!({"name": targets[n % targets.len()], "arguments": measure.arguments});
+        if era == Era::Modern {
+            params["_meta"] = modern_meta();
+        }
+        request(10_000 + n as u64, "tools/call", params)
+    };
+    let started = std::time::Instant::now();
+    let mut sent = 0;
+    while sent < measure.times.min(in_flight) {
+        io.send(&request_n(sent))?;
+        sent += 1;
+    }
+    let mut answered = 0;
+    while answered < measure.times {
+        io.line.clear();
+        if io
+            .stdout
+            .read_line(&mut io.line)
+            .map_err(|e| format!("read: {e}"))?
+            == 0
+        {
+            return Err("the server closed stdout during the calls".into());
+        }
+        let Ok(message) = serde_json::from_str::<Value>(&io.line) else {
+            continue;
+        };
+        if message.get("method").is_some() || message["id"].as_u64().is_none_or(|id| id < 10_000) {
+            continue;
+        }
+        if message["result"]["isError"] == json!(true) || message.get("error").is_some() {
+            return Err(format!("a call failed: {message}"));
+        }
+        answered += 1;
+        if sent < measure.times {
+            io.send(&request_n(sent))?;
+            sent += 1;
+        }
+    }
+    Ok(started.elapsed().as_micros() as u64)
 }
 
 /// The resident memory of process `pid`, in KiB.
@@ -191,7 +260,8 @@ fn main() -> ExitCode {
             println!(
                 "{}",
                 json!({"tools": measured.tools, "list_ms": measured.list_ms,
-                       "call_us": measured.call_us, "rss_kib": measured.rss_kib})
+                       "call_us": measured.call_us, "burst_us": measured.burst_us,
+                       "rss_kib": measured.rss_kib})
             );
             ExitCode::SUCCESS
         }
@@ -383,7 +453,12 @@ fn stdio(command: &[String], era: Era, measure: Option<&Measure>) -> Result<Meas
             if measure.rss {
                 measured.rss_kib = rss_kib(pid);
             }
-            measured.call_us = measure.calls(&mut io, 1_000, era)?;
+            match measure.in_flight {
+                Some(k) => {
+                    measured.burst_us = Some(burst(measure, k, &mut io, &measured.tools, era)?)
+                }
+                None => measured.call_us = measure.calls(&mut io, 1_000, era)?,
+            }
         }
         Ok(measured)
     });

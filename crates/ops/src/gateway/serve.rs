@@ -1,11 +1,13 @@
 //! `plugboard serve` on stdio: one MCP server for a client, in front of a profile's servers.
 //! The client may speak either era: a legacy client begins with `initialize` (answered with
 //! the merged capabilities and instructions), a modern one sends `server/discover` or requests
-//! carrying `_meta` (answered with `resultType` and the lists' caching hints; tool list changes
+//! carrying `_meta` (answered with `resultType` and the lists' caching hints; list changes
 //! go out on the streams it opens with `subscriptions/listen`). Requests run
 //! concurrently; each answer is written as one line when it is ready, a server's progress on a
 //! call reaches the client under the client's own `progressToken`, and a server's question
-//! during a call goes to the client as an elicitation named as that server's. The gateway's own
+//! during a call goes to the client as an elicitation named as that server's (to a modern client
+//! inside the call's answer, the call parked at its server until the client calls again with
+//! the answer: `Connection::call_for_modern`). The gateway's own
 //! question before a call (`ask`) goes to a legacy client as an elicitation request on the same
 //! stream, and to a modern one inside the call's answer (`input_required`), the call going on
 //! when it comes again with the answer (`Connection::asker`). When
@@ -91,7 +93,39 @@ pub(crate) struct Connection {
     /// went with: the call they ask about (its tool and arguments), so that an answer is taken
     /// only for that call, once.
     asks: RefCell<Vec<(String, String)>>,
+    /// A modern client's calls in flight, by call id: where their server's questions go.
+    question_routes: RefCell<HashMap<String, mpsc::UnboundedSender<RelayedQuestion>>>,
+    /// A modern client's calls waiting for the answer to their server's question, put to the
+    /// client inside the call's answer, by the `requestState` that went with it (oldest first).
+    parked: RefCell<Vec<(String, ParkedCall)>>,
 }
+
+/// A server's question for the modern client that made the call: the elicitation to put in
+/// the call's answer, and where the client's answer goes.
+struct RelayedQuestion {
+    elicitation: Value,
+    reply: oneshot::Sender<Answer>,
+}
+
+/// A modern client's call whose server waits for an answer: the call goes on when the client
+/// calls again with it (the same tool and arguments, the `requestState`).
+struct ParkedCall {
+    fingerprint: String,
+    reply: oneshot::Sender<Answer>,
+    flight: InFlight,
+}
+
+/// A call forwarded for a modern client, running on its own: its end, and its server's
+/// questions.
+struct InFlight {
+    call_id: String,
+    done: oneshot::Receiver<super::hub::Routed>,
+    questions: mpsc::UnboundedReceiver<RelayedQuestion>,
+    pending: PendingAsk,
+}
+
+/// The key of a server's question in a modern client's `inputRequests` and `inputResponses`.
+const SERVER_QUESTION_KEY: &str = "plugboard-server-question";
 
 /// A question put to a modern client for one call: the text and the `requestState` it goes
 /// with, set by the asker when it could not answer from the request.
@@ -239,6 +273,8 @@ impl Connection {
             subscriptions: RefCell::default(),
             listed_once: RefCell::new(false),
             asks: RefCell::default(),
+            question_routes: RefCell::default(),
+            parked: RefCell::default(),
             hub,
         })
     }
@@ -515,6 +551,9 @@ impl Connection {
                         .borrow_mut()
                         .insert(call_id.clone(), token);
                 }
+                if self.relays_modern_questions() {
+                    return self.call_for_modern(params, &id.to_string(), call_id).await;
+                }
                 let pending: PendingAsk = Rc::default();
                 let asker = self.asker(params, &pending);
                 let client = self.client.borrow().name.clone();
@@ -526,22 +565,7 @@ impl Connection {
                 let routed = self.hub.call_tool(params, caller).await;
                 self.calls.borrow_mut().remove(&id.to_string());
                 self.progress_tokens.borrow_mut().remove(&call_id);
-                match pending.borrow_mut().take() {
-                    // Nothing was forwarded: the client answers, and calls again with it.
-                    Some((question, state)) if routed.decision == "ask_pending" => Ok(json!({
-                        "resultType": "input_required",
-                        "inputRequests": {PERMISSION_KEY: {
-                            "method": "elicitation/create",
-                            "params": {
-                                "mode": "form",
-                                "message": question,
-                                "requestedSchema": {"type": "object", "properties": {}},
-                            },
-                        }},
-                        "requestState": state,
-                    })),
-                    _ => routed.result,
-                }
+                finish_call(routed, &pending)
             }
             "prompts/get" | "resources/read" => {
                 let call_id = format!("gw-{}{id}", self.tag);
@@ -551,6 +575,128 @@ impl Connection {
                 -32601,
                 format!("`{other}` is not served by the Plugboard gateway"),
             )),
+        }
+    }
+
+    /// Whether this is a modern client that can be put its servers' questions (it declared
+    /// elicitation): then each call runs on its own and may be answered `input_required`.
+    fn relays_modern_questions(&self) -> bool {
+        let client = self.client.borrow();
+        client.modern == Some(true) && client.capabilities.get("elicitation").is_some()
+    }
+
+    /// A modern client's `tools/call` (request `request`): the answer to a question its server
+    /// asked lets a parked call go on; otherwise the call starts, on its own. Either way the
+    /// client gets the call's result, or the next question inside an `input_required` answer.
+    async fn call_for_modern(
+        self: &Rc<Self>,
+        params: &Map<String, Value>,
+        request: &str,
+        call_id: String,
+    ) -> Result<Value, (i64, String)> {
+        let fingerprint = call_fingerprint(params);
+        let parked = params
+            .get("requestState")
+            .and_then(Value::as_str)
+            .and_then(|state| {
+                let mut parked = self.parked.borrow_mut();
+                let at = parked
+                    .iter()
+                    .position(|(s, p)| s == state && p.fingerprint == fingerprint)?;
+                Some(parked.remove(at).1)
+            });
+        let flight = match parked {
+            Some(parked) => {
+                let _ = parked.reply.send(answer_of(params, SERVER_QUESTION_KEY));
+                parked.flight
+            }
+            None => self.start_for_modern(params, call_id),
+        };
+        // Cancelling this request cancels the call, whichever request started it.
+        let server = self
+            .calls
+            .borrow()
+            .get(request)
+            .map(|(server, _)| server.clone());
+        if let Some(server) = server {
+            self.calls
+                .borrow_mut()
+                .insert(request.to_owned(), (server, flight.call_id.clone()));
+        }
+        let answer = self.wait_for_modern(flight, fingerprint).await;
+        self.calls.borrow_mut().remove(request);
+        answer
+    }
+
+    /// Start a modern client's call on its own, its server's questions routed to it.
+    fn start_for_modern(self: &Rc<Self>, params: &Map<String, Value>, call_id: String) -> InFlight {
+        let (ask_tx, questions) = mpsc::unbounded_channel();
+        self.question_routes
+            .borrow_mut()
+            .insert(call_id.clone(), ask_tx);
+        let pending: PendingAsk = Rc::default();
+        let asker = self.asker(params, &pending);
+        let client = self.client.borrow().name.clone();
+        let (done_tx, done) = oneshot::channel();
+        let conn = Rc::clone(self);
+        let params = params.clone();
+        let id = call_id.clone();
+        tokio::task::spawn_local(async move {
+            let caller = Caller {
+                call_id: &id,
+                client: client.as_deref(),
+                ask: asker,
+            };
+            let routed = conn.hub.call_tool(&params, caller).await;
+            conn.question_routes.borrow_mut().remove(&id);
+            conn.progress_tokens.borrow_mut().remove(&id);
+            let _ = done_tx.send(routed);
+        });
+        InFlight {
+            call_id,
+            done,
+            questions,
+            pending,
+        }
+    }
+
+    /// Wait for a modern client's call to end, or for its server to ask something: then the
+    /// call is parked and the client is put the question.
+    async fn wait_for_modern(
+        &self,
+        mut flight: InFlight,
+        fingerprint: String,
+    ) -> Result<Value, (i64, String)> {
+        tokio::select! {
+            routed = &mut flight.done => match routed {
+                Ok(routed) => finish_call(routed, &flight.pending),
+                Err(_) => Err((-32603, "the call ended without an answer".to_owned())),
+            },
+            Some(question) = flight.questions.recv() => {
+                let state = format!("plugboard-relay-{:032x}", rand::random::<u128>());
+                let elicitation = question.elicitation;
+                let mut parked = self.parked.borrow_mut();
+                if parked.len() >= PENDING_ASKS {
+                    // The oldest never came back: its server's question is declined.
+                    parked.remove(0);
+                }
+                parked.push((
+                    state.clone(),
+                    ParkedCall {
+                        fingerprint,
+                        reply: question.reply,
+                        flight,
+                    },
+                ));
+                Ok(json!({
+                    "resultType": "input_required",
+                    "inputRequests": {SERVER_QUESTION_KEY: {
+                        "method": "elicitation/create",
+                        "params": elicitation,
+                    }},
+                    "requestState": state,
+                }))
+            }
         }
     }
 
@@ -665,6 +811,30 @@ impl Connection {
         answer.ok().and_then(Result::ok)
     }
 
+    /// A modern client's call to `server` is in flight: its question goes into that call's
+    /// answer, and the client's answer (within [`ASK_TIMEOUT`]) comes back here.
+    async fn relay_to_modern(&self, server: &str, elicitation: Value) -> Answer {
+        let route = {
+            let calls = self.calls.borrow();
+            let routes = self.question_routes.borrow();
+            calls
+                .values()
+                .filter(|(s, _)| s == server)
+                .find_map(|(_, call_id)| routes.get(call_id).cloned())
+        };
+        let Some(route) = route else {
+            return Answer::Decline;
+        };
+        let (reply, answer) = oneshot::channel();
+        if route.send(RelayedQuestion { elicitation, reply }).is_err() {
+            return Answer::Decline;
+        }
+        match tokio::time::timeout(ASK_TIMEOUT, answer).await {
+            Ok(Ok(answer)) => answer,
+            _ => Answer::Decline,
+        }
+    }
+
     /// Pass `server`'s question to the client as an elicitation, named as coming from that
     /// server, when the client declared it can answer it (URL questions need its `url`
     /// elicitation); otherwise, and without an answer in time, it is declined.
@@ -676,7 +846,7 @@ impl Connection {
                 client.capabilities.get("elicitation").cloned(),
             )
         };
-        let Some(elicitation) = elicitation.filter(|_| legacy) else {
+        let Some(elicitation) = elicitation else {
             return Answer::Decline;
         };
         let message = format!("{server} asks: {}", question.message);
@@ -689,6 +859,9 @@ impl Connection {
             }
             QuestionMode::Url { .. } => return Answer::Decline,
         };
+        if !legacy {
+            return self.relay_to_modern(server, params).await;
+        }
         let Some(reply) = self.elicit_client(params).await else {
             return Answer::Decline;
         };
@@ -699,6 +872,41 @@ impl Connection {
             Some("cancel") => Answer::Cancel,
             _ => Answer::Decline,
         }
+    }
+}
+
+/// A call's answer: its result, or (nothing forwarded) the gateway's own question about it.
+fn finish_call(routed: super::hub::Routed, pending: &PendingAsk) -> Result<Value, (i64, String)> {
+    match pending.borrow_mut().take() {
+        // Nothing was forwarded: the client answers, and calls again with it.
+        Some((question, state)) if routed.decision == "ask_pending" => Ok(json!({
+            "resultType": "input_required",
+            "inputRequests": {PERMISSION_KEY: {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": question,
+                    "requestedSchema": {"type": "object", "properties": {}},
+                },
+            }},
+            "requestState": state,
+        })),
+        _ => routed.result,
+    }
+}
+
+/// A modern client's answer to a question it was put (`inputResponses[key]`).
+fn answer_of(params: &Map<String, Value>, key: &str) -> Answer {
+    let response = params.get("inputResponses").and_then(|r| r.get(key));
+    match response
+        .and_then(|r| r.get("action"))
+        .and_then(Value::as_str)
+    {
+        Some("accept") => Answer::Accept {
+            content: response.and_then(|r| r.get("content")).cloned(),
+        },
+        Some("cancel") => Answer::Cancel,
+        _ => Answer::Decline,
     }
 }
 

@@ -4,6 +4,10 @@
 //!   listed its tools, made by the floor client straight to the fixture, through `plugboard
 //!   serve` (stdio, and `--http`), through `plugboard run` (the relay a client launches per
 //!   server without the gateway) and through FastMCP's proxy; sessions interleaved round by round;
+//! - `calls, 20 servers, 8 in flight`: sustained calls across servers: 1,000 echo calls kept 8
+//!   at a time, round robin over the 20 servers' echo tools, through the gateway and FastMCP's
+//!   proxy, against the floor sending them the same way to one fixture; the row is the time per
+//!   call (the inverse of calls per second);
 //! - `memory, N servers`: the resident memory of the process in front of 1, 20 and 50 servers
 //!   once they are listed (their servers not counted), against 20 `plugboard run` relays;
 //! - `first list, 20 servers, one hanging`: from launch to the merged `tools/list` with 19
@@ -34,6 +38,7 @@ pub fn measure(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
     let setup = Setup::new(paths, &home)?;
     calls_over_stdio(&setup, options, rows)?;
     calls_over_http(&setup, options, rows)?;
+    calls_under_load(&setup, options, rows)?;
     memory(&setup, options, rows)?;
     first_list(&setup, options, rows)?;
     Ok(())
@@ -303,6 +308,68 @@ fn calls_over_stdio(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Re
     clients.push(("plugboard run", relay));
     eprintln!("[bench] gateway: calls over stdio");
     interleaved_calls("call, stdio", clients, setup, options, rows)
+}
+
+/// Calls kept in flight at once in the load row, and how many a session makes.
+const IN_FLIGHT: usize = 8;
+const LOAD_CALLS: usize = 1_000;
+
+fn calls_under_load(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    eprintln!("[bench] gateway: calls across 20 servers, {IN_FLIGHT} in flight");
+    let subject = format!("calls, 20 servers, {IN_FLIGHT} in flight");
+    let load = |launch: Vec<String>| {
+        let mut args: Vec<String> = [
+            "--call",
+            "echo",
+            "--arguments",
+            r#"{"message":"bench"}"#,
+            "--times",
+            &LOAD_CALLS.to_string(),
+            "--in-flight",
+            &IN_FLIGHT.to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(launch);
+        args
+    };
+    let mut clients = vec![(
+        "floor (one fixture)",
+        load(vec![
+            "stdio".into(),
+            "--".into(),
+            paths::arg(&setup.paths.fixture),
+        ]),
+    )];
+    for (client, launch) in setup.stdio_launchers("p20") {
+        clients.push((client, load(launch)));
+    }
+    let mut samples: Vec<Vec<Duration>> = vec![vec![]; clients.len()];
+    for round in 0..options.warmup + options.runs {
+        for k in 0..clients.len() {
+            let i = (k + round) % clients.len();
+            let report = setup
+                .floor(&clients[i].1, Duration::from_secs(300))
+                .map_err(|e| format!("{subject}, {}: {e}", clients[i].0))?;
+            if round >= options.warmup {
+                let total = report["burst_us"].as_u64().ok_or("no burst_us")?;
+                samples[i].push(Duration::from_secs_f64(
+                    total as f64 / 1e6 / LOAD_CALLS as f64,
+                ));
+            }
+        }
+    }
+    for ((client, _), samples) in clients.into_iter().zip(samples) {
+        rows.push(Row::times(
+            SECTION,
+            &subject,
+            client,
+            samples,
+            format!("{LOAD_CALLS} calls a session; time per call = 1 / calls per second"),
+        ));
+    }
+    Ok(())
 }
 
 fn calls_over_http(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
