@@ -245,7 +245,31 @@ fn timed_calls(tool: &str) -> Vec<String> {
 }
 
 /// Run each client's session once per round (the order turning each round), warm-up rounds
-/// dropped; a row per client of the per-call times.
+/// dropped; the samples `read` takes from each report, per client.
+fn interleaved(
+    subject: &str,
+    clients: &[(&'static str, Vec<String>)],
+    setup: &Setup,
+    options: &Options,
+    limit: Duration,
+    read: impl Fn(&Value) -> Result<Vec<Duration>, String>,
+) -> Result<Vec<Vec<Duration>>, String> {
+    let mut samples: Vec<Vec<Duration>> = vec![vec![]; clients.len()];
+    for round in 0..options.warmup + options.runs {
+        for k in 0..clients.len() {
+            let i = (k + round) % clients.len();
+            let report = setup
+                .floor(&clients[i].1, limit)
+                .map_err(|e| format!("{subject}, {}: {e}", clients[i].0))?;
+            if round >= options.warmup {
+                samples[i].extend(read(&report)?);
+            }
+        }
+    }
+    Ok(samples)
+}
+
+/// The interleaved sessions of `clients`; a row per client of the per-call times.
 fn interleaved_calls(
     subject: &str,
     clients: Vec<(&'static str, Vec<String>)>,
@@ -253,24 +277,21 @@ fn interleaved_calls(
     options: &Options,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
-    let mut samples: Vec<Vec<Duration>> = vec![vec![]; clients.len()];
-    for round in 0..options.warmup + options.runs {
-        for k in 0..clients.len() {
-            let i = (k + round) % clients.len();
-            let report = setup
-                .floor(&clients[i].1, Duration::from_secs(120))
-                .map_err(|e| format!("{subject}, {}: {e}", clients[i].0))?;
-            if round >= options.warmup {
-                let calls = report["call_us"].as_array().cloned().unwrap_or_default();
-                samples[i].extend(
-                    calls
-                        .iter()
-                        .filter_map(Value::as_u64)
-                        .map(Duration::from_micros),
-                );
-            }
-        }
-    }
+    let samples = interleaved(
+        subject,
+        &clients,
+        setup,
+        options,
+        Duration::from_secs(120),
+        |report| {
+            let calls = report["call_us"].as_array().cloned().unwrap_or_default();
+            Ok(calls
+                .iter()
+                .filter_map(Value::as_u64)
+                .map(Duration::from_micros)
+                .collect())
+        },
+    )?;
     for ((client, _), samples) in clients.into_iter().zip(samples) {
         rows.push(Row::times(
             SECTION,
@@ -345,21 +366,19 @@ fn calls_under_load(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Re
     for (client, launch) in setup.stdio_launchers("p20") {
         clients.push((client, load(launch)));
     }
-    let mut samples: Vec<Vec<Duration>> = vec![vec![]; clients.len()];
-    for round in 0..options.warmup + options.runs {
-        for k in 0..clients.len() {
-            let i = (k + round) % clients.len();
-            let report = setup
-                .floor(&clients[i].1, Duration::from_secs(300))
-                .map_err(|e| format!("{subject}, {}: {e}", clients[i].0))?;
-            if round >= options.warmup {
-                let total = report["burst_us"].as_u64().ok_or("no burst_us")?;
-                samples[i].push(Duration::from_secs_f64(
-                    total as f64 / 1e6 / LOAD_CALLS as f64,
-                ));
-            }
-        }
-    }
+    let samples = interleaved(
+        &subject,
+        &clients,
+        setup,
+        options,
+        Duration::from_secs(300),
+        |report| {
+            let total = report["burst_us"].as_u64().ok_or("no burst_us")?;
+            Ok(vec![Duration::from_secs_f64(
+                total as f64 / 1e6 / LOAD_CALLS as f64,
+            )])
+        },
+    )?;
     for ((client, _), samples) in clients.into_iter().zip(samples) {
         rows.push(Row::times(
             SECTION,
