@@ -38,6 +38,7 @@ pub const COMMANDS: &[&str] = &[
     "remove_profile",
     "activity",
     "set_profile_lazy",
+    "running_gateways",
     "gateway_questions",
     "answer_gateway_question",
     "server_sandbox",

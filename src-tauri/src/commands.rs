@@ -6,8 +6,8 @@
 
 use plugboard_app_api::api::app_views::AppViewInfo;
 use plugboard_app_api::api::{
-    ActivityView, FindingView, GatewayQuestionView, ProfileView, RemovedEntry, SandboxPanel,
-    SandboxRequest, ServerDiagnosis,
+    ActivityView, FindingView, GatewayQuestionView, ProfileView, RemovedEntry, RunningGatewayView,
+    SandboxPanel, SandboxRequest, ServerDiagnosis,
 };
 use plugboard_app_api::api::{
     Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
@@ -350,6 +350,13 @@ pub fn remove_profile(api: State<'_, Arc<Api>>, name: String) -> Res<Vec<Profile
 #[specta::specta]
 pub fn activity(api: State<'_, Arc<Api>>, server: Option<String>, last: u32) -> Vec<ActivityView> {
     api.activity(server.as_deref(), last)
+}
+
+/// The gateways running now, with each server's state.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn running_gateways(api: State<'_, Arc<Api>>) -> Vec<RunningGatewayView> {
+    api.running_gateways()
 }
 
 /// Make a profile start its servers on first use (`lazy`) or all at once.

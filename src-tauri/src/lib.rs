@@ -104,6 +104,7 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::set_tools,
             commands::budget,
             commands::set_profile_lazy,
+            commands::running_gateways,
             commands::gateway_questions,
             commands::answer_gateway_question,
         ])

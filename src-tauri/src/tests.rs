@@ -254,6 +254,7 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("remove_profile", json!({"name": "work"})),
         ("activity", json!({"server": null, "last": 50})),
         ("set_profile_lazy", json!({"name": "default", "lazy": true})),
+        ("running_gateways", json!({})),
         // The gateways' questions: none open; answering one that is not open is refused.
         ("gateway_questions", json!({})),
         (

@@ -162,6 +162,7 @@ fn print_running(config_dir: &std::path::Path, json: bool) -> Result<(), CliErro
             let detail = match (&server.why, server.restarts) {
                 (Some(why), 0) => why.clone(),
                 (Some(why), n) => format!("{why} (restarted {n} time(s), retrying)"),
+                (None, _) if server.state == "idle" => "starts on its first use".to_owned(),
                 (None, _) => String::new(),
             };
             rows.push(vec![

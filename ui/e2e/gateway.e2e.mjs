@@ -94,6 +94,8 @@ export async function gateway() {
     const edit = spawnSync(CLI, ["profile", "edit", "work", "--ask", "fx2__echo"], { env: { ...process.env, ...appEnv() }, encoding: "utf8" });
     if (edit.status !== 0) throw new Error(`profile edit: ${edit.stderr}`);
     const word = "e2e-asked-call-31b7";
+    // The Gateway page lists the running gateway while the question waits.
+    await (await s.find('[data-testid="nav-gateway"]')).click();
     for (const allow of [true, false]) {
       // The client declares no elicitation: the gateway asks the app and waits.
       const calling = callThroughGateway("work", "fx2__echo", { message: word });
@@ -102,7 +104,18 @@ export async function gateway() {
       if (!text.includes("e2e-client") || !text.includes("fx2")) throw new Error(`the question says ${text}`);
       const args = await (await s.find('[data-testid="gateway-question-arguments"]')).text();
       if (!args.includes(word)) throw new Error(`the question shows the arguments ${args}`);
-      if (allow) await shot("32-gateway-question");
+      if (allow) {
+        await shot("32-gateway-question");
+        await s.waitUntil(
+          async () => {
+            const running = await s.findAll('[data-testid="running-gateway"][data-profile="work"]');
+            if (running.length === 0) return false;
+            const text = await running[0].text();
+            return text.includes("e2e-client") && text.includes("fx2 · connected");
+          },
+          { timeout: 15000, what: "the running gateway with its client and its server connected" },
+        );
+      }
       await (await s.find(`[data-testid="gateway-question-${allow ? "allow" : "deny"}"]`)).click();
       const answer = await calling;
       await s.waitGone('[data-testid="gateway-question"]');
@@ -110,5 +123,7 @@ export async function gateway() {
       if (allow && (answer.result?.isError || !said.includes(word))) throw new Error(`allowed, the call gave ${said}`);
       if (!allow && (!answer.result?.isError || !said.includes("declined"))) throw new Error(`denied, the call gave ${said}`);
     }
+    await shot("33-gateway-running");
+    await (await s.find('[data-testid="nav-installed"]')).click();
   });
 }

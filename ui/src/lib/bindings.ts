@@ -157,6 +157,8 @@ export const commands = {
 	budget: () => typedError<BudgetView, ApiError>(__TAURI_INVOKE("budget")),
 	/**  Make a profile start its servers on first use (`lazy`) or all at once. */
 	setProfileLazy: (name: string, lazy: boolean) => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("set_profile_lazy", { name, lazy })),
+	/**  The gateways running now, with each server's state. */
+	runningGateways: () => __TAURI_INVOKE<RunningGatewayView[]>("running_gateways"),
 	/**  The questions gateways wait on now ("may this call run?"), oldest first. */
 	gatewayQuestions: () => __TAURI_INVOKE<GatewayQuestionView[]>("gateway_questions"),
 	/**  Answer a gateway's question: the call runs when `allow`. */
@@ -1312,6 +1314,26 @@ export type RootView = {
 	/**  A `file://` URI. */
 	uri: string,
 	name: string | null,
+};
+
+/**  A gateway running now (`plugboard serve` launched by an app). */
+export type RunningGatewayView = {
+	pid: number,
+	profile: string,
+	/**  The name its client gave, once it has. */
+	client: string | null,
+	up_seconds: number,
+	servers: RunningServerView[],
+};
+
+/**  One server of a running gateway. */
+export type RunningServerView = {
+	name: string,
+	/**  `idle` (starts on first use), `starting`, `connected` or `down`. */
+	state: string,
+	/**  Why it is down. */
+	why: string | null,
+	restarts: number,
 };
 
 /**  One granted path. */

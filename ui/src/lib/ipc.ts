@@ -65,6 +65,7 @@ import type {
   ProfileView,
   ActivityView,
   GatewayQuestionView,
+  RunningGatewayView,
   FindingView,
   ServerDiagnosis,
 } from "./bindings";
@@ -186,6 +187,8 @@ export const api = {
   saveProfile: (name: string, servers: string[], create: boolean): Promise<ProfileView[]> =>
     unwrap(() => commands.saveProfile(name, servers, create)),
   removeProfile: (name: string): Promise<ProfileView[]> => unwrap(() => commands.removeProfile(name)),
+  /** The gateways running now, with each server's state. */
+  runningGateways: (): Promise<RunningGatewayView[]> => commands.runningGateways(),
   /** Make a profile start its servers on first use, or all at once; every profile after. */
   setProfileLazy: (name: string, lazy: boolean): Promise<ProfileView[]> => unwrap(() => commands.setProfileLazy(name, lazy)),
   /** The last calls made through gateways, newest first. */

@@ -33,6 +33,30 @@ pub struct ProfileView {
     pub command: String,
 }
 
+/// A gateway running now (`plugboard serve` launched by an app).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RunningGatewayView {
+    pub pid: u32,
+    pub profile: String,
+    /// The name its client gave, once it has.
+    pub client: Option<String>,
+    pub up_seconds: u32,
+    pub servers: Vec<RunningServerView>,
+}
+
+/// One server of a running gateway.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RunningServerView {
+    pub name: String,
+    /// `idle` (starts on first use), `starting`, `connected` or `down`.
+    pub state: String,
+    /// Why it is down.
+    pub why: Option<String>,
+    pub restarts: u32,
+}
+
 /// One call made through a gateway.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -150,6 +174,31 @@ impl Api {
     pub fn remove_profile(&self, name: &str) -> Result<Vec<ProfileView>, ApiError> {
         self.profile_store().remove(name)?;
         self.profiles()
+    }
+
+    /// The gateways running now, oldest first, with each server's state.
+    pub fn running_gateways(&self) -> Vec<RunningGatewayView> {
+        let now = crate::clock::now_ms();
+        crate::gateway::status::running(self.servers.config().dir())
+            .into_iter()
+            .map(|g| RunningGatewayView {
+                pid: g.pid,
+                profile: g.profile,
+                client: g.client,
+                up_seconds: u32::try_from(now.saturating_sub(g.started_at_ms) / 1000)
+                    .unwrap_or(u32::MAX),
+                servers: g
+                    .servers
+                    .into_iter()
+                    .map(|s| RunningServerView {
+                        name: s.name,
+                        state: s.state,
+                        why: s.why,
+                        restarts: s.restarts,
+                    })
+                    .collect(),
+            })
+            .collect()
     }
 
     /// The last `last` calls made through gateways (of `server` only, when given), newest first.
