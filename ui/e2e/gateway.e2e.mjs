@@ -123,7 +123,6 @@ export async function gateway() {
       if (allow && (answer.result?.isError || !said.includes(word))) throw new Error(`allowed, the call gave ${said}`);
       if (!allow && (!answer.result?.isError || !said.includes("declined"))) throw new Error(`denied, the call gave ${said}`);
     }
-    await shot("33-gateway-running");
     await (await s.find('[data-testid="nav-installed"]')).click();
   });
 }
