@@ -131,6 +131,11 @@ impl Api {
 /// the session bus). Where there is none, nothing is shown: the window still asks.
 pub fn notify_desktop(summary: &str, body: &str) -> Result<(), String> {
     let bus = zbus::blocking::Connection::session().map_err(|e| e.to_string())?;
+    notify_on(&bus, summary, body)
+}
+
+/// [`notify_desktop`] on `bus`.
+fn notify_on(bus: &zbus::blocking::Connection, summary: &str, body: &str) -> Result<(), String> {
     let hints: std::collections::HashMap<&str, zbus::zvariant::Value<'_>> =
         [("urgency", zbus::zvariant::Value::U8(2))].into();
     bus.call_method(
@@ -151,4 +156,88 @@ pub fn notify_desktop(summary: &str, body: &str) -> Result<(), String> {
     )
     .map(|_| ())
     .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::io::BufRead;
+    use std::sync::mpsc;
+
+    use zbus::zvariant::OwnedValue;
+
+    /// A desktop's notification service that keeps what it is shown.
+    struct Desktop {
+        shown: mpsc::Sender<(String, String, String, u8)>,
+    }
+
+    #[zbus::interface(name = "org.freedesktop.Notifications")]
+    impl Desktop {
+        #[allow(clippy::too_many_arguments)]
+        fn notify(
+            &self,
+            app_name: String,
+            _replaces_id: u32,
+            _app_icon: String,
+            summary: String,
+            body: String,
+            _actions: Vec<String>,
+            hints: HashMap<String, OwnedValue>,
+            _expire_timeout: i32,
+        ) -> u32 {
+            let urgency = hints
+                .get("urgency")
+                .and_then(|v| u8::try_from(v).ok())
+                .unwrap_or(0);
+            let _ = self.shown.send((app_name, summary, body, urgency));
+            1
+        }
+    }
+
+    #[test]
+    fn a_question_is_shown_by_the_desktop_s_notification_service() {
+        // A bus of our own, with a notification service on it.
+        let mut daemon = std::process::Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("dbus-daemon (Debian's dbus-daemon package) is needed for this test");
+        let mut address = String::new();
+        std::io::BufReader::new(daemon.stdout.take().unwrap())
+            .read_line(&mut address)
+            .unwrap();
+        let (shown, seen) = mpsc::channel();
+        let outcome = (|| {
+            let _service = zbus::blocking::connection::Builder::address(address.trim())?
+                .name("org.freedesktop.Notifications")?
+                .serve_at("/org/freedesktop/Notifications", Desktop { shown })?
+                .build()?;
+            let app = zbus::blocking::connection::Builder::address(address.trim())?.build()?;
+            let question = super::GatewayQuestionView {
+                id: "0".repeat(32),
+                profile: "work".into(),
+                client: Some("Cursor".into()),
+                server: "files".into(),
+                tool: "delete".into(),
+                namespaced: "files__delete".into(),
+                side_effects: true,
+                arguments: "{}".into(),
+                seconds_left: 119,
+            };
+            let (summary, body) = super::announcement(&question);
+            super::notify_on(&app, &summary, &body).map_err(zbus::Error::Failure)?;
+            Ok::<_, zbus::Error>(seen.recv_timeout(std::time::Duration::from_secs(10)))
+        })();
+        let _ = daemon.kill();
+        let _ = daemon.wait();
+        let (app, summary, body, urgency) = outcome.unwrap().unwrap();
+        assert_eq!(app, "Plugboard");
+        assert_eq!(summary, "Cursor wants to run files__delete");
+        assert!(
+            body.contains("`work`") && body.contains("may change things"),
+            "{body}"
+        );
+        assert!(body.contains("119 s"), "{body}");
+        assert_eq!(urgency, 2, "critical: the call waits on it");
+    }
 }
