@@ -1323,17 +1323,7 @@ export type RunningGatewayView = {
 	/**  The name its client gave, once it has. */
 	client: string | null,
 	up_seconds: number,
-	servers: RunningServerView[],
-};
-
-/**  One server of a running gateway. */
-export type RunningServerView = {
-	name: string,
-	/**  `idle` (starts on first use), `starting`, `connected` or `down`. */
-	state: string,
-	/**  Why it is down. */
-	why: string | null,
-	restarts: number,
+	servers: ServerStatus[],
 };
 
 /**  One granted path. */
@@ -1419,6 +1409,17 @@ export type ServerDiagnosis = {
 export type ServerIdentity = {
 	name: string,
 	version: string,
+};
+
+/**  One server of a running gateway. */
+export type ServerStatus = {
+	name: string,
+	/**  `idle` (starts on first use), `starting`, `connected` or `down`. */
+	state: string,
+	/**  Why it is down. */
+	why?: string | null,
+	/**  Restarts tried since it went down (it is restarted with backoff). */
+	restarts?: number,
 };
 
 /**  The tools of one server. */

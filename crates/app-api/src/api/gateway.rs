@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::{Api, ApiError, ErrorCode, FieldError};
 use crate::gateway::activity::{ActivityLog, ActivityRecord};
+use crate::gateway::status::ServerStatus;
 use crate::gateway::{ProfileError, ProfileStore};
 use crate::profile_overview::{ProfileOverview, overview};
 
@@ -42,19 +43,7 @@ pub struct RunningGatewayView {
     /// The name its client gave, once it has.
     pub client: Option<String>,
     pub up_seconds: u32,
-    pub servers: Vec<RunningServerView>,
-}
-
-/// One server of a running gateway.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct RunningServerView {
-    pub name: String,
-    /// `idle` (starts on first use), `starting`, `connected` or `down`.
-    pub state: String,
-    /// Why it is down.
-    pub why: Option<String>,
-    pub restarts: u32,
+    pub servers: Vec<ServerStatus>,
 }
 
 /// One call made through a gateway.
@@ -187,16 +176,7 @@ impl Api {
                 client: g.client,
                 up_seconds: u32::try_from(now.saturating_sub(g.started_at_ms) / 1000)
                     .unwrap_or(u32::MAX),
-                servers: g
-                    .servers
-                    .into_iter()
-                    .map(|s| RunningServerView {
-                        name: s.name,
-                        state: s.state,
-                        why: s.why,
-                        restarts: s.restarts,
-                    })
-                    .collect(),
+                servers: g.servers,
             })
             .collect()
     }

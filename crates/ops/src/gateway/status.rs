@@ -23,10 +23,11 @@ pub struct GatewayStatus {
 }
 
 /// One server of a running gateway.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ServerStatus {
     pub name: String,
-    /// `starting`, `connected` or `down`.
+    /// `idle` (starts on first use), `starting`, `connected` or `down`.
     pub state: String,
     /// Why it is down.
     #[serde(default, skip_serializing_if = "Option::is_none")]
