@@ -1286,46 +1286,61 @@ fn a_modern_client_hears_tool_list_changes_on_its_subscription() {
     assert!(client.finish().success());
 }
 
-/// A server's question during a call (the fixture asks to confirm every call) goes to the
+/// A server's question during a call (the fixture asks to confirm every call, a legacy server
+/// with `elicitation/create`, a modern one inside the task it answers the call with) goes to the
 /// client that made the call, named as that server's; the client's answer goes back and
 /// decides the call. A client that declared no elicitation cannot be asked: declined.
 #[test]
 fn a_servers_question_during_a_call_goes_to_the_client() {
     let home = Home::new();
     add_fixture(&home, "asker", &["--misbehave", "input-required"], None);
+    // A modern server that runs each call as a task (the tasks extension) and asks inside it.
+    add_fixture(&home, "tasker", &["--era", "modern", "--tasks"], None);
     assert_code(
-        &home.run(&["profile", "create", "asking", "--server", "asker"]),
+        &home.run(&[
+            "profile", "create", "asking", "--server", "asker", "--server", "tasker",
+        ]),
         0,
     );
     let mut client = Client::start(&home, "asking");
     client.initialize("answering", json!({"elicitation": {}}));
     client.tool_names();
-    let mut asked = vec![];
-    let confirmed = client.request_with(
-        "tools/call",
-        json!({"name": "asker__echo", "arguments": {"message": "go"}}),
-        |request| {
-            asked.push(request.clone());
-            json!({"action": "accept", "content": {"confirmed": true}})
-        },
-    );
-    assert_eq!(asked.len(), 1, "{asked:?}");
-    assert_eq!(asked[0]["method"], "elicitation/create");
-    let message = asked[0]["params"]["message"].as_str().unwrap();
-    assert!(message.starts_with("asker asks: Confirm"), "{message}");
-    assert!(text_of(&confirmed).contains("go"), "{confirmed}");
-    let refused = client.request_with(
-        "tools/call",
-        json!({"name": "asker__echo", "arguments": {"message": "stop"}}),
-        |_| json!({"action": "decline"}),
-    );
-    assert!(text_of(&refused).contains("not confirmed"), "{refused}");
+    for server in ["asker", "tasker"] {
+        let mut asked = vec![];
+        let confirmed = client.request_with(
+            "tools/call",
+            json!({"name": format!("{server}__echo"), "arguments": {"message": "go"}}),
+            |request| {
+                asked.push(request.clone());
+                json!({"action": "accept", "content": {"confirmed": true}})
+            },
+        );
+        assert_eq!(asked.len(), 1, "{server}: {asked:?}");
+        assert_eq!(asked[0]["method"], "elicitation/create");
+        let message = asked[0]["params"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("{server} asks: Confirm")),
+            "{message}"
+        );
+        assert!(text_of(&confirmed).contains("go"), "{server}: {confirmed}");
+        let refused = client.request_with(
+            "tools/call",
+            json!({"name": format!("{server}__echo"), "arguments": {"message": "stop"}}),
+            |_| json!({"action": "decline"}),
+        );
+        assert!(
+            text_of(&refused).contains("not confirmed"),
+            "{server}: {refused}"
+        );
+    }
     assert!(client.finish().success());
 
     let mut mute = Client::start(&home, "asking");
     mute.initialize("mute", json!({}));
     mute.tool_names();
     let declined = mute.call("asker__echo", json!({"message": "x"}));
+    assert!(text_of(&declined).contains("not confirmed"), "{declined}");
+    let declined = mute.call("tasker__echo", json!({"message": "x"}));
     assert!(text_of(&declined).contains("not confirmed"), "{declined}");
     assert!(mute.finish().success());
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use plugboard::config::{ServerConfig, TransportKind};
 use plugboard::connect::Era;
 use plugboard::schema::{self, NodeKind, Validator};
-use plugboard::session::{Answer, CallRequest, Confirmation, Session, SessionEvent};
+use plugboard::session::{Answer, CallRequest, Confirmation, Session, SessionError, SessionEvent};
 use serde_json::{Value, json};
 
 use crate::support::fixture::{HttpFixture, fixture_bin};
@@ -390,6 +390,155 @@ fn the_servers_question_during_a_call_is_answered_in_either_era_over_stdio() {
                     json!({"confirmed": true})
                 );
             }
+            s.close().await;
+        });
+    }
+}
+
+/// The statuses a session reported for call `call_id`, in order.
+fn task_statuses(live: &crate::support::sessions::Live, call_id: &str) -> Vec<String> {
+    live.events
+        .all()
+        .into_iter()
+        .filter_map(|e| match e {
+            SessionEvent::TaskStatus {
+                call_id: of,
+                status,
+                message,
+            } if of == call_id => Some(match message {
+                Some(message) => format!("{status}: {message}"),
+                None => status,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A modern server (`--tasks`) answers each call with a task of the tasks extension, which
+/// the session declares in every request: it is polled with `tasks/get`, its question is
+/// asked and answered with `tasks/update`, and it ends with the inline result (accepted,
+/// declined) or error (dismissed); a call given up sends `tasks/cancel`. Over stdio and
+/// streamable HTTP.
+#[test]
+fn a_modern_server_s_task_is_followed_to_its_result_over_stdio_and_streamable_http() {
+    let fixture = HttpFixture::start("http", &["--era", "modern", "--tasks"]);
+    let servers = [
+        ServerConfig::stdio(
+            fixture_bin().display().to_string(),
+            ["--era", "modern", "--tasks"].map(String::from).to_vec(),
+        ),
+        ServerConfig::remote(TransportKind::Shttp, fixture.url("/mcp")),
+    ];
+    for server in servers {
+        runtime().block_on(async {
+            let script = Script::new(vec![
+                Answer::Accept {
+                    content: Some(json!({"confirmed": true})),
+                },
+                Answer::Decline,
+                Answer::Cancel,
+            ]);
+            let live = open("fx", server, script.clone()).await.unwrap();
+            let s = &live.session;
+            let transport = s.info().transport.clone();
+            assert_eq!(s.info().era, "modern");
+
+            let done = s.call_tool(confirm_call(s)).await.unwrap();
+            assert!(!done.is_error, "{transport}: {done:?}");
+            assert_eq!(text(&done.content), "hi", "{transport}");
+            assert_eq!(
+                task_statuses(&live, &done.call_id),
+                [
+                    "working: Preparing",
+                    "input_required: Waiting for your confirmation",
+                    "working: Running the call",
+                    "completed"
+                ],
+                "{transport}"
+            );
+            assert_eq!(script.questions().len(), 1, "{transport}");
+            assert_eq!(
+                script.questions()[0].call_id.as_deref(),
+                Some(done.call_id.as_str())
+            );
+
+            let declined = s.call_tool(confirm_call(s)).await.unwrap();
+            assert!(declined.is_error, "{transport}: {declined:?}");
+            assert_eq!(text(&declined.content), "the call was not confirmed");
+
+            let dismissed = s.call_tool(confirm_call(s)).await;
+            assert!(
+                matches!(&dismissed, Err(SessionError::Rpc { code: -32001, message })
+                    if message.contains("dismissed")),
+                "{transport}: {dismissed:?}"
+            );
+
+            // Every request declared the extension; the answer went back with tasks/update.
+            let requests: Vec<Value> = s
+                .trace()
+                .iter()
+                .filter(|e| e.direction == "out" && e.kind == "request")
+                .map(|e| serde_json::from_str(&e.json).unwrap())
+                .collect();
+            let call = requests
+                .iter()
+                .find(|r| r["method"] == "tools/call")
+                .unwrap();
+            assert_eq!(
+                call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+                    ["io.modelcontextprotocol/tasks"],
+                json!({}),
+                "{call}"
+            );
+            let update = requests
+                .iter()
+                .find(|r| r["method"] == "tasks/update")
+                .expect("tasks/update");
+            assert_eq!(
+                update["params"]["inputResponses"]["confirm"]["content"],
+                json!({"confirmed": true})
+            );
+            assert_eq!(
+                requests
+                    .iter()
+                    .filter(|r| r["method"] == "tasks/update")
+                    .count(),
+                3,
+                "one answer per task"
+            );
+
+            // Given up while it works: the task is cancelled at the server.
+            let call_id = s.new_call_id();
+            let mut running = Box::pin(s.call_tool(CallRequest {
+                call_id: Some(call_id.clone()),
+                ..confirm_call(s)
+            }));
+            let cancelled = loop {
+                tokio::select! {
+                    outcome = &mut running => break outcome,
+                    _ = tokio::time::sleep(Duration::from_millis(20)) => {
+                        if !task_statuses(&live, &call_id).is_empty() {
+                            s.cancel(&call_id);
+                        }
+                    }
+                }
+            };
+            assert!(
+                matches!(cancelled, Err(SessionError::Cancelled)),
+                "{transport}: {cancelled:?}"
+            );
+            let mut sent_cancel = false;
+            for _ in 0..50 {
+                sent_cancel = s
+                    .trace()
+                    .iter()
+                    .any(|t| t.direction == "out" && t.method.as_deref() == Some("tasks/cancel"));
+                if sent_cancel {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            assert!(sent_cancel, "{transport}: no tasks/cancel");
             s.close().await;
         });
     }

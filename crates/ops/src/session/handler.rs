@@ -28,9 +28,16 @@ pub(super) struct SessionHandler {
     pub(super) shared: Arc<Shared>,
 }
 
-/// What the session offers the server: what Plugboard supports, as a test declares it too.
+/// What the session offers the server: what Plugboard supports, as a test declares it too,
+/// and the tasks extension, whose tasks a session follows to their results (a test makes no
+/// call that could become one).
 pub fn capabilities() -> ClientCapabilities {
-    crate::connect::test_client::plugboard_capabilities()
+    let mut capabilities = crate::connect::test_client::plugboard_capabilities();
+    capabilities
+        .extensions
+        .get_or_insert_default()
+        .insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
+    capabilities
 }
 
 /// How long after a `list_changed` the list is fetched again (a burst of them is fetched once).

@@ -1121,12 +1121,8 @@ impl Session {
                 task_augmented = true;
                 continue;
             }
-            if json.get("resultType").and_then(Value::as_str) == Some("task") {
-                return Err(SessionError::Failed(
-                    "the server answered with a task of the 2026-07-28 tasks extension, which \
-                     Plugboard does not follow yet"
-                        .into(),
-                ));
+            if tasks::is_extension_task(&json) {
+                return Ok((self.follow_extension_task(call_id, &json).await?, round));
             }
             if json.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 return Ok((json, round));

@@ -1,22 +1,31 @@
-//! Tool calls that run as tasks (protocol 2025-11-25): a server may require a call to be
-//! "task-augmented" (`tools/call` with a `task` parameter); it then answers at once with a task
-//! (`{"task": {"taskId", "status", "pollInterval"}}`) and does the work in the background.
-//! The session follows it: `tasks/get` until the task needs input, ends or fails, each new
-//! status reported as an event of the call; then `tasks/result`, which delivers the questions
-//! the task queued (elicitations, answered by the session's asker like any other) and returns
-//! the call's result. A call given up (cancelled, timed out) cancels its task with
-//! `tasks/cancel`.
+//! Tool calls that run as tasks, in both forms servers use:
 //!
-//! Which tools need a task is declared in `tools/list` (`execution.taskSupport`), which the
-//! rmcp model this session is built on does not keep; a call is therefore made plainly first
-//! and made again as a task when the server's answer says the tool requires one.
+//! - **Task-augmented calls (protocol 2025-11-25).** A server may require a call to carry a
+//!   `task` parameter; it then answers at once with a task (`{"task": {"taskId", "status",
+//!   "pollInterval"}}`) and does the work in the background. The session follows it:
+//!   `tasks/get` until the task needs input, ends or fails; then `tasks/result`, which delivers
+//!   the questions the task queued (elicitations, answered by the session's asker like any
+//!   other) and returns the call's result. Which tools need a task is declared in `tools/list`
+//!   (`execution.taskSupport`), which the rmcp model this session is built on does not keep; a
+//!   call is therefore made plainly first and made again as a task when the server's answer
+//!   says the tool requires one.
+//! - **The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28).** A session declares
+//!   the extension in every request; the server decides per call whether to answer with a task
+//!   (`resultType: "task"`, `taskId`, `status`, `pollIntervalMs`). The session polls `tasks/get`,
+//!   whose answer carries the result inline when `completed`, the JSON-RPC error when `failed`,
+//!   and `inputRequests` when `input_required`; those are answered by the session's asker and
+//!   sent back with `tasks/update` (each key once).
+//!
+//! In both, each new status is reported as an event of the call, and a call given up
+//! (cancelled, timed out) cancels its task with `tasks/cancel`.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{ClientRequest, CustomRequest};
 use rmcp::service::Peer;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::{Session, SessionError, SessionEvent};
 
@@ -57,11 +66,22 @@ pub(super) fn as_task(request: ClientRequest) -> ClientRequest {
     ))
 }
 
-/// The task a `tools/call` answer hands back instead of a result: its id and poll interval.
+/// The task (2025-11-25 form) a `tools/call` answer hands back instead of a result: its id and
+/// poll interval.
 pub(super) fn created_task(result: &Value) -> Option<(String, Option<u64>)> {
     let task = result.get("task")?;
     let id = task.get("taskId")?.as_str()?.to_owned();
     Some((id, task.get("pollInterval").and_then(Value::as_u64)))
+}
+
+/// Whether a `tools/call` answer is a task of the tasks extension (`resultType: "task"`).
+pub(super) fn is_extension_task(result: &Value) -> bool {
+    result.get("resultType").and_then(Value::as_str) == Some("task")
+}
+
+/// How long to wait before the next `tasks/get`, from the server's suggestion (milliseconds).
+fn poll_interval(suggested: Option<u64>) -> Duration {
+    Duration::from_millis(suggested.unwrap_or(1000)).clamp(POLL_FASTEST, POLL_SLOWEST)
 }
 
 /// Cancels the task it holds when dropped (the call was given up) unless disarmed.
@@ -89,7 +109,7 @@ impl Drop for CancelOnDrop {
 }
 
 impl Session {
-    /// Follow task `task_id` of call `call_id` to its result.
+    /// Follow task `task_id` (2025-11-25 form) of call `call_id` to its result.
     pub(super) async fn follow_task(
         &self,
         call_id: &str,
@@ -100,32 +120,18 @@ impl Session {
             peer: self.peer.clone(),
             task_id: Some(task_id.to_owned()),
         };
-        let interval =
-            Duration::from_millis(poll.unwrap_or(1000)).clamp(POLL_FASTEST, POLL_SLOWEST);
-        let mut shown: Option<(String, String)> = None;
+        let interval = poll_interval(poll);
+        let mut shown = None;
         loop {
-            let task = self.task_request("tasks/get", task_id).await?;
-            let status = task
-                .get("status")
-                .and_then(Value::as_str)
-                .unwrap_or("working")
-                .to_owned();
-            let message = task
-                .get("statusMessage")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            if shown.as_ref() != Some(&(status.clone(), message.clone())) {
-                self.shared.emit(SessionEvent::TaskStatus {
-                    call_id: call_id.to_owned(),
-                    status: self.redactor().redact(&status),
-                    message: (!message.is_empty()).then(|| self.redactor().redact(&message)),
-                });
-                shown = Some((status.clone(), message));
-            }
+            let task = self
+                .task_request("tasks/get", json!({ "taskId": task_id }))
+                .await?;
+            let status = self.report_task_status(call_id, &task, &mut shown);
             match status.as_str() {
                 "completed" | "failed" | "input_required" => {
-                    let result = self.task_request("tasks/result", task_id).await;
+                    let result = self
+                        .task_request("tasks/result", json!({ "taskId": task_id }))
+                        .await;
                     guard.task_id = None;
                     return result;
                 }
@@ -138,9 +144,129 @@ impl Session {
         }
     }
 
-    /// `method` (`tasks/get`, `tasks/result`) for task `task_id`, its answer as JSON.
-    async fn task_request(&self, method: &str, task_id: &str) -> Result<Value, SessionError> {
-        let request = CustomRequest::new(method, Some(json!({ "taskId": task_id })));
+    /// Follow the task of the tasks extension that call `call_id` was answered with
+    /// (`created`, the `CreateTaskResult`) to its result: poll `tasks/get`, answer its input
+    /// requests with `tasks/update`, end with its inline result or error.
+    pub(super) async fn follow_extension_task(
+        &self,
+        call_id: &str,
+        created: &Value,
+    ) -> Result<Value, SessionError> {
+        let task_id = created
+            .get("taskId")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| {
+                SessionError::Failed("the server answered with a task but gave it no id".into())
+            })?
+            .to_owned();
+        let mut guard = CancelOnDrop {
+            peer: self.peer.clone(),
+            task_id: Some(task_id.clone()),
+        };
+        let mut shown = None;
+        let mut answered = BTreeSet::new();
+        let mut task = created.clone();
+        loop {
+            let status = self.report_task_status(call_id, &task, &mut shown);
+            let interval = poll_interval(task.get("pollIntervalMs").and_then(Value::as_u64));
+            match status.as_str() {
+                "completed" => {
+                    guard.task_id = None;
+                    return match task.get("result") {
+                        Some(result @ Value::Object(_)) => Ok(result.clone()),
+                        _ => Err(SessionError::Failed(
+                            "the server said the task completed but sent no result".into(),
+                        )),
+                    };
+                }
+                "failed" => {
+                    guard.task_id = None;
+                    let error = task.get("error");
+                    return Err(SessionError::Rpc {
+                        code: error
+                            .and_then(|e| e.get("code"))
+                            .and_then(Value::as_i64)
+                            .and_then(|c| i32::try_from(c).ok())
+                            .unwrap_or(-32603),
+                        message: self.redactor().redact(
+                            error
+                                .and_then(|e| e.get("message"))
+                                .and_then(Value::as_str)
+                                .unwrap_or("the task failed without saying why"),
+                        ),
+                    });
+                }
+                "cancelled" => {
+                    guard.task_id = None;
+                    return Err(SessionError::Failed("the server cancelled the task".into()));
+                }
+                "input_required" => {
+                    let requests: Map<String, Value> = task
+                        .get("inputRequests")
+                        .and_then(Value::as_object)
+                        .into_iter()
+                        .flatten()
+                        .filter(|(key, _)| !answered.contains(*key))
+                        .map(|(key, request)| (key.clone(), request.clone()))
+                        .collect();
+                    if requests.is_empty() {
+                        tokio::time::sleep(interval).await;
+                    } else {
+                        let responses = self
+                            .shared
+                            .questions
+                            .fulfil(&self.shared, &requests, call_id)
+                            .await
+                            .map_err(SessionError::Unanswerable)?;
+                        answered.extend(requests.into_iter().map(|(key, _)| key));
+                        self.task_request(
+                            "tasks/update",
+                            json!({ "taskId": task_id, "inputResponses": responses }),
+                        )
+                        .await?;
+                    }
+                }
+                _ => tokio::time::sleep(interval).await,
+            }
+            task = self
+                .task_request("tasks/get", json!({ "taskId": task_id }))
+                .await?;
+        }
+    }
+
+    /// Reports `task`'s status (and message) as an event of call `call_id` when it differs
+    /// from the one `shown` last; returns the status.
+    fn report_task_status(
+        &self,
+        call_id: &str,
+        task: &Value,
+        shown: &mut Option<(String, String)>,
+    ) -> String {
+        let status = task
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("working")
+            .to_owned();
+        let message = task
+            .get("statusMessage")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if shown.as_ref() != Some(&(status.clone(), message.clone())) {
+            self.shared.emit(SessionEvent::TaskStatus {
+                call_id: call_id.to_owned(),
+                status: self.redactor().redact(&status),
+                message: (!message.is_empty()).then(|| self.redactor().redact(&message)),
+            });
+            *shown = Some((status.clone(), message));
+        }
+        status
+    }
+
+    /// A `tasks/*` request with `params`, its answer as JSON.
+    async fn task_request(&self, method: &str, params: Value) -> Result<Value, SessionError> {
+        let request = CustomRequest::new(method, Some(params));
         let result = self
             .peer
             .send_request(ClientRequest::CustomRequest(request))
