@@ -232,3 +232,72 @@ fn a_client_s_headers_helper_is_imported_without_a_shell() {
         stderr(&out)
     );
 }
+
+/// A Try-it session (and so a gateway's) that stays open asks the helper for the headers of
+/// each request: once the ttl has passed the helper runs again without waiting for a refusal,
+/// and a request refused with headers kept from before it (the token rotated early) is sent
+/// once more with the helper's new ones, in the same session.
+#[test]
+fn a_long_session_gets_new_headers_after_the_ttl_and_after_a_refusal() {
+    use plugboard::config::{HeadersHelper, ServerConfig, TransportKind};
+    use plugboard::session::{CallRequest, Confirmation};
+    use std::time::{Duration, Instant};
+
+    use crate::support::sessions::{Script, open, runtime, text};
+
+    const TTL: Duration = Duration::from_secs(2);
+    let work = tempfile::tempdir().unwrap();
+    let token_file = work.path().join("token");
+    std::fs::write(&token_file, token()).unwrap();
+    let fixture = HttpFixture::start(
+        "http",
+        &[
+            "--expect-header",
+            &format!("X-Corp-Token=@{}", token_file.display()),
+        ],
+    );
+    let (script, count, _) = write_helper(work.path());
+    let mut server = ServerConfig::remote(TransportKind::Shttp, fixture.url("/mcp"));
+    server.headers_helper = Some(HeadersHelper {
+        command: script.to_str().unwrap().to_owned(),
+        args: vec![token_file.to_str().unwrap().to_owned()],
+        ttl: Some(TTL.as_secs()),
+    });
+    let echo = |message: &str| CallRequest {
+        tool: "echo".into(),
+        arguments: json!({ "message": message }),
+        confirmation: Confirmation::None,
+        timeout: Some(Duration::from_secs(10)),
+        call_id: None,
+    };
+    runtime().block_on(async {
+        let live = open("corp-session", server, Script::new(vec![]))
+            .await
+            .unwrap();
+        let s = &live.session;
+        let opened = runs(&count);
+        assert_eq!(opened, 1, "one run to open the session");
+        let first = s.call_tool(echo("one")).await.unwrap();
+        assert_eq!(text(&first.content), "one");
+        assert_eq!(runs(&count), opened, "kept while the ttl lasts");
+
+        tokio::time::sleep(TTL + Duration::from_millis(200)).await;
+        let after_ttl = s.call_tool(echo("two")).await.unwrap();
+        assert_eq!(text(&after_ttl.content), "two");
+        assert_eq!(runs(&count), opened + 1, "the ttl ran out: a new run");
+        let fresh = Instant::now();
+
+        // The token rotates long before the ttl ends: the server refuses the kept header, the
+        // helper runs again and the same request goes through.
+        std::fs::write(&token_file, token()).unwrap();
+        let rotated = s.call_tool(echo("three")).await.unwrap();
+        assert!(
+            fresh.elapsed() < TTL,
+            "the refusal, not the ttl, must be what ran the helper"
+        );
+        assert!(!rotated.is_error, "{rotated:?}");
+        assert_eq!(text(&rotated.content), "three");
+        assert_eq!(runs(&count), opened + 2, "one run after the refusal");
+        s.close().await;
+    });
+}

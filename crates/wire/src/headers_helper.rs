@@ -11,7 +11,9 @@
 //! [`OUTPUT_LIMIT`] bytes to print.
 //!
 //! Its headers are kept in this process's memory for the helper's `ttl` (never in a file),
-//! and [`expire`] drops them so the next use runs it again (after a 401 or 403).
+//! and [`expire`] drops them so the next use runs it again (after a 401 or 403). A connection
+//! that stays open (Try it, the gateway) asks its [`HelperSource`] before each request, so a
+//! session longer than the ttl sends new headers when the kept ones run out.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -64,18 +66,12 @@ fn key(server: &str, url: &str, helper: &HeadersHelper) -> String {
 /// The headers `helper` prints for server `server` at `url`: kept ones while its ttl lasts,
 /// else from a new run.
 pub fn headers(server: &str, url: &str, helper: &HeadersHelper) -> Result<Headers, String> {
-    let key = key(server, url, helper);
-    {
-        let held = held().lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(h) = held.get(&key)
-            && h.got.elapsed() < h.ttl
-        {
-            return Ok(h.headers.clone());
-        }
+    if let Some(kept) = kept(server, url, helper) {
+        return Ok(kept);
     }
     let headers = run(server, url, helper)?;
     held().lock().unwrap_or_else(|p| p.into_inner()).insert(
-        key,
+        key(server, url, helper),
         Held {
             got: Instant::now(),
             ttl: helper.ttl(),
@@ -83,6 +79,43 @@ pub fn headers(server: &str, url: &str, helper: &HeadersHelper) -> Result<Header
         },
     );
     Ok(headers)
+}
+
+/// The kept headers of server `server`'s helper while their ttl lasts.
+fn kept(server: &str, url: &str, helper: &HeadersHelper) -> Option<Headers> {
+    let held = held().lock().unwrap_or_else(|p| p.into_inner());
+    held.get(&key(server, url, helper))
+        .filter(|h| h.got.elapsed() < h.ttl)
+        .map(|h| h.headers.clone())
+}
+
+/// A remote server's helper, as an open connection asks it for the headers of each request.
+#[derive(Clone, Debug)]
+pub struct HelperSource {
+    /// The server's name.
+    pub server: String,
+    /// Its URL as configured (secrets not filled in), as the helper is told it.
+    pub url: String,
+    pub helper: HeadersHelper,
+}
+
+impl HelperSource {
+    /// The headers to send now: the kept ones while their ttl lasts, else those of a new run
+    /// (on a blocking thread: a sign-in tool may take seconds).
+    pub async fn current(&self) -> Result<Headers, String> {
+        if let Some(kept) = kept(&self.server, &self.url, &self.helper) {
+            return Ok(kept);
+        }
+        let source = self.clone();
+        tokio::task::spawn_blocking(move || headers(&source.server, &source.url, &source.helper))
+            .await
+            .unwrap_or_else(|e| Err(format!("its headers helper could not be run: {e}")))
+    }
+
+    /// After a refusal: see [`expire_if_got_before`].
+    pub fn expire_if_got_before(&self, since: Instant) -> bool {
+        expire_if_got_before(&self.server, &self.url, &self.helper, since)
+    }
 }
 
 /// Forget the kept headers of server `server`'s helper: the next use runs it again.

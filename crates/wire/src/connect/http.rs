@@ -1,5 +1,6 @@
 //! Streamable HTTP through rmcp's reqwest client transport, over a `reqwest::Client` of our
-//! own: the resolved server's headers on every request, same-origin 307/308 redirects only,
+//! own: the resolved server's headers on every request (a headers helper's as of that
+//! request), same-origin 307/308 redirects only,
 //! and every failed POST reported to the [`Monitor`] with its status, `WWW-Authenticate`
 //! challenge or network cause, so a failure can be explained precisely.
 
@@ -17,6 +18,7 @@ use rmcp::transport::streamable_http_client::{
 use url::Url;
 
 use super::{ConnectError, HttpFault, MAX_MESSAGE, Monitor, NetKind};
+use crate::headers_helper::HelperSource;
 use crate::secrets::Sensitive;
 
 /// Most redirects followed for one request.
@@ -524,9 +526,68 @@ pub struct ObservedClient {
     /// Whether the standalone GET stream (no `Last-Event-ID`: not the resumption of a
     /// response) is opened; when not, rmcp hears that the server has none and goes on.
     standalone_stream: bool,
+    /// The server's headers helper: each request carries its headers of the moment, and a
+    /// POST refused (401/403) with headers kept from before it is sent once more with new ones.
+    helper: Option<Arc<HelperSource>>,
+}
+
+/// Whether a POST was refused for its credentials.
+fn refused<T>(result: &Result<T, StreamableHttpError<reqwest::Error>>) -> bool {
+    matches!(result, Err(err) if matches!(
+        shttp_fault(err),
+        HttpFault::Status { status: 401 | 403, .. }
+    ))
 }
 
 impl ObservedClient {
+    /// `custom` with the headers helper's headers of the moment (when the server has one).
+    async fn with_helper_headers(
+        &self,
+        mut custom: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<HashMap<HeaderName, HeaderValue>, StreamableHttpError<reqwest::Error>> {
+        let Some(helper) = &self.helper else {
+            return Ok(custom);
+        };
+        let headers = helper.current().await.map_err(|detail| {
+            StreamableHttpError::UnexpectedServerResponse(
+                format!("no request was sent: {detail}").into(),
+            )
+        })?;
+        for (name, value) in headers {
+            let (Ok(name), Ok(mut value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value.expose()),
+            ) else {
+                continue; // the helper's output was checked when it was read
+            };
+            value.set_sensitive(true);
+            custom.insert(name, value);
+        }
+        Ok(custom)
+    }
+
+    async fn post_once(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let custom_headers = self.with_helper_headers(custom_headers).await?;
+        self.inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await
+    }
+
     fn observe<T>(
         &self,
         result: Result<T, StreamableHttpError<reqwest::Error>>,
@@ -558,9 +619,32 @@ impl HttpRequests for ObservedClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let Some(helper) = self.helper.clone() else {
+            let result = self
+                .post_once(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await;
+            return self.observe(result);
+        };
+        let sent = std::time::Instant::now();
         let result = self
-            .inner
-            .post_message_with_response_limits(
+            .post_once(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+                limits,
+            )
+            .await;
+        let result = if refused(&result) && helper.expire_if_got_before(sent) {
+            self.post_once(
                 uri,
                 message,
                 session_id,
@@ -568,7 +652,10 @@ impl HttpRequests for ObservedClient {
                 custom_headers,
                 limits,
             )
-            .await;
+            .await
+        } else {
+            result
+        };
         self.observe(result)
     }
 
@@ -579,6 +666,7 @@ impl HttpRequests for ObservedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<reqwest::Error>> {
+        let custom_headers = self.with_helper_headers(custom_headers).await?;
         self.inner
             .delete_session(uri, session_id, auth_header, custom_headers)
             .await
@@ -596,6 +684,7 @@ impl HttpRequests for ObservedClient {
         if !self.standalone_stream && last_event_id.is_none() {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
         }
+        let custom_headers = self.with_helper_headers(custom_headers).await?;
         self.inner
             .get_stream_with_max_sse_event_size(
                 uri,
@@ -625,9 +714,16 @@ impl Shttp {
                 inner: client,
                 monitor,
                 standalone_stream: true,
+                helper: None,
             },
             config,
         }
+    }
+
+    /// Requests ask `helper` (the server's headers helper, if any) for their headers.
+    pub fn with_helper(mut self, helper: Option<HelperSource>) -> Self {
+        self.client.helper = helper.map(Arc::new);
+        self
     }
 
     /// See [`super::Connection::without_standalone_stream`].

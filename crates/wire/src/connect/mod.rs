@@ -559,7 +559,8 @@ impl Connection {
                     kind => {
                         // No connection yet: the first request opens it (one TCP connection for
                         // the whole exchange), and the monitor is told when it is made.
-                        let shttp = http::Shttp::new(client, &target.url, monitor);
+                        let shttp = http::Shttp::new(client, &target.url, monitor)
+                            .with_helper(target.helper.clone());
                         conn.pending = Some(if kind == TransportKind::Auto {
                             Pending::Auto(shttp)
                         } else {

@@ -80,6 +80,9 @@ pub struct RemoteTarget {
     pub url: url::Url,
     /// Configured headers and auth headers, secrets substituted.
     pub headers: Vec<(String, Sensitive<String>)>,
+    /// The server's headers helper, asked again for each request of a streamable HTTP
+    /// connection (its headers of the moment replace those above of the same name).
+    pub helper: Option<crate::headers_helper::HelperSource>,
 }
 
 /// Where the server is.
