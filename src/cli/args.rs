@@ -906,6 +906,11 @@ pub struct AddArgs {
     /// OAuth identity assertion: this client's ID at the identity provider
     #[arg(long, value_name = "ID")]
     pub idp_client_id: Option<String>,
+    /// OAuth identity assertion: the client's secret at the identity provider, for a
+    /// confidential client there (read from stdin, PLUGBOARD_SECRET_IDP_CLIENT_SECRET or a
+    /// prompt)
+    #[arg(long, requires = "idp_client_id")]
+    pub idp_client_secret: bool,
     /// OAuth identity assertion: your ID token from the identity provider (read from stdin,
     /// PLUGBOARD_SECRET_ID_TOKEN or a prompt)
     #[arg(long)]

@@ -548,9 +548,23 @@ fn oauth_of(args: &AddArgs, input: &mut SecretInput) -> Result<CustomAuth, CliEr
             let token = input
                 .read(ID_TOKEN_KEY, "ID token")?
                 .ok_or_else(|| missing_secret(ID_TOKEN_KEY))?;
+            let idp_client_secret = match args.idp_client_secret {
+                true => Some(
+                    input
+                        .read(
+                            IDP_CLIENT_SECRET_KEY,
+                            "client secret at the identity provider",
+                        )?
+                        .ok_or_else(|| missing_secret(IDP_CLIENT_SECRET_KEY))?
+                        .expose()
+                        .clone(),
+                ),
+                false => None,
+            };
             CustomGrant::IdentityAssertion {
                 idp_token_endpoint: endpoint.clone(),
                 idp_client_id: client.clone(),
+                idp_client_secret,
                 id_token: Some(token.expose().clone()),
             }
         }
@@ -569,6 +583,7 @@ fn oauth_of(args: &AddArgs, input: &mut SecretInput) -> Result<CustomAuth, CliEr
 /// The names `add` reads OAuth secrets under (`PLUGBOARD_SECRET_<NAME>`).
 const CLIENT_SECRET_KEY: &str = "CLIENT_SECRET";
 const ID_TOKEN_KEY: &str = "ID_TOKEN";
+const IDP_CLIENT_SECRET_KEY: &str = "IDP_CLIENT_SECRET";
 
 /// The flag a custom server's field came from (`env.2.key` → `--env`).
 fn flag_of(field: &str) -> &str {
@@ -584,6 +599,7 @@ fn flag_of(field: &str) -> &str {
         "auth" if field == "auth.private_key" => "--private-key-file",
         "auth" if field == "auth.idp_token_endpoint" => "--idp-token-endpoint",
         "auth" if field == "auth.idp_client_id" => "--idp-client-id",
+        "auth" if field == "auth.idp_client_secret" => "--idp-client-secret",
         "auth" if field == "auth.id_token" => "--id-token",
         "auth" => "--bearer-stdin",
         _ => field,

@@ -83,6 +83,17 @@ impl OAuthServer {
         assert!(response.status().is_success(), "{}", response.status());
     }
 
+    /// The identity provider (`/idp/token`) accepts `id_token` as the user's from now on.
+    pub async fn set_id_token(&self, id_token: &str) {
+        let response = fixture_client()
+            .post(format!("{}/control/id-token", self.base))
+            .body(id_token.to_owned())
+            .send()
+            .await
+            .expect("the fixture answers");
+        assert!(response.status().is_success(), "{}", response.status());
+    }
+
     /// What the fixture counted (registrations, code_exchanges, refreshes, revocations, ...).
     pub async fn stats(&self) -> Value {
         json_answer(fixture_client().get(format!("{}/stats", self.base))).await

@@ -2,10 +2,14 @@
 //! account added with `plugboard add --grant client-credentials` keeps its secret in the
 //! keyring, gets its token on its first connection (no sign-in), reuses it while it is good,
 //! and a wrong secret fails with the authorization server's reason and saves nothing; its
-//! secret never goes to another authorization server its MCP server names later.
+//! secret never goes to another authorization server its MCP server names later. A user's ID
+//! token from the organisation's identity provider (enterprise-managed authorization) is
+//! exchanged there, with this client's secret at the identity provider when it has one, for a
+//! grant the authorization server takes instead of a sign-in.
 
 use std::process::Output;
 
+use plugboard::secrets::{KeyringStore, SecretKey, SecretStore};
 use serde_json::Value;
 
 use crate::oauth_fixture::OAuthServer;
@@ -138,4 +142,134 @@ async fn a_service_account_s_secret_never_goes_to_another_authorization_server()
         "the client's secret went to the other authorization server"
     );
     assert_eq!(fixture.stat("client_credentials").await, obtained);
+}
+
+/// `plugboard add NAME --grant identity-assertion` for `fixture`'s MCP endpoint with the
+/// fixture as the identity provider; the secrets given through the environment.
+fn add_enterprise_user(
+    home: &Home,
+    fixture: &OAuthServer,
+    name: &str,
+    client: (&str, &str),
+    idp_client: (&str, Option<&str>),
+    id_token: &str,
+) -> Output {
+    let endpoint = format!("{}/idp/token", fixture.issuer());
+    let url = fixture.mcp_url();
+    let mut args = vec![
+        "add",
+        name,
+        "--url",
+        &url,
+        "--grant",
+        "identity-assertion",
+        "--client-id",
+        client.0,
+        "--client-secret",
+        "--idp-token-endpoint",
+        &endpoint,
+        "--idp-client-id",
+        idp_client.0,
+        "--id-token",
+    ];
+    if idp_client.1.is_some() {
+        args.push("--idp-client-secret");
+    }
+    let mut cmd = home.cmd(&args);
+    cmd.env("PLUGBOARD_SECRET_CLIENT_SECRET", client.1)
+        .env("PLUGBOARD_SECRET_ID_TOKEN", id_token);
+    if let Some(secret) = idp_client.1 {
+        cmd.env("PLUGBOARD_SECRET_IDP_CLIENT_SECRET", secret);
+    }
+    output_with_stdin(cmd, "")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_enterprise_user_s_id_token_is_exchanged_with_the_client_s_secret_at_the_identity_provider()
+ {
+    require_keyring();
+    let fixture = OAuthServer::start(&[]);
+    let (client_id, secret) = registered_client(&fixture).await;
+    // This client at the identity provider is confidential: it must authenticate there.
+    let (idp_client_id, idp_secret) = registered_client(&fixture).await;
+    let id_token = format!(
+        "idt-{:016x}{:016x}",
+        rand::random::<u64>(),
+        rand::random::<u64>()
+    );
+    fixture.set_id_token(&id_token).await;
+    let home = Home::new();
+
+    // Without its secret at the identity provider: refused there, said so, nothing saved.
+    let out = add_enterprise_user(
+        &home,
+        &fixture,
+        "corp-public",
+        (&client_id, &secret),
+        (&idp_client_id, None),
+        &id_token,
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", stdout(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains("identity provider") && said.contains("invalid_client"),
+        "{said}"
+    );
+    assert!(!said.contains(&id_token), "the ID token is quoted: {said}");
+    assert_eq!(fixture.stat("idp_clients_refused").await, 1);
+    assert_eq!(fixture.stat("identity_assertions").await, 0);
+    assert!(
+        !std::fs::read_to_string(home.config_path())
+            .unwrap_or_default()
+            .contains("corp-public")
+    );
+
+    // With it: exchanged at the identity provider, the grant taken, tested, saved.
+    let out = add_enterprise_user(
+        &home,
+        &fixture,
+        "corp",
+        (&client_id, &secret),
+        (&idp_client_id, Some(&idp_secret)),
+        &id_token,
+    );
+    assert_code(&out, 0);
+    assert_eq!(fixture.stat("idp_exchanges").await, 1);
+    assert_eq!(fixture.stat("identity_assertions").await, 1);
+    assert_eq!(fixture.stat("code_exchanges").await, 0, "no sign-in");
+    let config = std::fs::read_to_string(home.config_path()).unwrap();
+    let saved: Value = serde_json::from_str(&config).unwrap();
+    let grant = &saved["servers"]["corp"]["auth"]["grant"];
+    assert_eq!(grant["type"], "identity_assertion", "{grant}");
+    assert_eq!(grant["idp_client_id"], idp_client_id.as_str());
+    assert!(grant["idp_client_secret"].is_object(), "{grant}");
+    for value in [&secret, &idp_secret, &id_token] {
+        assert!(
+            !home
+                .all_file_bytes()
+                .iter()
+                .any(|(_, bytes)| String::from_utf8_lossy(bytes).contains(value.as_str())),
+            "a file holds a secret"
+        );
+    }
+
+    // It is in the keyring, under the server's namespace, until the server is removed.
+    let namespace = saved["servers"]["corp"]["secret_namespace"]
+        .as_str()
+        .unwrap_or("corp")
+        .to_owned();
+    let key = SecretKey::new(&namespace, "OAUTH_IDP_CLIENT_SECRET");
+    let store = KeyringStore::open().unwrap();
+    assert_eq!(
+        store.get(&key).unwrap().map(|s| s.expose().clone()),
+        Some(idp_secret.clone())
+    );
+    let shown = home.run(&["show", "corp", "--json"]);
+    assert_code(&shown, 0);
+    assert!(!stdout(&shown).contains(&idp_secret));
+    assert_code(&home.run(&["remove", "corp"]), 0);
+    assert!(
+        store.get(&key).unwrap().is_none(),
+        "removing the server left its secret at the identity provider in the keyring"
+    );
 }

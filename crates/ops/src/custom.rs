@@ -82,10 +82,13 @@ pub enum CustomGrant {
     /// The client alone, with its secret or private key.
     ClientCredentials,
     /// Enterprise-managed: the user's ID token exchanged at the identity provider; `id_token`
-    /// `None` keeps the stored one.
+    /// `None` keeps the stored one. `idp_client_secret`, the client's secret at the identity
+    /// provider: `None` keeps the stored one (if any), `Some("")` removes it (a public client
+    /// there).
     IdentityAssertion {
         idp_token_endpoint: String,
         idp_client_id: String,
+        idp_client_secret: Option<String>,
         id_token: Option<String>,
     },
 }
@@ -93,6 +96,7 @@ pub enum CustomGrant {
 /// The secret names of the grants without a user.
 pub const OAUTH_PRIVATE_KEY: &str = "OAUTH_PRIVATE_KEY";
 pub const OAUTH_ID_TOKEN: &str = "OAUTH_ID_TOKEN";
+pub const OAUTH_IDP_CLIENT_SECRET: &str = "OAUTH_IDP_CLIENT_SECRET";
 
 pub fn fe(field: &str, message: impl Into<String>) -> FieldError {
     FieldError {
@@ -522,9 +526,13 @@ impl Draft<'_> {
             }
             None => {}
         }
-        let before_token = match &settings.grant {
-            OAuthGrant::IdentityAssertion { id_token, .. } => Some(id_token.clone()),
-            _ => None,
+        let (before_token, before_idp_secret) = match &settings.grant {
+            OAuthGrant::IdentityAssertion {
+                id_token,
+                idp_client_secret,
+                ..
+            } => (Some(id_token.clone()), idp_client_secret.clone()),
+            _ => (None, None),
         };
         match grant {
             None => {}
@@ -535,6 +543,7 @@ impl Draft<'_> {
             Some(CustomGrant::IdentityAssertion {
                 idp_token_endpoint,
                 idp_client_id,
+                idp_client_secret,
                 id_token,
             }) => {
                 let endpoint = idp_token_endpoint.trim().to_string();
@@ -555,11 +564,23 @@ impl Draft<'_> {
                     }
                     _ => before_token,
                 };
+                let idp_client_secret = match idp_client_secret.as_deref().map(str::trim) {
+                    Some("") => None,
+                    Some(secret) => {
+                        self.secrets.insert(
+                            OAUTH_IDP_CLIENT_SECRET.into(),
+                            Sensitive::new(secret.to_string()),
+                        );
+                        Some(SecretRef::new(OAUTH_IDP_CLIENT_SECRET))
+                    }
+                    None => before_idp_secret,
+                };
                 match id_token {
                     Some(id_token) => {
                         settings.grant = OAuthGrant::IdentityAssertion {
                             idp_token_endpoint: endpoint,
                             idp_client_id: idp_client_id.trim().to_string(),
+                            idp_client_secret,
                             id_token,
                         }
                     }

@@ -114,6 +114,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), BoxError> {
         settings.grant = OAuthGrant::IdentityAssertion {
             idp_token_endpoint: endpoint.to_string(),
             idp_client_id: idp_client.to_string(),
+            idp_client_secret: None,
             id_token: SecretRef::new("id_token"),
         };
     }

@@ -478,6 +478,11 @@ grant?: GrantKind;
 private_key?: string | null; private_key_set?: boolean | null; 
 /**  Identity assertion: the identity provider's token endpoint, and this client there. */
 idp_token_endpoint?: string | null; idp_client_id?: string | null; 
+/**
+ *  Identity assertion: the client's secret at the identity provider; `None` keeps the
+ *  stored one, `Some("")` removes it (a public client there).
+ */
+idp_client_secret?: string | null; idp_client_secret_set?: boolean | null; 
 /**  Identity assertion: the user's ID token; `None` keeps the stored one. */
 id_token?: string | null; id_token_set?: boolean | null };
 

@@ -81,10 +81,16 @@ pub(super) fn to_custom(
                 OAuthGrant::IdentityAssertion {
                     idp_token_endpoint,
                     idp_client_id,
+                    idp_client_secret,
                     id_token,
                 } => (
                     GrantKind::IdentityAssertion,
-                    Some((idp_token_endpoint, idp_client_id, id_token)),
+                    Some((
+                        idp_token_endpoint,
+                        idp_client_id,
+                        idp_client_secret,
+                        id_token,
+                    )),
                 ),
             };
             CustomAuth::Oauth2 {
@@ -97,10 +103,14 @@ pub(super) fn to_custom(
                 grant,
                 private_key: None,
                 private_key_set: o.private_key.as_ref().and_then(|r| is_set(&r.secret)),
-                idp_token_endpoint: idp.map(|(endpoint, _, _)| endpoint.clone()),
-                idp_client_id: idp.map(|(_, client, _)| client.clone()),
+                idp_token_endpoint: idp.map(|(endpoint, ..)| endpoint.clone()),
+                idp_client_id: idp.map(|(_, client, ..)| client.clone()),
+                idp_client_secret: None,
+                idp_client_secret_set: idp.and_then(|(_, _, secret, _)| {
+                    secret.as_ref().map_or(Some(false), |r| is_set(&r.secret))
+                }),
                 id_token: None,
-                id_token_set: idp.and_then(|(_, _, token)| is_set(&token.secret)),
+                id_token_set: idp.and_then(|(.., token)| is_set(&token.secret)),
             }
         }
     };
@@ -281,6 +291,7 @@ fn spec_of(input: &CustomServer) -> crate::custom::CustomServer {
                 private_key,
                 idp_token_endpoint,
                 idp_client_id,
+                idp_client_secret,
                 id_token,
                 ..
             } => crate::custom::CustomAuth::Oauth2 {
@@ -295,6 +306,7 @@ fn spec_of(input: &CustomServer) -> crate::custom::CustomServer {
                     GrantKind::IdentityAssertion => crate::custom::CustomGrant::IdentityAssertion {
                         idp_token_endpoint: idp_token_endpoint.clone().unwrap_or_default(),
                         idp_client_id: idp_client_id.clone().unwrap_or_default(),
+                        idp_client_secret: idp_client_secret.clone(),
                         id_token: id_token.clone(),
                     },
                 }),
@@ -327,10 +339,17 @@ fn supplied_values(input: &CustomServer) -> Vec<String> {
     if let CustomAuth::Oauth2 {
         private_key,
         id_token,
+        idp_client_secret,
         ..
     } = &input.auth
     {
-        out.extend(private_key.iter().chain(id_token).cloned());
+        out.extend(
+            private_key
+                .iter()
+                .chain(id_token)
+                .chain(idp_client_secret)
+                .cloned(),
+        );
     }
     out
 }

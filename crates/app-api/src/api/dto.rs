@@ -589,6 +589,12 @@ pub enum CustomAuth {
         idp_token_endpoint: Option<String>,
         #[serde(default)]
         idp_client_id: Option<String>,
+        /// Identity assertion: the client's secret at the identity provider; `None` keeps the
+        /// stored one, `Some("")` removes it (a public client there).
+        #[serde(default)]
+        idp_client_secret: Option<String>,
+        #[serde(default)]
+        idp_client_secret_set: Option<bool>,
         /// Identity assertion: the user's ID token; `None` keeps the stored one.
         #[serde(default)]
         id_token: Option<String>,

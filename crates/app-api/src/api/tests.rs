@@ -461,6 +461,85 @@ fn custom_servers_add_edit_keep_secrets_and_validate() {
     assert!(!config.contains(SECRET));
 }
 
+/// Enterprise-managed authorization through the editor: the ID token and the client's secret
+/// at the identity provider go to the keyring and come back as "set" only; an edit that leaves
+/// them empty keeps them, and `""` for the identity provider's secret removes it.
+#[test]
+fn an_enterprise_grant_s_secrets_are_kept_set_and_removed_through_the_editor() {
+    let (dir, store, api) = api();
+    let idp_secret = "idp-secret-3f1e9b2c7a";
+    let id_token = "idt-8c2d4e6f0a1b3c5d";
+    let oauth = |idp_client_secret: Option<&str>, id_token: Option<&str>| CustomAuth::Oauth2 {
+        client_id: Some("plugboard".into()),
+        client_secret: Some(SECRET.into()),
+        client_secret_set: None,
+        scopes: vec![],
+        authorization_url: None,
+        token_url: None,
+        grant: GrantKind::IdentityAssertion,
+        private_key: None,
+        private_key_set: None,
+        idp_token_endpoint: Some("https://idp.example.com/oauth2/token".into()),
+        idp_client_id: Some("plugboard-at-idp".into()),
+        idp_client_secret: idp_client_secret.map(String::from),
+        idp_client_secret_set: None,
+        id_token: id_token.map(String::from),
+        id_token_set: None,
+    };
+    let mut server = CustomServer {
+        name: "corp".into(),
+        transport: Transport::Shttp,
+        command: String::new(),
+        args: vec![],
+        cwd: String::new(),
+        url: "https://mcp.example.com/mcp".into(),
+        env: vec![],
+        headers: vec![],
+        auth: oauth(Some(idp_secret), Some(id_token)),
+        headers_helper: None,
+        timeout: None,
+    };
+    api.save_custom_server(None, &server, None).unwrap();
+    let loaded = api.custom_server("corp").unwrap();
+    let shown = serde_json::to_string(&loaded).unwrap();
+    for secret in [SECRET, idp_secret, id_token] {
+        assert!(!shown.contains(secret), "{shown}");
+    }
+    let CustomAuth::Oauth2 {
+        idp_client_secret_set,
+        id_token_set,
+        idp_client_id,
+        ..
+    } = &loaded.auth
+    else {
+        panic!("{loaded:?}")
+    };
+    assert_eq!(
+        (*idp_client_secret_set, *id_token_set),
+        (Some(true), Some(true))
+    );
+    assert_eq!(idp_client_id.as_deref(), Some("plugboard-at-idp"));
+    assert_eq!(store.keys().len(), 3);
+
+    // Left empty: kept. `""`: removed from the keyring, the client is public there.
+    server.auth = oauth(None, None);
+    api.save_custom_server(Some("corp"), &server, None).unwrap();
+    assert_eq!(store.keys().len(), 3);
+    server.auth = oauth(Some(""), None);
+    api.save_custom_server(Some("corp"), &server, None).unwrap();
+    assert_eq!(store.keys().len(), 2);
+    let CustomAuth::Oauth2 {
+        idp_client_secret_set,
+        ..
+    } = api.custom_server("corp").unwrap().auth
+    else {
+        panic!()
+    };
+    assert_eq!(idp_client_secret_set, Some(false));
+    let config = std::fs::read_to_string(dir.path().join("mcp_config.json")).unwrap();
+    assert!(!config.contains(idp_secret) && !config.contains(id_token));
+}
+
 #[test]
 fn only_https_links_can_be_opened() {
     for bad in [

@@ -180,7 +180,7 @@ impl Auth {
                 .client_secret
                 .iter()
                 .chain(o.private_key.iter())
-                .chain(o.grant.secret())
+                .chain(o.grant.secrets())
                 .map(|r| r.secret.as_str())
                 .collect(),
         }
@@ -252,6 +252,10 @@ pub enum OAuthGrant {
         idp_token_endpoint: String,
         /// This client at the identity provider.
         idp_client_id: String,
+        /// This client's secret at the identity provider (sent with `client_secret_basic`), in
+        /// the secret store; none for a public client there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idp_client_secret: Option<SecretRef>,
         /// The user's ID token, in the secret store.
         id_token: SecretRef,
     },
@@ -262,11 +266,17 @@ impl OAuthGrant {
         matches!(self, OAuthGrant::AuthorizationCode)
     }
 
-    /// The secret this grant refers to.
-    pub fn secret(&self) -> Option<&SecretRef> {
+    /// The secrets this grant refers to.
+    pub fn secrets(&self) -> Vec<&SecretRef> {
         match self {
-            OAuthGrant::IdentityAssertion { id_token, .. } => Some(id_token),
-            _ => None,
+            OAuthGrant::IdentityAssertion {
+                id_token,
+                idp_client_secret,
+                ..
+            } => std::iter::once(id_token)
+                .chain(idp_client_secret.iter())
+                .collect(),
+            _ => vec![],
         }
     }
 }

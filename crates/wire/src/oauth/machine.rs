@@ -121,13 +121,31 @@ impl OAuthContext {
             OAuthGrant::IdentityAssertion {
                 idp_token_endpoint,
                 idp_client_id,
+                idp_client_secret,
                 id_token,
             } => {
                 let id_token = self.stored(name, server, id_token, "ID token")?;
+                let idp_client_secret = match idp_client_secret {
+                    Some(reference) => Some(self.stored(
+                        name,
+                        server,
+                        reference,
+                        "client secret at the identity provider",
+                    )?),
+                    None => None,
+                };
+                let idp_client = ClientAuth {
+                    client_id: idp_client_id,
+                    client_secret: idp_client_secret.as_ref(),
+                    method: match idp_client_secret {
+                        Some(_) => ClientAuthMethod::ClientSecretBasic,
+                        None => ClientAuthMethod::None,
+                    },
+                };
                 let assertion = self
                     .identity_assertion(
                         idp_token_endpoint,
-                        idp_client_id,
+                        &idp_client,
                         &id_token,
                         &discovery,
                         &scope,
@@ -208,11 +226,12 @@ impl OAuthContext {
     }
 
     /// RFC 8693 at the identity provider: the user's ID token for an identity assertion grant
-    /// for the MCP server's authorization server and resource.
+    /// for the MCP server's authorization server and resource, the request made as `idp_client`
+    /// (with its secret when it has one).
     async fn identity_assertion(
         &self,
         idp_token_endpoint: &str,
-        idp_client_id: &str,
+        idp_client: &ClientAuth<'_>,
         id_token: &Sensitive<String>,
         discovery: &Discovery,
         scope: &str,
@@ -228,14 +247,9 @@ impl OAuthContext {
         if !scope.is_empty() {
             params.push(("scope", scope));
         }
-        let auth = ClientAuth {
-            client_id: idp_client_id,
-            client_secret: None,
-            method: ClientAuthMethod::None,
-        };
         let reply = self
             .http
-            .post_form(idp_token_endpoint, &params, Some(&auth))
+            .post_form(idp_token_endpoint, &params, Some(idp_client))
             .await?;
         let doc = reply.json();
         let token = doc
@@ -251,7 +265,11 @@ impl OAuthContext {
                     .as_ref()
                     .and_then(|d| d.get("error"))
                     .and_then(|e| e.as_str())
-                    .map(|e| super::error::scrub(e, &[id_token.expose().as_str()]))
+                    .map(|e| {
+                        let mut known = vec![id_token.expose().as_str()];
+                        known.extend(idp_client.client_secret.map(|s| s.expose().as_str()));
+                        super::error::scrub(e, &known)
+                    })
                     .unwrap_or_else(|| format!("HTTP {}", reply.status));
                 Err(OAuthError::TokenEndpoint(format!(
                     "the identity provider at {} did not exchange the ID token ({said})",
