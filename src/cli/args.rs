@@ -604,6 +604,18 @@ pub struct ExportArgs {
     /// of a launcher per server (the launchers Plugboard wrote there are removed)
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
+    /// With --profile: an entry for the gateway over HTTP at this loopback address (default
+    /// 127.0.0.1:8411) instead, reached with the token the client's headers helper asks
+    /// Plugboard for (clients with headers helpers only: claude-code); keep `plugboard serve
+    /// --profile P --http ADDR` running for it
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = "127.0.0.1:8411",
+        requires = "profile"
+    )]
+    pub http: Option<String>,
     #[command(flatten)]
     pub json: JsonFlag,
 }

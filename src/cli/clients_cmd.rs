@@ -93,7 +93,22 @@ pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
             crate::gateway::profiles::ProfileStore::in_config_dir(servers.config().dir())
                 .get(profile)
                 .map_err(|e| CliError::usage(e.to_string()))?;
-            ExportChoice::Gateway(profile.clone())
+            match args.http.as_deref() {
+                None => ExportChoice::Gateway(profile.clone()),
+                Some(text) => {
+                    let address = super::gateway_cmd::loopback_address(text)?;
+                    if address.port() == 0 {
+                        return Err(CliError::usage(
+                            "--http: give the port the gateway will listen on (port 0 is a \
+                             different free port at each start)",
+                        ));
+                    }
+                    ExportChoice::GatewayOverHttp {
+                        profile: profile.clone(),
+                        address,
+                    }
+                }
+            }
         }
         None => ExportChoice::All,
     };
@@ -156,6 +171,14 @@ pub fn export(servers: &Servers, args: ExportArgs) -> Result<(), CliError> {
     }
     if !plan.disabled.is_empty() {
         println!("Not exported (disabled): {}.", plan.disabled.join(", "));
+    }
+    if let ExportChoice::GatewayOverHttp { profile, address } = &choice {
+        println!(
+            "{} reaches the gateway at http://{address}/mcp: keep `plugboard serve --profile \
+             {profile} --http {address}` running (it asks for the token with `plugboard serve \
+             --profile {profile} --print-headers` when it connects).",
+            kind.label()
+        );
     }
     Ok(())
 }

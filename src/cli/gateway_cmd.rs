@@ -107,7 +107,7 @@ pub fn serve(args: ServeArgs) -> Result<(), CliError> {
 
 /// `--http ADDR`: a loopback socket address, else a usage error (the gateway is never served
 /// to the network).
-fn loopback_address(text: &str) -> Result<SocketAddr, CliError> {
+pub(crate) fn loopback_address(text: &str) -> Result<SocketAddr, CliError> {
     let address: SocketAddr = text.parse().map_err(|_| {
         CliError::usage(format!(
             "--http {text}: give a loopback address and port, like 127.0.0.1:8411"

@@ -1047,21 +1047,33 @@ fn a_server_whose_tools_changed_since_approval_is_not_served() {
 /// A server that changes its tools while the gateway serves it (after a call, `echo`'s
 /// description turns into instructions to the model) is taken out at once: the client hears
 /// that the tools and the prompts changed, the changed description is never listed, and a call
-/// is answered with what to do.
+/// is answered with what to do. A server never tested is held to what it offered when the
+/// gateway first started it.
 #[test]
 fn a_server_that_changes_its_tools_while_served_is_taken_out() {
+    rug_pull_is_caught(true);
+}
+
+#[test]
+fn a_never_tested_server_that_changes_its_tools_while_served_is_taken_out() {
+    rug_pull_is_caught(false);
+}
+
+fn rug_pull_is_caught(tested: bool) {
     let home = Home::new();
     let alpha = add_fixture(&home, "alpha", &["--misbehave", "rug-pull"], None);
     add_fixture(&home, "beta", &[], None);
-    for args in [
-        vec!["test", "alpha"],
-        vec!["test", "beta"],
-        vec![
-            "profile", "create", "live", "--server", "alpha", "--server", "beta",
-        ],
-    ] {
-        assert_code(&home.run(&args), 0);
+    if tested {
+        for server in ["alpha", "beta"] {
+            assert_code(&home.run(&["test", server]), 0);
+        }
     }
+    assert_code(
+        &home.run(&[
+            "profile", "create", "live", "--server", "alpha", "--server", "beta",
+        ]),
+        0,
+    );
     let mut client = Client::start(&home, "live");
     client.initialize("rug-test", json!({}));
     let names = client.tool_names();

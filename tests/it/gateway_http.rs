@@ -322,3 +322,123 @@ fn a_connection_that_never_sends_its_request_is_closed() {
     assert!(read.is_ok(), "still open after 30 s: {read:?}");
     assert!(gateway.stop().success());
 }
+
+/// `export --profile P --http ADDR` for a client with headers helpers (Claude Code) writes one
+/// HTTP entry whose helper asks Plugboard for the token, so no token is in the client's file;
+/// what that helper prints gets the client into the running gateway; a client without headers
+/// helpers is refused (the token would have to be in its file), and the entry is Plugboard's
+/// own for import and for the next export.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_code_entry_reaches_the_http_gateway_with_a_token_from_its_helper() {
+    require_keyring();
+    let home = Home::new();
+    profile_of(&home, "team", &["alpha"]);
+    let gateway = Gateway::start(&home, "team");
+    let address = gateway
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claude.json");
+    std::fs::write(
+        &file,
+        r#"{"numStartups": 3, "mcpServers": {"mine": {"type": "stdio", "command": "my-server"}}}"#,
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let export = |client: &str, file: &str, http: bool| {
+        let mut args = vec![
+            "export",
+            "--client",
+            client,
+            "--file",
+            file,
+            "--profile",
+            "team",
+            "--write",
+        ];
+        if http {
+            args.extend(["--http", address.as_str()]);
+        }
+        home.run(&args)
+    };
+    let out = export("claude-code", path, true);
+    assert_code(&out, 0);
+    assert!(
+        stdout(&out).contains(&format!("--http {address}` running")),
+        "{}",
+        stdout(&out)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(doc["numStartups"], 3);
+    let entry = &doc["mcpServers"]["plugboard-team"];
+    assert_eq!(entry["type"], "http", "{entry}");
+    assert_eq!(entry["url"], gateway.url.as_str());
+    let token = gateway.authorization.trim_start_matches("Bearer ");
+    assert!(
+        !std::fs::read_to_string(&file).unwrap().contains(token),
+        "the token is in the client's file"
+    );
+
+    // What Claude Code does: run the helper through a shell, send what it printed.
+    let helper = entry["headersHelper"].as_str().unwrap();
+    let printed = std::process::Command::new("sh")
+        .args(["-c", helper])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(printed.status.success(), "{printed:?}");
+    let headers: Value = serde_json::from_slice(&printed.stdout).unwrap();
+    let authorization = headers["Authorization"].as_str().unwrap();
+    assert_eq!(authorization, gateway.authorization);
+    let (status, _, answer) = post(
+        &gateway.url,
+        &[("Authorization", authorization)],
+        &initialize(),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+
+    // Import knows it for Plugboard's gateway.
+    let out = home.run(&[
+        "import",
+        "--file",
+        path,
+        "--format",
+        "claude-code",
+        "--dry-run",
+    ]);
+    assert_code(&out, 0);
+    assert!(
+        stdout(&out).contains("plugboard-team: skipped, it is Plugboard's gateway"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A client that cannot run a headers helper: refused, nothing written.
+    let cursor = dir.path().join("cursor.json");
+    let out = export("cursor", cursor.to_str().unwrap(), true);
+    assert_code(&out, 2);
+    assert!(
+        crate::support::stderr(&out).contains("cannot get a server's headers from a command"),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    assert!(!cursor.exists());
+
+    // The next export without --http puts the stdio gateway in its place.
+    assert_code(&export("claude-code", path, false), 0);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let servers = doc["mcpServers"].as_object().unwrap();
+    assert_eq!(
+        servers.keys().collect::<Vec<_>>(),
+        ["mine", "plugboard-team"]
+    );
+    assert_eq!(
+        servers["plugboard-team"]["args"],
+        json!(["serve", "--profile", "team"])
+    );
+    assert!(gateway.stop().success());
+}

@@ -229,9 +229,27 @@ export async function tryItTab() {
           const now = await s.execute("return document.body.innerText");
           return now !== first && /\d{4}-\d{2}-\d{2}T/.test(now);
         }, { timeout: 20000, what: "the view showing the time its own call returned" });
+        // The view's "Send Message": Try it has no conversation, so the panel shows it.
+        await s.execute(
+          "const t = document.querySelector('textarea'); t.value = arguments[0]; t.dispatchEvent(new Event('input', { bubbles: true }));" +
+            "[...document.querySelectorAll('button')].find((b) => b.textContent.includes('Send Message')).click()",
+          [`Book the 9:40 train (${a.name})`],
+        );
       } finally {
         await s.toTop();
       }
+      await s.waitUntil(async () => {
+        const shown = await s.execute("return [...document.querySelectorAll('[data-testid=\"app-view-message\"]')].map((e) => e.textContent).join('|')");
+        return shown.includes(`Book the 9:40 train (${a.name})`);
+      }, { timeout: 20000, what: "the view's message shown beside it" });
+      // Full screen and back (the view is told each time).
+      await (await s.find('[data-testid="app-view-mode"]')).click();
+      await s.waitUntil(async () => (await (await s.find('[data-testid="app-view"]')).attr("data-mode")) === "fullscreen", { what: "the view in full screen" });
+      const covers = await s.execute("const r = document.querySelector('[data-testid=\"app-view\"]').getBoundingClientRect(); return r.top <= 1 && r.left <= 1 && r.width >= innerWidth - 1 && r.height >= innerHeight - 1;");
+      if (!covers) throw new Error("the full-screen view does not cover the window");
+      await shot(`27f-tryit-app-view-fullscreen-${a.name}`);
+      await s.execute("document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }))");
+      await s.waitUntil(async () => (await (await s.find('[data-testid="app-view"]')).attr("data-mode")) === "inline", { what: "Escape back to inline" });
     });
   }
 

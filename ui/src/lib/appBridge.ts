@@ -3,9 +3,13 @@
 // `ui/initialize` (who we are, what we offer, the tool and the theme), `ping`, `tools/call`
 // (only after the user agrees, and only for tools the server lets its views call: the core
 // checks that again), `resources/read`, `ui/open-link` (https only, through the app's opener),
-// `ui/request-display-mode` (inline only); it tells the view the call's arguments and result
-// once the view says it is initialized, and resizes the frame as the view asks. Anything else
-// is refused. Pure: the frame, the session and the dialogs are given to it.
+// `ui/request-display-mode` (inline or fullscreen), `ui/message` and `ui/update-model-context`
+// (Try it has no conversation: the panel shows what the view sent, and says so); it tells the
+// view the call's arguments and result once the view says it is initialized, what changed in
+// the host's context (theme, display mode), and resizes the frame as the view asks. Anything
+// else is refused. Arguments come whole from the form, so `tool-input-partial` (for hosts that
+// stream a model's arguments) is never sent. Pure: the frame, the session and the dialogs are
+// given to it.
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -23,11 +27,26 @@ export interface BridgeHost {
   resize(height: number): void;
   /** The view finished its handshake. */
   connected?(): void;
+  /** The view sent a message for the conversation (`ui/message`, role user). */
+  message(content: Json[]): void;
+  /** The view replaced what it wants in the model's context (`ui/update-model-context`). */
+  modelContext(content: Json[], structured: Json | undefined): void;
+  /** Show the view in `mode`; the mode actually shown. */
+  displayMode(mode: DisplayMode): DisplayMode;
+  /** The view asked to be closed (`ui/notifications/request-teardown`). */
+  close?(): void;
 }
+
+export type DisplayMode = "inline" | "fullscreen";
+/** The display modes Try it offers. */
+export const DISPLAY_MODES: DisplayMode[] = ["inline", "fullscreen"];
+/** Content blocks Try it shows from a view's message or context. */
+const SHOWN_CONTENT = { text: {}, image: {}, resource: {}, resourceLink: {} };
 
 export interface BridgeContext {
   tool: Json;
   theme: "light" | "dark";
+  displayMode?: DisplayMode;
   arguments: Json;
   /** The call's result, when it has come. */
   result: Json | undefined;
@@ -63,6 +82,14 @@ export class AppBridge {
   setCancelled(reason: string) {
     this.cancelled = reason;
     this.flush();
+  }
+
+  /** The host's context changed (`theme`, `displayMode`): tell an initialized view what did. */
+  setHostContext(changes: { theme?: "light" | "dark"; displayMode?: DisplayMode }) {
+    const changed: { [k: string]: Json } = {};
+    if (changes.theme && changes.theme !== this.context.theme) changed.theme = this.context.theme = changes.theme;
+    if (changes.displayMode && changes.displayMode !== (this.context.displayMode ?? "inline")) changed.displayMode = this.context.displayMode = changes.displayMode;
+    if (this.initialized && Object.keys(changed).length) this.host.post({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: changed });
   }
 
   /** Before the frame goes: tell the view (it may save its state). */
@@ -111,6 +138,9 @@ export class AppBridge {
         this.host.log(`[view ${level}] ${text.slice(0, 2000)}`);
         break;
       }
+      case "ui/notifications/request-teardown":
+        this.host.close?.();
+        break;
     }
   }
 
@@ -120,12 +150,19 @@ export class AppBridge {
         return {
           protocolVersion: PROTOCOL_VERSION,
           hostInfo: { name: "Plugboard", version: this.context.hostVersion },
-          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, logging: {} },
+          hostCapabilities: {
+            openLinks: {},
+            serverTools: {},
+            serverResources: {},
+            logging: {},
+            message: SHOWN_CONTENT,
+            updateModelContext: { ...SHOWN_CONTENT, structuredContent: {} },
+          },
           hostContext: {
             toolInfo: { tool: this.context.tool },
             theme: this.context.theme,
-            displayMode: "inline",
-            availableDisplayModes: ["inline"],
+            displayMode: this.context.displayMode ?? "inline",
+            availableDisplayModes: DISPLAY_MODES,
             locale: globalThis.navigator?.language ?? "en",
             timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
             platform: "desktop",
@@ -150,8 +187,24 @@ export class AppBridge {
         await this.host.openLink(url);
         return {};
       }
-      case "ui/request-display-mode":
-        return { mode: "inline" };
+      case "ui/request-display-mode": {
+        const wanted = params.mode;
+        const current = this.context.displayMode ?? "inline";
+        if (typeof wanted !== "string" || !DISPLAY_MODES.includes(wanted as DisplayMode)) return { mode: current };
+        const shown = this.host.displayMode(wanted as DisplayMode);
+        this.setHostContext({ displayMode: shown });
+        return { mode: shown };
+      }
+      case "ui/message": {
+        if (params.role !== "user" || !Array.isArray(params.content)) throw new RpcError(-32602, "ui/message needs role \"user\" and a content array");
+        this.host.message(params.content.slice(0, 50));
+        return {};
+      }
+      case "ui/update-model-context": {
+        const content = Array.isArray(params.content) ? params.content.slice(0, 50) : [];
+        this.host.modelContext(content, params.structuredContent);
+        return {};
+      }
       default:
         throw new RpcError(-32601, `${method} is not offered by Plugboard's Try it`);
     }
@@ -195,4 +248,30 @@ export function readResult(contents: { uri: string; mime_type: string | null; te
       return item;
     }),
   };
+}
+
+/** Content blocks a view sent (`ui/message`, `ui/update-model-context`) as text to show. */
+export function describeContent(blocks: Json[]): string {
+  return blocks
+    .map((b) => {
+      if (!b || typeof b !== "object" || Array.isArray(b)) return "[not a content block]";
+      const field = (k: string) => (typeof b[k] === "string" ? (b[k] as string) : "");
+      switch (b.type) {
+        case "text":
+          return field("text");
+        case "image":
+        case "audio":
+          return `[${b.type}${field("mimeType") ? ` ${field("mimeType")}` : ""}]`;
+        case "resource_link":
+          return `[link ${field("uri")}]`;
+        case "resource": {
+          const r = b.resource && typeof b.resource === "object" && !Array.isArray(b.resource) ? b.resource : {};
+          return typeof r.text === "string" ? r.text : `[resource ${typeof r.uri === "string" ? r.uri : ""}]`;
+        }
+        default:
+          return `[${typeof b.type === "string" ? b.type : "unknown"} content]`;
+      }
+    })
+    .join("\n")
+    .slice(0, 8000);
 }

@@ -15,6 +15,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     launcher_type: Some("stdio"),
     launcher_allows_all_tools: false,
     url_keys: &["url"],
+    headers_helper: true,
     vars: VarSyntax {
         env_colon: false,
         bare: true,

@@ -18,6 +18,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     launcher_type: Some("stdio"),
     launcher_allows_all_tools: true,
     url_keys: &["url"],
+    headers_helper: false,
     vars: VarSyntax {
         env_colon: false,
         bare: true,

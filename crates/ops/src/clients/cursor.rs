@@ -13,6 +13,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     launcher_type: None,
     launcher_allows_all_tools: false,
     url_keys: &["url"],
+    headers_helper: false,
     vars: VarSyntax {
         env_colon: true,
         bare: false,

@@ -1,7 +1,8 @@
 //! Export: Plugboard's enabled servers into a client's file, as launchers
 //! (`{"command": "<plugboard>", "args": ["run", NAME]}`, plus `"type": "stdio"` where the client
 //! wants one), or as one gateway entry serving a profile (`["serve", "--profile", P]`, which
-//! takes the place of the launchers Plugboard wrote there). The plan is computed first (what would change) and applied only on request: a
+//! takes the place of the launchers Plugboard wrote there), or, for a client that gets headers
+//! from a command, as one entry for the gateway over HTTP (the token stays in the keyring). The plan is computed first (what would change) and applied only on request: a
 //! timestamped backup, then an atomic write that keeps every other entry and key.
 //!
 //! Ownership: an entry is Plugboard's when it was recorded in `exports.json` as written by
@@ -17,8 +18,8 @@ use serde_json::{Map, Value};
 
 use super::state::{ExportState, WrittenEntry};
 use super::{
-    ClientError, ClientKind, gateway_entry, gateway_key, gateway_target, jsonc, launcher_entry,
-    launcher_target,
+    ClientError, ClientKind, gateway_entry, gateway_key, gateway_target, http_gateway_entry, jsonc,
+    launcher_entry, launcher_target,
 };
 use crate::config::Config;
 
@@ -88,6 +89,13 @@ pub enum ExportChoice {
     /// One gateway entry serving this profile, instead of a launcher per server: the launchers
     /// Plugboard wrote there before are removed.
     Gateway(String),
+    /// The same, as an entry for the gateway running over HTTP at `address` (`plugboard serve
+    /// --profile P --http ADDRESS`), which the client reaches with the token its headers helper
+    /// asks Plugboard for: only for clients with headers helpers.
+    GatewayOverHttp {
+        profile: String,
+        address: std::net::SocketAddr,
+    },
 }
 
 /// Work out what exporting `config`'s servers of `choice` to `path` (a `kind` file) would do.
@@ -121,7 +129,36 @@ pub fn plan_export(
         ExportChoice::All => true,
         ExportChoice::Only(set) => set.contains(name),
         ExportChoice::Add(set) => set.contains(name) || launched.contains(name),
-        ExportChoice::Gateway(_) => false,
+        ExportChoice::Gateway(_) | ExportChoice::GatewayOverHttp { .. } => false,
+    };
+    let gateway_wanted = match choice {
+        ExportChoice::Gateway(profile) => Some((
+            profile,
+            gateway_entry(
+                format,
+                plugboard,
+                profile,
+                super::launcher_home(config_dir).as_deref(),
+            ),
+        )),
+        ExportChoice::GatewayOverHttp { profile, address } if format.headers_helper => Some((
+            profile,
+            http_gateway_entry(
+                plugboard,
+                profile,
+                *address,
+                super::launcher_home(config_dir).as_deref(),
+            ),
+        )),
+        ExportChoice::GatewayOverHttp { .. } => {
+            return Err(ClientError::Usage(format!(
+                "{} cannot get a server's headers from a command, so an entry for the gateway \
+                 over HTTP would have to hold its token in the file; export without --http (the \
+                 client then starts the gateway itself and needs no token)",
+                format.label
+            )));
+        }
+        _ => None,
     };
     let mut wanted: Vec<String> = vec![];
     let mut disabled = vec![];
@@ -189,14 +226,12 @@ pub fn plan_export(
             }
         }
     }
-    let gateway = match choice {
-        ExportChoice::Gateway(profile) => {
+    let gateway = match gateway_wanted {
+        Some((profile, desired)) => {
             let key = gateway_key(profile);
-            let desired = gateway_entry(format, plugboard, profile, home.as_deref());
             let ours = |existing: &Value| {
-                gateway_target(existing).is_some()
-                    && (gateway_target(existing) == Some(profile.as_str())
-                        || recorded.entries.contains_key(&key))
+                gateway_target(existing)
+                    .is_some_and(|target| &target == profile || recorded.entries.contains_key(&key))
             };
             let action = match servers.get(&key) {
                 None => ExportAction::Add,
@@ -229,7 +264,7 @@ pub fn plan_export(
             }
             Some(key)
         }
-        _ => None,
+        None => None,
     };
     for (key, written) in &recorded.entries {
         if wanted_set.contains(key.as_str()) || gateway.as_deref() == Some(key.as_str()) {
@@ -238,7 +273,7 @@ pub fn plan_export(
         let Some(existing) = servers.get(key) else {
             continue;
         };
-        if let Some(profile) = gateway_target(existing).map(str::to_owned) {
+        if let Some(profile) = gateway_target(existing) {
             servers.shift_remove(key);
             changed = true;
             changes.push(ExportChange {

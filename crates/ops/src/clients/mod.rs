@@ -134,6 +134,9 @@ pub struct ClientFormat {
     pub launcher_allows_all_tools: bool,
     /// Keys that may hold a remote server's URL, in order of preference.
     pub url_keys: &'static [&'static str],
+    /// The client can get a remote server's headers from a command (`headersHelper`), so an
+    /// entry for the gateway over HTTP needs no token in its file.
+    pub headers_helper: bool,
     pub vars: VarSyntax,
     /// Why this client's file is deprecated by the client itself, and where to go instead.
     pub deprecated: Option<&'static str>,
@@ -270,6 +273,48 @@ pub fn gateway_entry(
     plugboard_entry(format, plugboard, &["serve", "--profile", profile], home)
 }
 
+/// The entry for profile `profile`'s gateway over HTTP at `address`, for a client that gets a
+/// server's headers from a command: `{type: "http", url, headersHelper: "<plugboard> serve
+/// --profile P --print-headers"}`. The client runs the helper when it connects, so the
+/// gateway's bearer token stays in the keyring and out of the client's file.
+pub fn http_gateway_entry(
+    plugboard: &Path,
+    profile: &str,
+    address: std::net::SocketAddr,
+    home: Option<&Path>,
+) -> Value {
+    let mut helper = String::new();
+    if let Some(home) = home {
+        helper.push_str(&format!(
+            "PLUGBOARD_HOME={} ",
+            shell_quote(&home.to_string_lossy())
+        ));
+    }
+    helper.push_str(&format!(
+        "{} serve --profile {} --print-headers",
+        shell_quote(&plugboard.to_string_lossy()),
+        shell_quote(profile)
+    ));
+    serde_json::json!({
+        "type": "http",
+        "url": format!("http://{address}/mcp"),
+        "headersHelper": helper,
+    })
+}
+
+/// `text` as one word for a POSIX shell (single quotes unless it needs none).
+fn shell_quote(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+    {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 /// The key of profile `profile`'s gateway entry in a client's file: `plugboard`, or
 /// `plugboard-PROFILE` for a profile other than `default`.
 pub fn gateway_key(profile: &str) -> String {
@@ -321,19 +366,52 @@ pub fn launcher_target(entry: &Value) -> Option<&str> {
     }
 }
 
-/// The profile a gateway entry (`plugboard serve [--profile P]`) serves.
-pub fn gateway_target(entry: &Value) -> Option<&str> {
-    match plugboard_args(entry)? {
+/// The profile a gateway entry serves: a launcher of `plugboard serve [--profile P]`, or an
+/// HTTP entry whose headers helper is `plugboard serve --profile P --print-headers`.
+pub fn gateway_target(entry: &Value) -> Option<String> {
+    let Some(args) = plugboard_args(entry) else {
+        return http_gateway_target(entry);
+    };
+    match args {
         [Value::String(serve)] if serve == "serve" => {
-            Some(crate::gateway::profiles::DEFAULT_PROFILE)
+            Some(crate::gateway::profiles::DEFAULT_PROFILE.to_owned())
         }
         [
             Value::String(serve),
             Value::String(flag),
             Value::String(profile),
-        ] if serve == "serve" && flag == "--profile" => Some(profile),
+        ] if serve == "serve" && flag == "--profile" => Some(profile.clone()),
         _ => None,
     }
+}
+
+/// The profile of an HTTP gateway entry ([`http_gateway_entry`]).
+fn http_gateway_target(entry: &Value) -> Option<String> {
+    let helper = entry.get("headersHelper")?.as_str()?;
+    let words = crate::command_line::split_command_line(helper).ok()?;
+    let words = match words.split_first() {
+        Some((first, rest)) if first.starts_with("PLUGBOARD_HOME=") => rest,
+        _ => words.as_slice(),
+    };
+    match words {
+        [command, serve, flag, profile, print]
+            if is_plugboard_command(command)
+                && serve == "serve"
+                && flag == "--profile"
+                && print == "--print-headers" =>
+        {
+            Some(profile.clone())
+        }
+        _ => None,
+    }
+}
+
+/// Whether `command` names the `plugboard` program.
+fn is_plugboard_command(command: &str) -> bool {
+    command
+        .rsplit(['/', '\\'])
+        .next()
+        .is_some_and(|base| base.trim_end_matches(".exe") == "plugboard")
 }
 
 /// Whether the entry is Plugboard's own: a relay of one server or a gateway.
@@ -343,9 +421,7 @@ pub fn is_plugboard_entry(entry: &Value) -> bool {
 
 /// The arguments of an entry whose command is `plugboard`.
 fn plugboard_args(entry: &Value) -> Option<&[Value]> {
-    let command = entry.get("command")?.as_str()?;
-    let base = command.rsplit(['/', '\\']).next()?.trim_end_matches(".exe");
-    if base != "plugboard" {
+    if !is_plugboard_command(entry.get("command")?.as_str()?) {
         return None;
     }
     Some(entry.get("args")?.as_array()?.as_slice())
@@ -530,7 +606,7 @@ fn status_of(
                 status.servers.push(name.to_string());
             }
             None if let Some(profile) = gateway_target(entry) => {
-                status.gateways.push(profile.to_owned());
+                status.gateways.push(profile);
             }
             None => {
                 status.other_entries += 1;

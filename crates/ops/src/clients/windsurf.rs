@@ -14,6 +14,7 @@ pub static FORMAT: ClientFormat = ClientFormat {
     launcher_type: None,
     launcher_allows_all_tools: false,
     url_keys: &["serverUrl", "url"],
+    headers_helper: false,
     vars: VarSyntax {
         env_colon: true,
         bare: false,

@@ -480,7 +480,10 @@ impl Hub {
         )
         .await;
         let state = match opened {
-            Ok(Ok(session)) => match self.unapproved(name, &session) {
+            Ok(Ok(session)) => match self
+                .pin_first_sight(name, &session)
+                .or_else(|| self.unapproved(name, &session))
+            {
                 None => State::Ready(Rc::new(session)),
                 Some(why) => {
                     session.close().await;
@@ -520,29 +523,35 @@ impl Hub {
         }
     }
 
+    /// A server never tested has no approved tools to hold it to: its first start here pins
+    /// what it offers, as a first test does (approved unless something in it is flagged), so
+    /// that a change while it is served is caught like any other. `Some(why)` when the pin
+    /// could not be written (the server is then not served: nothing would catch a change).
+    fn pin_first_sight(&self, name: &str, session: &Session) -> Option<String> {
+        let pins = crate::pinning::PinStore::in_config_dir(self.servers.config().dir());
+        match pins.get(name) {
+            Ok(Some(_)) => None,
+            Ok(None) => {
+                let (tools, instructions) = live_tools(session);
+                pins.observe(name, &tools, instructions.as_deref(), vec![])
+                    .err()
+                    .map(|e| format!("its tools could not be recorded for review: {e}"))
+            }
+            Err(e) => Some(format!("its approved tools cannot be read: {e}")),
+        }
+    }
+
     /// Why `name`'s tools may not be served, seen on the live session: they changed since the
     /// user approved them, as `plugboard run` refuses too (unless every changed tool is off).
     fn unapproved(&self, name: &str, session: &Session) -> Option<String> {
-        let tools: Vec<ToolInfo> = session
-            .listed()
-            .tools
-            .iter()
-            .map(|tool| ToolInfo {
-                name: name_of(tool).to_owned(),
-                description: tool
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
-                annotations: tool.get("annotations").cloned(),
-                ui: crate::probe::ui_resource_of(tool),
-                adapted_name: name_of(tool).to_owned(),
-            })
-            .collect();
-        let instructions = session.info().instructions.as_deref();
-        unapproved(&self.servers, name, &tools, instructions, |tool| {
-            session.tool_disabled(tool)
-        })
+        let (tools, instructions) = live_tools(session);
+        unapproved(
+            &self.servers,
+            name,
+            &tools,
+            instructions.as_deref(),
+            |tool| session.tool_disabled(tool),
+        )
     }
 
     fn set_state(&self, name: &str, state: State) {
@@ -1290,4 +1299,25 @@ fn error_code(e: &SessionError) -> i64 {
         SessionError::Cancelled => -32800,
         _ => -32603,
     }
+}
+
+/// The tools and instructions a live session offers, as the pin store compares them.
+fn live_tools(session: &Session) -> (Vec<ToolInfo>, Option<String>) {
+    let tools: Vec<ToolInfo> = session
+        .listed()
+        .tools
+        .iter()
+        .map(|tool| ToolInfo {
+            name: name_of(tool).to_owned(),
+            description: tool
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+            annotations: tool.get("annotations").cloned(),
+            ui: crate::probe::ui_resource_of(tool),
+            adapted_name: name_of(tool).to_owned(),
+        })
+        .collect();
+    (tools, session.info().instructions.clone())
 }
