@@ -236,10 +236,21 @@ fn a_client_s_headers_helper_is_imported_without_a_shell() {
 /// A Try-it session (and so a gateway's) that stays open asks the helper for the headers of
 /// each request: once the ttl has passed the helper runs again without waiting for a refusal,
 /// and a request refused with headers kept from before it (the token rotated early) is sent
-/// once more with the helper's new ones, in the same session.
+/// once more with the helper's new ones, in the same session. Over streamable HTTP and over
+/// legacy SSE (whose stream stays open with the headers it was opened with).
 #[test]
 fn a_long_session_gets_new_headers_after_the_ttl_and_after_a_refusal() {
-    use plugboard::config::{HeadersHelper, ServerConfig, TransportKind};
+    use plugboard::config::TransportKind;
+    for (transport, kind, path) in [
+        ("http", TransportKind::Shttp, "/mcp"),
+        ("sse", TransportKind::Sse, "/sse"),
+    ] {
+        long_session_over(transport, kind, path);
+    }
+}
+
+fn long_session_over(transport: &str, kind: plugboard::config::TransportKind, path: &str) {
+    use plugboard::config::{HeadersHelper, ServerConfig};
     use plugboard::session::{CallRequest, Confirmation};
     use std::time::{Duration, Instant};
 
@@ -250,14 +261,14 @@ fn a_long_session_gets_new_headers_after_the_ttl_and_after_a_refusal() {
     let token_file = work.path().join("token");
     std::fs::write(&token_file, token()).unwrap();
     let fixture = HttpFixture::start(
-        "http",
+        transport,
         &[
             "--expect-header",
             &format!("X-Corp-Token=@{}", token_file.display()),
         ],
     );
     let (script, count, _) = write_helper(work.path());
-    let mut server = ServerConfig::remote(TransportKind::Shttp, fixture.url("/mcp"));
+    let mut server = ServerConfig::remote(kind, fixture.url(path));
     server.headers_helper = Some(HeadersHelper {
         command: script.to_str().unwrap().to_owned(),
         args: vec![token_file.to_str().unwrap().to_owned()],
@@ -276,15 +287,19 @@ fn a_long_session_gets_new_headers_after_the_ttl_and_after_a_refusal() {
             .unwrap();
         let s = &live.session;
         let opened = runs(&count);
-        assert_eq!(opened, 1, "one run to open the session");
+        assert_eq!(opened, 1, "{transport}: one run to open the session");
         let first = s.call_tool(echo("one")).await.unwrap();
         assert_eq!(text(&first.content), "one");
-        assert_eq!(runs(&count), opened, "kept while the ttl lasts");
+        assert_eq!(runs(&count), opened, "{transport}: kept while the ttl lasts");
 
         tokio::time::sleep(TTL + Duration::from_millis(200)).await;
         let after_ttl = s.call_tool(echo("two")).await.unwrap();
         assert_eq!(text(&after_ttl.content), "two");
-        assert_eq!(runs(&count), opened + 1, "the ttl ran out: a new run");
+        assert_eq!(
+            runs(&count),
+            opened + 1,
+            "{transport}: the ttl ran out: a new run"
+        );
         let fresh = Instant::now();
 
         // The token rotates long before the ttl ends: the server refuses the kept header, the
@@ -293,11 +308,15 @@ fn a_long_session_gets_new_headers_after_the_ttl_and_after_a_refusal() {
         let rotated = s.call_tool(echo("three")).await.unwrap();
         assert!(
             fresh.elapsed() < TTL,
-            "the refusal, not the ttl, must be what ran the helper"
+            "{transport}: the refusal, not the ttl, must be what ran the helper"
         );
-        assert!(!rotated.is_error, "{rotated:?}");
+        assert!(!rotated.is_error, "{transport}: {rotated:?}");
         assert_eq!(text(&rotated.content), "three");
-        assert_eq!(runs(&count), opened + 2, "one run after the refusal");
+        assert_eq!(
+            runs(&count),
+            opened + 2,
+            "{transport}: one run after the refusal"
+        );
         s.close().await;
     });
 }

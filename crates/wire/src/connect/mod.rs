@@ -406,6 +406,8 @@ pub struct Connection {
     stdin: Option<stdio::StdinHandle>,
     client: Option<reqwest::Client>,
     url: Option<url::Url>,
+    /// A remote server's headers helper, asked again for each request.
+    helper: Option<crate::headers_helper::HelperSource>,
     monitor: Arc<Monitor>,
     /// Sees every message of every transport tried, from the first of the handshake.
     tap: Option<Arc<dyn MessageTap>>,
@@ -527,6 +529,7 @@ impl Connection {
             stdin: None,
             client: None,
             url: None,
+            helper: None,
             monitor: monitor.clone(),
             tap: None,
             relaunch: None,
@@ -549,10 +552,13 @@ impl Connection {
                 let client = http::build_client_for(&target.url, &target.headers, monitor.clone())?;
                 conn.client = Some(client.clone());
                 conn.url = Some(target.url.clone());
+                conn.helper = target.helper.clone();
                 match kind {
                     TransportKind::Sse => {
                         let transport =
-                            sse::SseTransport::connect(client, target.url.clone(), monitor).await?;
+                            sse::SseTransport::connect(client, target.url.clone(), monitor)
+                                .await?
+                                .with_helper(conn.helper.clone());
                         conn.pending = Some(Pending::Sse(transport));
                         conn.transport = TransportKind::Sse;
                     }
@@ -560,7 +566,7 @@ impl Connection {
                         // No connection yet: the first request opens it (one TCP connection for
                         // the whole exchange), and the monitor is told when it is made.
                         let shttp = http::Shttp::new(client, &target.url, monitor)
-                            .with_helper(target.helper.clone());
+                            .with_helper(conn.helper.clone());
                         conn.pending = Some(if kind == TransportKind::Auto {
                             Pending::Auto(shttp)
                         } else {
@@ -737,7 +743,8 @@ impl Connection {
                             .map_err(|sse| ConnectError::AutoFallback {
                                 status,
                                 sse: Box::new(sse),
-                            })?;
+                            })?
+                            .with_helper(self.helper.clone());
                         legacy_on_sse(self.tapped(sse), handler, steps)
                             .await
                             .map_err(ConnectError::Handshake)?

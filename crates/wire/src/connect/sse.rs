@@ -14,6 +14,7 @@ use url::Url;
 
 use super::http::{network_fault, target_of};
 use super::{ConnectError, HttpFault, MAX_MESSAGE, Monitor};
+use crate::headers_helper::HelperSource;
 
 /// One server-sent event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,6 +135,9 @@ pub struct SseTransport {
     client: reqwest::Client,
     endpoint: Url,
     monitor: Arc<Monitor>,
+    /// The server's headers helper: each POST carries its headers of the moment, and one
+    /// refused (401/403) with headers kept from before it is sent once more with new ones.
+    helper: Option<Arc<HelperSource>>,
     rx: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
     reader: tokio::task::JoinHandle<()>,
 }
@@ -304,9 +308,17 @@ impl SseTransport {
             client,
             endpoint,
             monitor,
+            helper: None,
             rx,
             reader,
         })
+    }
+
+    /// Messages are posted with `helper`'s headers of the moment (the server's headers helper,
+    /// if any; the stream itself was opened with the headers of then).
+    pub fn with_helper(mut self, helper: Option<HelperSource>) -> Self {
+        self.helper = helper.map(Arc::new);
+        self
     }
 
     /// The URL messages are posted to.
@@ -325,18 +337,43 @@ impl Transport<RoleClient> for SseTransport {
         let client = self.client.clone();
         let endpoint = self.endpoint.clone();
         let monitor = self.monitor.clone();
+        let helper = self.helper.clone();
         async move {
             let body = serde_json::to_vec(&item)?;
-            let response = client
-                .post(endpoint)
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| {
-                    monitor.record_http(network_fault(&e));
-                    SseTransportError::Request(e.to_string())
-                })?;
+            let post = |body: Vec<u8>| {
+                let (client, endpoint, monitor, helper) = (
+                    client.clone(),
+                    endpoint.clone(),
+                    monitor.clone(),
+                    helper.clone(),
+                );
+                async move {
+                    let mut request = client
+                        .post(endpoint)
+                        .header(reqwest::header::CONTENT_TYPE, "application/json")
+                        .body(body);
+                    if let Some(helper) = &helper {
+                        for (name, value) in
+                            helper.current().await.map_err(SseTransportError::Request)?
+                        {
+                            request = request.header(name, value.expose().as_str());
+                        }
+                    }
+                    request.send().await.map_err(|e| {
+                        monitor.record_http(network_fault(&e));
+                        SseTransportError::Request(e.to_string())
+                    })
+                }
+            };
+            let sent = std::time::Instant::now();
+            let mut response = post(body.clone()).await?;
+            if matches!(response.status().as_u16(), 401 | 403)
+                && helper
+                    .as_ref()
+                    .is_some_and(|helper| helper.expire_if_got_before(sent))
+            {
+                response = post(body).await?;
+            }
             let status = response.status();
             if status.is_success() {
                 return Ok(());
