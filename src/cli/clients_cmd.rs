@@ -472,10 +472,12 @@ fn detect(
 ) -> Result<(), CliError> {
     let statuses = detect_clients(servers.config().dir(), workspace);
     let all = crate::budget::all_server_tools(servers, false)?;
-    // The tools each client gets from its Plugboard entries (enabled tools of enabled servers).
+    let failing = crate::budget::failing_servers(servers, &all);
+    // The tools each client gets from its Plugboard entries (enabled tools of enabled servers
+    // that work).
     let exposed: Vec<usize> = statuses
         .iter()
-        .map(|s| crate::budget::exposed_tools(&all, &s.servers))
+        .map(|s| crate::budget::exposed_tools(&all, &s.servers, &failing))
         .collect();
     if json {
         #[derive(Serialize)]

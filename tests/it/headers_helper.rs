@@ -290,7 +290,11 @@ fn long_session_over(transport: &str, kind: plugboard::config::TransportKind, pa
         assert_eq!(opened, 1, "{transport}: one run to open the session");
         let first = s.call_tool(echo("one")).await.unwrap();
         assert_eq!(text(&first.content), "one");
-        assert_eq!(runs(&count), opened, "{transport}: kept while the ttl lasts");
+        assert_eq!(
+            runs(&count),
+            opened,
+            "{transport}: kept while the ttl lasts"
+        );
 
         tokio::time::sleep(TTL + Duration::from_millis(200)).await;
         let after_ttl = s.call_tool(echo("two")).await.unwrap();

@@ -7,6 +7,7 @@
 //! and the one-server mutations (unknown names change nothing, rename and re-install keep the
 //! state).
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -301,7 +302,7 @@ fn the_budget_of_server_everything_matches_a_reference_count_and_drops_by_a_tool
     assert_eq!(budget["tools"], EVERYTHING_TOOLS);
     assert_eq!(
         budget["servers"],
-        json!([{"name": "everything", "tokens": total, "tools": EVERYTHING_TOOLS}])
+        json!([{"name": "everything", "tokens": total, "tools": EVERYTHING_TOOLS, "failing": false}])
     );
     assert_eq!(budget["clients"], json!([]));
 
@@ -387,6 +388,8 @@ fn the_budget_of_server_everything_matches_a_reference_count_and_drops_by_a_tool
     );
 }
 
+/// Unknown tool names change nothing; switches survive a rename and a reinstall; a server never
+/// tested has no figures in the budget, and one that worked and now fails is not counted.
 #[test]
 fn unknown_tool_names_change_nothing_and_state_survives_rename_and_reinstall() {
     let home = Home::new();
@@ -472,7 +475,50 @@ fn unknown_tool_names_change_nothing_and_state_survives_rename_and_reinstall() {
         .unwrap();
     assert_eq!(
         fresh,
-        &json!({"name": "fresh", "tokens": null, "tools": null})
+        &json!({"name": "fresh", "tokens": null, "tools": null, "failing": false})
+    );
+
+    // A server that worked and now fails keeps its figures, but they are not counted.
+    let dir = tempfile::tempdir().unwrap();
+    let switch = dir.path().join("works");
+    let wrapper = dir.path().join("flaky-server");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n[ -e '{}' ] || {{ echo 'it broke' >&2; exit 1; }}\nexec '{}' \"$@\"\n",
+            switch.display(),
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(&switch, "").unwrap();
+    let add = home.run(&[
+        "add",
+        "flaky",
+        "--no-sandbox",
+        "--stdio",
+        "--",
+        wrapper.to_str().unwrap(),
+    ]);
+    assert_code(&add, 0);
+    let before = json_out(&home.run(&["budget", "--json"]));
+    std::fs::remove_file(&switch).unwrap();
+    assert_code(&home.run(&["test", "flaky"]), 1);
+    let after = json_out(&home.run(&["budget", "--json"]));
+    let flaky = after["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "flaky")
+        .unwrap()
+        .clone();
+    assert_eq!(flaky["failing"], true, "{after:#}");
+    assert!(flaky["tools"].as_u64().unwrap() > 0, "{flaky}");
+    assert_eq!(
+        after["tools"].as_u64().unwrap(),
+        before["tools"].as_u64().unwrap() - flaky["tools"].as_u64().unwrap(),
+        "{after:#}"
     );
 }
 

@@ -4,7 +4,11 @@
 //! against that client's tool cap (VS Code 128 per chat, Cursor 40).
 //!
 //! Figures come from each server's last test (nothing is started). A server never tested has
-//! no figures (`null`). The JSON of [`Budget`] is a contract (docs/cli.md).
+//! no figures (`null`); one whose last test failed keeps the figures of its last listing but
+//! is not counted (a client gets none of its tools while it fails). The JSON of [`Budget`] is a
+//! contract (docs/cli.md).
+
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 
@@ -30,6 +34,8 @@ pub struct ServerBudget {
     pub tokens: Option<usize>,
     /// How many of its tools are enabled; `None` when it was never tested.
     pub tools: Option<usize>,
+    /// Its last test failed: its figures (from its last listing) are not in the totals.
+    pub failing: bool,
 }
 
 /// One client that launches Plugboard servers.
@@ -83,16 +89,26 @@ pub fn all_server_tools(
 }
 
 /// The tools a client's Plugboard entries expose: the enabled tools of the enabled servers
-/// among `launched`.
-pub fn exposed_tools(all: &[ServerTools], launched: &[String]) -> usize {
+/// among `launched` (but those `failing`).
+pub fn exposed_tools(
+    all: &[ServerTools],
+    launched: &[String],
+    failing: &BTreeSet<String>,
+) -> usize {
     all.iter()
-        .filter(|s| s.server_enabled && launched.contains(&s.server))
+        .filter(|s| {
+            s.server_enabled && launched.contains(&s.server) && !failing.contains(&s.server)
+        })
         .map(|s| s.enabled)
         .sum()
 }
 
-fn client_budget(all: &[ServerTools], status: &ClientStatus) -> ClientBudget {
-    let tools = exposed_tools(all, &status.servers);
+fn client_budget(
+    all: &[ServerTools],
+    status: &ClientStatus,
+    failing: &BTreeSet<String>,
+) -> ClientBudget {
+    let tools = exposed_tools(all, &status.servers, failing);
     let cap = tool_cap(status.client);
     ClientBudget {
         client: status.client.id().to_string(),
@@ -102,9 +118,15 @@ fn client_budget(all: &[ServerTools], status: &ClientStatus) -> ClientBudget {
     }
 }
 
-/// The budget from `all` (every server's tools) and `clients` (the known clients' files).
-/// With `only`, just that client: the servers its Plugboard entries launch, and its line.
-pub fn compute(all: &[ServerTools], clients: &[ClientStatus], only: Option<ClientKind>) -> Budget {
+/// The budget from `all` (every server's tools), `clients` (the known clients' files) and
+/// `failing` (the servers whose last test failed). With `only`, just that client: the servers
+/// its Plugboard entries launch, and its line.
+pub fn compute(
+    all: &[ServerTools],
+    clients: &[ClientStatus],
+    only: Option<ClientKind>,
+    failing: &BTreeSet<String>,
+) -> Budget {
     let launched: Option<&[String]> =
         only.map(|kind| match clients.iter().find(|c| c.client == kind) {
             Some(status) => status.servers.as_slice(),
@@ -120,6 +142,7 @@ pub fn compute(all: &[ServerTools], clients: &[ClientStatus], only: Option<Clien
                 name: s.server.clone(),
                 tokens: tested.then_some(s.tokens),
                 tools: tested.then_some(s.enabled),
+                failing: failing.contains(&s.server),
             }
         })
         .collect();
@@ -129,11 +152,12 @@ pub fn compute(all: &[ServerTools], clients: &[ClientStatus], only: Option<Clien
             Some(kind) => c.client == kind,
             None => !c.servers.is_empty(),
         })
-        .map(|c| client_budget(all, c))
+        .map(|c| client_budget(all, c, failing))
         .collect();
+    let counted = || servers.iter().filter(|s| !s.failing);
     Budget {
-        tokens: servers.iter().filter_map(|s| s.tokens).sum(),
-        tools: servers.iter().filter_map(|s| s.tools).sum(),
+        tokens: counted().filter_map(|s| s.tokens).sum(),
+        tools: counted().filter_map(|s| s.tools).sum(),
         servers,
         clients,
     }
@@ -143,7 +167,21 @@ pub fn compute(all: &[ServerTools], clients: &[ClientStatus], only: Option<Clien
 pub fn budget(servers: &Servers, only: Option<ClientKind>) -> Result<Budget, ToolsError> {
     let all = all_server_tools(servers, true)?;
     let clients = crate::clients::detect(servers.config().dir(), None);
-    Ok(compute(&all, &clients, only))
+    Ok(compute(
+        &all,
+        &clients,
+        only,
+        &failing_servers(servers, &all),
+    ))
+}
+
+/// The servers among `all` whose last test failed.
+pub fn failing_servers(servers: &Servers, all: &[ServerTools]) -> BTreeSet<String> {
+    let health = crate::health::HealthStore::in_config_dir(servers.config().dir());
+    all.iter()
+        .filter(|s| health.get(&s.server).is_some_and(|r| !r.result.ok))
+        .map(|s| s.server.clone())
+        .collect()
 }
 
 #[cfg(test)]
@@ -210,7 +248,7 @@ mod tests {
             status(ClientKind::Vscode, &["big"]),
             status(ClientKind::ClaudeCode, &[]),
         ];
-        let budget = compute(&all, &clients, None);
+        let budget = compute(&all, &clients, None, &BTreeSet::new());
         assert_eq!(budget.tools, 44);
         assert_eq!(budget.tokens, all[0].tokens);
         assert_eq!(
@@ -218,7 +256,8 @@ mod tests {
             ServerBudget {
                 name: "new".into(),
                 tokens: None,
-                tools: None
+                tools: None,
+                failing: false
             }
         );
         assert_eq!(
@@ -236,7 +275,7 @@ mod tests {
             }
         );
         assert!(!budget.clients[1].over);
-        let cursor = compute(&all, &clients, Some(ClientKind::Cursor));
+        let cursor = compute(&all, &clients, Some(ClientKind::Cursor), &BTreeSet::new());
         assert_eq!(cursor.servers.len(), 1);
         assert_eq!(cursor.clients.len(), 1);
         let json = serde_json::to_value(&budget).unwrap();
@@ -246,7 +285,17 @@ mod tests {
             k
         };
         assert_eq!(keys(&json), ["clients", "servers", "tokens", "tools"]);
-        assert_eq!(keys(&json["servers"][0]), ["name", "tokens", "tools"]);
+        assert_eq!(
+            keys(&json["servers"][0]),
+            ["failing", "name", "tokens", "tools"]
+        );
+        // A server whose last test failed keeps its figures but is not counted, nor given to
+        // the clients that launch it.
+        let failing = BTreeSet::from(["big".to_owned()]);
+        let broken = compute(&all, &clients, None, &failing);
+        assert!(broken.servers[0].failing && broken.servers[0].tools == Some(44));
+        assert_eq!((broken.tools, broken.tokens), (0, 0));
+        assert_eq!(broken.clients[0].tools, 0);
         assert_eq!(
             keys(&json["clients"][0]),
             ["cap", "client", "over", "tools"]

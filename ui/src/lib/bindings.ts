@@ -1375,6 +1375,8 @@ export type ServerBudgetView = {
 	name: string,
 	tokens: number | null,
 	tools: number | null,
+	/**  Its last test failed: its figures are not in the totals. */
+	failing: boolean,
 };
 
 /**  One installed server in full, for the detail view. */

@@ -29,10 +29,15 @@ describe("test progress", () => {
     expect(formatMs(12)).toBe("12 ms");
     expect(formatMs(1500)).toBe("1.5 s");
     expect(formatMs(42000)).toBe("42 s");
-    expect(stageLabel("tools/list")).toBe("List tools");
-    expect(stageLabel("discover")).toBe("Discover (server/discover)");
-    expect(stageLabel("initialize")).toBe("Initialize (legacy handshake)");
+    expect(stageLabel("tools/list")).toBe("Listing its tools");
+    expect(stageLabel("discover")).toBe("Reaching the server");
+    expect(stageLabel("initialize")).toBe("Opening the session (older protocol)");
     expect(stageLabel("mystery")).toBe("mystery");
+    // A stdio server's first answer is its start-up, with the download of a package runner.
+    expect(stageLabel("connect", "")).toBe("Launching the command");
+    expect(stageLabel("discover", "")).toBe("Starting the server");
+    expect(stageLabel("discover", "npx -y @modelcontextprotocol/server-everything")).toBe("Starting the server (npx downloads the package on its first run)");
+    expect(stageLabel("discover", "docker run -i --rm mcp/time")).toBe("Starting the server (Docker pulls the image on its first run)");
   });
 
   it("explains a slow start by the program that downloads the server", () => {

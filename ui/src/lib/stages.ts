@@ -14,18 +14,29 @@ export const STAGES = [
 ] as const;
 
 const LABELS: Record<string, string> = {
-  resolve: "Resolve configuration",
-  connect: "Connect",
-  discover: "Discover (server/discover)",
-  initialize: "Initialize (legacy handshake)",
-  "tools/list": "List tools",
-  "resources/list": "List resources",
-  "prompts/list": "List prompts",
-  credential_probe: "Verify credentials",
-  close: "Close",
+  resolve: "Reading the settings",
+  connect: "Connecting",
+  discover: "Reaching the server",
+  initialize: "Opening the session (older protocol)",
+  "tools/list": "Listing its tools",
+  "resources/list": "Listing its resources",
+  "prompts/list": "Listing its prompts",
+  credential_probe: "Checking the credentials",
+  close: "Closing",
 };
 
-export function stageLabel(stage: string): string {
+/**
+ * A stage in words a user knows. For a stdio server (`command`: the command line it runs, `""`
+ * when not known) the wait for its first answer is its start-up, which includes the download
+ * when a package runner fetches it; for a remote one (`command` null) it is reaching the URL.
+ */
+export function stageLabel(stage: string, command: string | null = null): string {
+  if (command !== null && stage === "connect") return "Launching the command";
+  if (command !== null && stage === "discover") {
+    const runner = downloader(command);
+    if (runner === "docker") return "Starting the server (Docker pulls the image on its first run)";
+    return runner ? `Starting the server (${runner} downloads the package on its first run)` : "Starting the server";
+  }
   return LABELS[stage] ?? stage;
 }
 

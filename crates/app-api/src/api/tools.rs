@@ -171,6 +171,8 @@ pub struct ServerBudgetView {
     pub name: String,
     pub tokens: Option<u32>,
     pub tools: Option<u32>,
+    /// Its last test failed: its figures are not in the totals.
+    pub failing: bool,
 }
 
 /// One client that launches Plugboard servers, against its tool cap.
@@ -228,6 +230,7 @@ impl From<&Budget> for BudgetView {
                     name: s.name.clone(),
                     tokens: s.tokens.map(count),
                     tools: s.tools.map(count),
+                    failing: s.failing,
                 })
                 .collect(),
             clients: b

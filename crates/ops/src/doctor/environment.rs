@@ -41,7 +41,7 @@ pub async fn check(servers: &Servers, catalog: &Catalog) -> Vec<Finding> {
         if ready && !problems {
             out.push(Finding::info(
                 "environment.runtime_ok",
-                format!("{} is ready: `{program}` works", runtime.label),
+                format!("the {} runtime is ready: `{program}` works", runtime.label),
             ));
             continue;
         }
