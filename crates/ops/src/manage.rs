@@ -565,25 +565,7 @@ pub struct ServerView {
     pub error: Option<String>,
 }
 
-/// Whether a plain value's name suggests the user pasted a secret into it.
-pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "API_KEY",
-        "APIKEY",
-        "_KEY",
-        "AUTH",
-        "CREDENTIAL",
-        "PRIVATE",
-    ]
-    .iter()
-    .any(|w| upper.contains(w))
-        || upper.ends_with("KEY")
-}
+pub use crate::secret_shapes::looks_secret;
 
 impl ServerView {
     pub fn new(name: &str, server: &ServerConfig, store: Option<&dyn SecretStore>) -> ServerView {

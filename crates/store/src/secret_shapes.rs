@@ -1,9 +1,31 @@
-//! What a secret looks like when nobody labelled it: the token shapes the redactor knows
-//! (`ghp_…`, `sk_live_…`, `xoxb-…`, JSON Web Tokens, …) and long random-looking runs. Used where
-//! a value arrives without a field that says "secret" (another client's file on import).
+//! What a secret looks like when nobody labelled it: a name that says so (`…_TOKEN`, `API_KEY`),
+//! the token shapes the redactor knows (`ghp_…`, `sk_live_…`, `xoxb-…`, JSON Web Tokens, …) and
+//! long random-looking runs. Used where a value arrives without a field that says "secret"
+//! (another client's file on import, a plain env value, a form field nobody marked).
 //! A guess on the safe side: a non-secret taken for one is only kept in the keyring.
 
 use crate::redact::Redactor;
+
+/// Whether a plain value's name (an environment variable, a header, a form field) suggests it
+/// holds a secret.
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "_KEY",
+        "AUTH",
+        "CREDENTIAL",
+        "PRIVATE",
+    ]
+    .iter()
+    .any(|w| upper.contains(w))
+        || upper.ends_with("KEY")
+}
 
 /// Whether `value` looks like a credential: a provider's token or a JSON Web Token (the
 /// shapes the redactor knows), or a long run of letters and digits mixed like random bytes.

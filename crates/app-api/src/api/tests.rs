@@ -105,7 +105,8 @@ fn cards_follow_popularity_filters_and_installs() {
     );
     let form = api.install_form("fixture", None).unwrap();
     assert_eq!(form.suggested_name, "fixture-2");
-    assert!(form.spec.fields[0].secret && form.spec.fields[0].secret_toggle);
+    // A secret field is always kept in the keyring: no switch to turn that off.
+    assert!(form.spec.fields[0].secret && !form.spec.fields[0].secret_toggle);
     let form = api.install_form("remote", Some("oauth")).unwrap();
     assert_eq!(form.spec.oauth, Some(OAuthKind::Dynamic));
     assert_eq!(form.spec.options.len(), 2);

@@ -1,7 +1,7 @@
 //! The machine itself, before (or besides) any server: are the runtimes that catalog entries
 //! start with there and recent enough (Node.js for `npx`, uv for `uvx`, Docker and its daemon,
-//! Python), and does the secret store work. A missing runtime is a warning here, with the number
-//! of catalog entries that need it: it matters only for those.
+//! Python), and does the secret store work. A missing runtime is a warning here, naming the
+//! catalog entries that need it: it matters only for those.
 
 use super::{Finding, Severity, command};
 use crate::catalog::{Catalog, CatalogTransport};
@@ -11,8 +11,8 @@ use crate::manage::Servers;
 /// The programs checked, in the order shown.
 const PROGRAMS: [&str; 4] = ["npx", "uvx", "docker", "python3"];
 
-/// How many catalog entries start a stdio server with a program of `runtime`.
-fn entries_needing(catalog: &Catalog, runtime: &str) -> usize {
+/// The names of the catalog entries that start a stdio server with a program of `runtime`.
+fn entries_needing(catalog: &Catalog, runtime: &str) -> Vec<String> {
     catalog
         .entries()
         .iter()
@@ -24,7 +24,8 @@ fn entries_needing(catalog: &Catalog, runtime: &str) -> usize {
                 _ => false,
             })
         })
-        .count()
+        .map(|e| e.name.clone())
+        .collect()
 }
 
 /// Findings about this machine's runtimes and secret store.
@@ -45,10 +46,16 @@ pub async fn check(servers: &Servers, catalog: &Catalog) -> Vec<Finding> {
             ));
             continue;
         }
-        let uses = match needed {
-            0 => String::new(),
-            1 => "; 1 catalog entry needs it".to_owned(),
-            n => format!("; {n} catalog entries need it"),
+        let uses = match needed.as_slice() {
+            [] => String::new(),
+            [one] => format!("; the catalog entry {one} needs it"),
+            [a, b] => format!("; the catalog entries {a} and {b} need it"),
+            [a, b, c] => format!("; the catalog entries {a}, {b} and {c} need it"),
+            [a, b, c, rest @ ..] => format!(
+                "; {} catalog entries need it ({a}, {b}, {c} and {} more)",
+                needed.len(),
+                rest.len()
+            ),
         };
         for mut finding in found.into_iter().filter(|f| f.severity != Severity::Info) {
             finding.severity = Severity::Warning;

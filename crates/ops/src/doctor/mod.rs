@@ -303,8 +303,11 @@ async fn explain(name: &str, server: &ServerConfig, result: &TestResult, out: &m
         out.push(Finding::info(
             "probe.ok",
             format!(
-                "{what}: {} tools over {}",
-                result.tools.len(),
+                "{what}: {} over {}",
+                match result.tools.len() {
+                    1 => "1 tool".to_owned(),
+                    n => format!("{n} tools"),
+                },
                 result.transport.label()
             ),
         ));

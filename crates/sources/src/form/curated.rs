@@ -12,6 +12,7 @@ use super::template::Template;
 use crate::catalog::{CatalogAuth, CatalogTransport, ConnectionOption, Entry, Field, FieldKind};
 use crate::config::TransportKind;
 use plugboard_sandbox::Access;
+use plugboard_store::secret_shapes::looks_secret;
 
 /// The blueprint of a catalog entry.
 pub fn blueprint(entry: &Entry) -> Blueprint {
@@ -26,6 +27,12 @@ pub fn blueprint(entry: &Entry) -> Blueprint {
 
 fn field(f: &Field, target: FieldTarget) -> FormField {
     let password = f.kind == FieldKind::Password;
+    // A secret field is always kept in the keyring; a plain one may be (and is unless the user
+    // says otherwise) when its name says it could hold a credential (not a path, an ID or a
+    // host).
+    let toggle = target != FieldTarget::Arg
+        && f.kind == FieldKind::Text
+        && (looks_secret(&f.key) || looks_secret(&f.label));
     let (input, picker) = match f.kind {
         FieldKind::Text => (InputKind::Text, None),
         FieldKind::Password => (InputKind::Password, None),
@@ -39,8 +46,8 @@ fn field(f: &Field, target: FieldTarget) -> FormField {
         target,
         input,
         required: f.required,
-        secret: password && target != FieldTarget::Arg,
-        secret_toggle: target != FieldTarget::Arg && picker.is_none(),
+        secret: (password || toggle) && target != FieldTarget::Arg,
+        secret_toggle: toggle,
         placeholder: f.placeholder.clone(),
         help: f.help.clone(),
         default: f.default.clone(),
@@ -185,5 +192,57 @@ fn credential_field(credential: &crate::catalog::Credential) -> FormField {
             &credential.label,
             FieldTarget::Credential,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog_field(key: &str, label: &str, kind: FieldKind) -> Field {
+        Field {
+            key: key.into(),
+            label: label.into(),
+            kind,
+            required: false,
+            placeholder: None,
+            help: None,
+            default: None,
+            access: None,
+        }
+    }
+
+    /// One look for secrets: a secret field is always kept in the keyring (no switch); a plain
+    /// field whose name says it may hold a credential goes there unless the user switches it
+    /// off; an ID, a host or a path never gets the switch.
+    #[test]
+    fn only_fields_that_may_hold_a_credential_offer_the_keyring_switch() {
+        let shown = |key: &str, label: &str, kind: FieldKind| {
+            let f = field(&catalog_field(key, label, kind), FieldTarget::Env);
+            (f.secret, f.secret_toggle)
+        };
+        assert_eq!(
+            shown("GITHUB_TOKEN", "Token", FieldKind::Password),
+            (true, false)
+        );
+        assert_eq!(
+            shown("SLACK_TEAM_ID", "Workspace ID", FieldKind::Text),
+            (false, false)
+        );
+        assert_eq!(shown("DB_HOST", "Host", FieldKind::Text), (false, false));
+        assert_eq!(
+            shown("MEMORY_FILE_PATH", "Memory file", FieldKind::File),
+            (false, false)
+        );
+        assert_eq!(
+            shown("SERVICE_KEY", "Service key", FieldKind::Text),
+            (true, true)
+        );
+        assert_eq!(shown("X", "API token", FieldKind::Text), (true, true));
+        let arg = field(
+            &catalog_field("API_TOKEN", "API token", FieldKind::Text),
+            FieldTarget::Arg,
+        );
+        assert!(!arg.secret_toggle && !arg.secret);
     }
 }

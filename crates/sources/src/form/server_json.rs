@@ -19,6 +19,7 @@
 //!   becomes a field named after it, secret and required as the value it is in; a header with
 //!   no value becomes a field named after the header.
 
+use plugboard_store::secret_shapes::looks_secret;
 use std::collections::BTreeMap;
 
 use super::blueprint::{
@@ -223,12 +224,17 @@ fn input_field(key: &str, label: &str, input: &Input, target: FieldTarget) -> Fo
     if input.is_secret && matches!(input_kind, InputKind::Text | InputKind::FilePath) {
         input_kind = InputKind::Password;
     }
-    let toggle = matches!(target, FieldTarget::Env | FieldTarget::Header);
+    // A plain field may be kept in the keyring (and is unless the user says otherwise) when its
+    // name says it could hold a credential.
+    let toggle = matches!(target, FieldTarget::Env | FieldTarget::Header)
+        && input_kind == InputKind::Text
+        && !input.is_secret
+        && (looks_secret(key) || looks_secret(label));
     FormField {
         input: input_kind,
         required: input.is_required,
-        secret: input.is_secret,
-        secret_toggle: toggle && !input.is_secret,
+        secret: input.is_secret || toggle,
+        secret_toggle: toggle,
         placeholder: input.placeholder.clone(),
         help: input.description.clone(),
         default: input.default.clone(),
