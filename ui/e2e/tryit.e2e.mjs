@@ -165,6 +165,32 @@ export async function tryItTab() {
     if (!shown.includes("Research Report: python (programming)")) throw new Error(`the task's answer did not reach the server: ${shown.slice(0, 300)}`);
   });
 
+  await step("try it: a resource is read beside its list; a prompt marks its required argument and says why it waits", async () => {
+    await (await s.find('[data-testid="tryit-tab-resources"]')).click();
+    await (await s.waitFor('[data-testid="read-resource"]')).click();
+    await s.waitFor('[data-testid="read-result"]', { timeout: 20000, what: "the resource's content" });
+    const beside = await s.execute(
+      "const list = document.querySelector('[data-testid=\"tryit-resources\"] .lists').getBoundingClientRect();" +
+        "const read = document.querySelector('[data-testid=\"read-result\"]').getBoundingClientRect();" +
+        "return innerWidth < 960 || (read.left >= list.right - 1 && read.top < list.top + 200);",
+    );
+    if (!beside) throw new Error("the resource's content is not beside the list");
+    await shot("28a-tryit-resource-beside");
+    await (await s.find('[data-testid="tryit-tab-prompts"]')).click();
+    await (await s.waitFor('[data-testid="prompt-item"][data-prompt="args-prompt"]')).click();
+    await s.waitFor('[data-testid="required-city"]', { what: "the required argument marked" });
+    const get = await s.find('[data-testid="get-prompt"]');
+    if ((await get.prop("disabled")) !== true) throw new Error("Get prompt is enabled without its required argument");
+    const why = await (await s.waitFor('[data-testid="prompt-missing"]')).text();
+    if (!why.includes("city")) throw new Error(`the disabled button does not say why: ${why}`);
+    await shot("28b-tryit-prompt-required");
+    await fill('[data-testid="arg-city"]', "Lisbon");
+    await s.waitGone('[data-testid="prompt-missing"]');
+    await (await s.find('[data-testid="get-prompt"]')).click();
+    const messages = await (await s.waitFor('[data-testid="prompt-result"]', { timeout: 20000, what: "the prompt's messages" })).text();
+    if (!messages.includes("Lisbon")) throw new Error(`the prompt's messages: ${messages.slice(0, 200)}`);
+  });
+
   await step("try it: the trace panel shows every message with timings and sizes", async () => {
     await (await s.find('[data-testid="tryit-tab-trace"]')).click();
     await s.waitFor('[data-testid="trace-row"][data-method="elicitation/create"]', { what: "the server's elicitation request in the trace" });
