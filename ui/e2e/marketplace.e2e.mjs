@@ -19,6 +19,11 @@ export async function marketplace() {
     if (first !== "e2e-fixture") throw new Error(`most popular first: got ${first}`);
     const t = await cards[0].text();
     if (!t.includes("stdio")) throw new Error(`transport label missing: ${t}`);
+    // Descriptions end on a whole line: no card shows part of a fourth.
+    const cut = await s.execute(
+      "return [...document.querySelectorAll('[data-testid=\"catalog-card\"] .desc')].filter((d) => { const lh = parseFloat(getComputedStyle(d).lineHeight); return d.getBoundingClientRect().height > lh * 3 + 1 || Math.abs(d.getBoundingClientRect().height / lh - Math.round(d.getBoundingClientRect().height / lh)) > 0.05; }).map((d) => d.textContent.slice(0, 40));",
+    );
+    if (cut.length) throw new Error(`descriptions cut through a line: ${cut.join(" | ")}`);
     await shot("01-marketplace");
   });
 

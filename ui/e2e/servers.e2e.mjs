@@ -52,6 +52,14 @@ export async function installedServers() {
     await s.waitFor('[data-testid="tools"] li');
     const tools = await text('[data-testid="tools"]');
     if (!tools.includes("mcp__fx__")) throw new Error(`no adapted names: ${tools.slice(0, 200)}`);
+    // The header shows the whole verdict, and the Enabled switch sits with the actions.
+    const header = await s.execute(
+      "const label = document.querySelector('[data-testid=\"server-detail\"] [data-testid=\"health\"] .label');" +
+        "const sw = document.querySelector('[data-testid=\"server-detail\"] .head-actions .row [role=\"switch\"]');" +
+        "return { cut: label.scrollWidth > label.clientWidth + 1, withActions: !!sw };",
+    );
+    if (header.cut) throw new Error("the detail header cuts its verdict short");
+    if (!header.withActions) throw new Error("the Enabled switch is not with the actions");
     await shot("07-detail");
   });
 
