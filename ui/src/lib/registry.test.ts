@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RegistryStatus, RegistryView } from "./ipc";
-import { listingText, offlineText, syncFraction, syncText } from "./registry";
+import { listingText, offlineNotice, syncFraction, syncText } from "./registry";
 
 const view = (over: Partial<RegistryView> = {}): RegistryView => ({
   url: "https://registry.example",
@@ -41,9 +41,19 @@ describe("registry status text", () => {
     expect(listingText(status({ registries: [view({ cached: false, servers: 0, age: null })], servers: 0 }))).toMatch(/sync/);
   });
 
-  it("tells the user when the list is the cache", () => {
-    expect(offlineText(status())).toBeNull();
+  it("tells the user when the list is the cache, in a few words and in full", () => {
+    expect(offlineNotice(status())).toBeNull();
     const off = status({ offline: true, registries: [view({ error: "dns error", hint: "check" })] });
-    expect(offlineText(off)).toBe("Offline: https://registry.example could not be reached. Showing its 1,108 servers cached 3 hours ago.");
+    expect(offlineNotice(off)).toEqual({
+      short: "Couldn't reach registry.example",
+      full: "https://registry.example could not be reached. Its 1,108 servers are shown as they were 3 hours ago.",
+      key: "https://registry.example\ndns error",
+    });
+    // Another registry synced: its servers are what is shown.
+    const other = status({
+      registries: [view({ error: "dns error", cached: false, servers: 0, age: null }), view({ url: "https://company.example" })],
+      servers: 1108,
+    });
+    expect(offlineNotice(other)?.full).toBe("https://registry.example could not be reached. Nothing of it is cached yet; the 1,108 servers of the other registries are shown.");
   });
 });

@@ -30,11 +30,29 @@ export function listingText(status: RegistryStatus): string {
   return `${n} registry ${status.servers === 1 ? "server" : "servers"}${age}`;
 }
 
-/** The offline notice: which registry could not be reached, why, and what is shown instead. */
-export function offlineText(status: RegistryStatus): string | null {
+/** The offline notice: which registry could not be reached (the first), in a few words for the
+ * registry line, and in full (what is shown instead) for its details; `key` says which failure
+ * it is, so that a notice the user dismissed stays dismissed until something else fails. */
+export function offlineNotice(status: RegistryStatus): { short: string; full: string; key: string } | null {
   const failed = status.registries.filter((r) => r.error);
   if (!failed.length) return null;
   const r = failed[0];
-  const shown = r.cached ? `Showing its ${r.servers.toLocaleString("en-US")} servers cached ${r.age ?? "earlier"} ago.` : "Nothing of it is cached yet.";
-  return `Offline: ${r.url} could not be reached. ${shown}`;
+  let host = r.url;
+  try {
+    host = new URL(r.url).host;
+  } catch {
+    // not a URL: shown as it is
+  }
+  const others = status.servers - (r.cached ? r.servers : 0);
+  const shown = r.cached
+    ? `Its ${r.servers.toLocaleString("en-US")} servers are shown as they were ${r.age ?? "earlier"} ago.`
+    : others > 0
+      ? `Nothing of it is cached yet; the ${others.toLocaleString("en-US")} servers of the other registries are shown.`
+      : "Nothing of it is cached yet.";
+  const more = failed.length > 1 ? ` (and ${failed.length - 1} more)` : "";
+  return {
+    short: `Couldn't reach ${host}${more}`,
+    full: `${r.url} could not be reached. ${shown}`,
+    key: `${r.url}\n${r.error}`,
+  };
 }
