@@ -6,6 +6,8 @@ pub const COMMANDS: &[&str] = &[
     "marketplace",
     "registry_status",
     "registry_sync",
+    "add_registry",
+    "remove_registry",
     "categories",
     "install_form",
     "edit_form",

@@ -73,6 +73,20 @@ pub fn registry_sync(api: State<'_, Arc<Api>>, full: bool) -> RegistryStatus {
     api.registry_sync(full)
 }
 
+/// Read another registry too, then sync it.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn add_registry(api: State<'_, Arc<Api>>, url: String) -> Res<RegistryStatus> {
+    api.add_registry(&url)
+}
+
+/// Stop reading a registry: its servers leave the marketplace.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn remove_registry(api: State<'_, Arc<Api>>, url: String) -> Res<RegistryStatus> {
+    api.remove_registry(&url)
+}
+
 #[tauri::command(async)]
 #[specta::specta]
 pub fn categories(api: State<'_, Arc<Api>>) -> Res<Vec<CategoryCount>> {

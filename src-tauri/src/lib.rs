@@ -29,6 +29,8 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::marketplace,
             commands::registry_status,
             commands::registry_sync,
+            commands::add_registry,
+            commands::remove_registry,
             commands::categories,
             commands::install_form,
             commands::edit_form,

@@ -192,6 +192,8 @@ fn no_stored_secret_ever_crosses_ipc() {
             json!({"query": "fix", "category": "developer-tools", "filter": "installed"}),
         ),
         ("categories", json!({})),
+        // A registry URL that is not one is refused at the field (and the list is unchanged).
+        ("add_registry", json!({"url": "ftp://registry.example"})),
         ("edit_form", json!({"name": "fx"})),
         (
             "install_form",
@@ -326,7 +328,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 11, "the eleven bad calls fail: {answers:#?}");
+    assert_eq!(errors, 12, "the twelve bad calls fail: {answers:#?}");
     assert!(
         answers
             .iter()

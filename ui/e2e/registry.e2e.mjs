@@ -43,6 +43,27 @@ export async function registry() {
     await s.execute("document.getElementById('main').scrollTop = 0");
   });
 
+  await step("registries in the app: a bad URL refused at the field, a registry removed and added back", async () => {
+    await (await s.find('[data-testid="registries-manage"]')).click();
+    await s.waitFor('[data-testid="registries-dialog"]');
+    const row = `[data-testid="registry-row"][data-url="${registryUrl}"]`;
+    if (!(await text(row)).includes("from PLUGBOARD_REGISTRY_URL")) throw new Error(`the registry's origin: ${await text(row)}`);
+    await fill('[data-testid="registry-url"]', "ftp://registry.example");
+    await (await s.find('[data-testid="registry-add"]')).click();
+    const refused = await text('[data-testid="registry-error"]');
+    if (!refused.includes("ftp://registry.example")) throw new Error(`the bad URL: ${refused}`);
+    await shot("06c-registries-dialog");
+    const marketCount = async () => Number((await text('[data-testid="market-count"]')).replace(/[^0-9]/g, ""));
+    await (await s.find(`${row} [data-testid="registry-remove"]`)).click();
+    await s.waitGone(row);
+    await s.waitUntil(async () => (await marketCount()) < 200, { what: "the registry's servers gone from the marketplace" });
+    await fill('[data-testid="registry-url"]', registryUrl);
+    await (await s.find('[data-testid="registry-add"]')).click();
+    await s.waitFor(row, { what: "the registry back in the list" });
+    await (await s.find('[data-testid="registries-dialog"] .close')).click();
+    await s.waitUntil(async () => (await marketCount()) > 1000, { timeout: 30000, what: "its servers back after the sync" });
+  });
+
   await step("registry: install a server from the registry, its secret in the keyring only", async () => {
     await fill('[data-testid="market-search"]', "tmdb movie");
     const entry = '[data-entry="io.github.tcehjaava/tmdb-mcp-server"]';

@@ -13,6 +13,10 @@ export const commands = {
 	registryStatus: () => __TAURI_INVOKE<RegistryStatus>("registry_status"),
 	/**  Start a background sync of the registries; poll `registry_status` for its progress. */
 	registrySync: (full: boolean) => __TAURI_INVOKE<RegistryStatus>("registry_sync", { full }),
+	/**  Read another registry too, then sync it. */
+	addRegistry: (url: string) => typedError<RegistryStatus, ApiError>(__TAURI_INVOKE("add_registry", { url })),
+	/**  Stop reading a registry: its servers leave the marketplace. */
+	removeRegistry: (url: string) => typedError<RegistryStatus, ApiError>(__TAURI_INVOKE("remove_registry", { url })),
 	categories: () => typedError<CategoryCount[], ApiError>(__TAURI_INVOKE("categories")),
 	installForm: (entryId: string, optionId: string | null) => typedError<InstallForm, ApiError>(__TAURI_INVOKE("install_form", { entryId, optionId })),
 	/**

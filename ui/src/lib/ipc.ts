@@ -144,6 +144,10 @@ export const api = {
       throw toFailure(e);
     }
   },
+  /** Read another registry too, then sync it (its servers join the marketplace). */
+  addRegistry: (url: string): Promise<RegistryStatus> => unwrap(() => commands.addRegistry(url)),
+  /** Stop reading a registry: its servers leave the marketplace. */
+  removeRegistry: (url: string): Promise<RegistryStatus> => unwrap(() => commands.removeRegistry(url)),
   installForm: (entryId: string, optionId: string | null): Promise<InstallForm> =>
     unwrap(() => commands.installForm(entryId, optionId)),
   /** The install form of an installed server, filled as it was installed; `null`: edit it in the raw editor. */

@@ -56,3 +56,15 @@ export function offlineNotice(status: RegistryStatus): { short: string; full: st
     key: `${r.url}\n${r.error}`,
   };
 }
+
+/** Where a registry of the list comes from, in words. */
+export function originLabel(origin: string): string {
+  return (
+    {
+      default: "the official MCP Registry",
+      environment: "from PLUGBOARD_REGISTRY_URL",
+      settings: "added by you",
+      policy: "set by your organisation",
+    } as Record<string, string>
+  )[origin] ?? origin;
+}

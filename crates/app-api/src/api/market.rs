@@ -321,6 +321,22 @@ impl Api {
         self.registry_status()
     }
 
+    /// Read registry `url` too ("Add a registry"): kept with the others (`plugboard registry
+    /// add`), then synced, so its servers join the marketplace.
+    pub fn add_registry(&self, url: &str) -> Result<RegistryStatus, ApiError> {
+        sources::add(&self.config_dir(), url).map_err(registry_list_error)?;
+        self.reload_market();
+        Ok(self.registry_sync(false))
+    }
+
+    /// Stop reading registry `url` (the official one included, as `plugboard registry
+    /// remove`): its servers leave the marketplace; installed ones stay installed.
+    pub fn remove_registry(&self, url: &str) -> Result<RegistryStatus, ApiError> {
+        sources::remove(&self.config_dir(), url).map_err(registry_list_error)?;
+        self.reload_market();
+        Ok(self.registry_status())
+    }
+
     /// Forget the loaded marketplace (after the catalog or the registry list changed).
     pub fn reload_market(&self) {
         *self
@@ -609,4 +625,14 @@ pub(super) fn bundle_card(view: &super::dto::BundleView) -> CatalogCard {
         why_not: None,
         registry: None,
     }
+}
+
+/// A change of the registry list that was refused, as the app shows it.
+fn registry_list_error(e: sources::SourcesError) -> ApiError {
+    let code = match &e {
+        sources::SourcesError::BadUrl { .. } => ErrorCode::Invalid,
+        sources::SourcesError::FixedByPolicy { .. } => ErrorCode::Policy,
+        _ => ErrorCode::Config,
+    };
+    ApiError::new(code, e.to_string())
 }
