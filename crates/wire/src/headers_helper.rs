@@ -22,8 +22,11 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
+
 use crate::config::HeadersHelper;
 use crate::connect::env;
+use crate::connect::header_source::HeaderSource;
 use crate::secrets::Sensitive;
 
 /// How long the helper may run.
@@ -45,7 +48,7 @@ const DESKTOP_VARS: &[&str] = &[
 ];
 
 /// Headers, as the helper printed them.
-pub type Headers = Vec<(String, Sensitive<String>)>;
+pub use crate::connect::header_source::Headers;
 
 struct Held {
     got: Instant,
@@ -99,21 +102,24 @@ pub struct HelperSource {
     pub helper: HeadersHelper,
 }
 
-impl HelperSource {
-    /// The headers to send now: the kept ones while their ttl lasts, else those of a new run
-    /// (on a blocking thread: a sign-in tool may take seconds).
-    pub async fn current(&self) -> Result<Headers, String> {
-        if let Some(kept) = kept(&self.server, &self.url, &self.helper) {
-            return Ok(kept);
-        }
-        let source = self.clone();
-        tokio::task::spawn_blocking(move || headers(&source.server, &source.url, &source.helper))
+impl HeaderSource for HelperSource {
+    /// The kept headers while their ttl lasts, else those of a new run (on a blocking thread:
+    /// a sign-in tool may take seconds).
+    fn current(&self) -> BoxFuture<'_, Result<Headers, String>> {
+        Box::pin(async move {
+            if let Some(kept) = kept(&self.server, &self.url, &self.helper) {
+                return Ok(kept);
+            }
+            let source = self.clone();
+            tokio::task::spawn_blocking(move || {
+                headers(&source.server, &source.url, &source.helper)
+            })
             .await
             .unwrap_or_else(|e| Err(format!("its headers helper could not be run: {e}")))
+        })
     }
 
-    /// After a refusal: see [`expire_if_got_before`].
-    pub fn expire_if_got_before(&self, since: Instant) -> bool {
+    fn expire_if_got_before(&self, since: Instant) -> bool {
         expire_if_got_before(&self.server, &self.url, &self.helper, since)
     }
 }

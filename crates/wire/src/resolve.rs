@@ -409,25 +409,25 @@ pub fn resolve(
     }
 
     let mut sends_credentials = false;
-    let target =
-        match server.transport {
-            TransportKind::Stdio => {
-                let command = server.command.clone().unwrap_or_default();
-                let cwd = server.cwd.as_ref().map(PathBuf::from);
-                if let Some(dir) = &cwd
-                    && !dir.is_dir()
-                {
-                    return Err(ResolveError::MissingCwd {
-                        server: name.to_owned(),
-                        cwd: dir.clone(),
-                    });
-                }
-                let env_path = env_values
-                    .iter()
-                    .find(|(k, _)| k == "PATH")
-                    .map(|(_, v)| v.expose().clone());
-                let found = env::find_command(&command, cwd.as_deref(), env_path.as_deref())
-                    .map_err(|e| match e {
+    let target = match server.transport {
+        TransportKind::Stdio => {
+            let command = server.command.clone().unwrap_or_default();
+            let cwd = server.cwd.as_ref().map(PathBuf::from);
+            if let Some(dir) = &cwd
+                && !dir.is_dir()
+            {
+                return Err(ResolveError::MissingCwd {
+                    server: name.to_owned(),
+                    cwd: dir.clone(),
+                });
+            }
+            let env_path = env_values
+                .iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.expose().clone());
+            let found =
+                env::find_command(&command, cwd.as_deref(), env_path.as_deref()).map_err(|e| {
+                    match e {
                         LookupError::NotFound {
                             checked_login_shell,
                         } => ResolveError::CommandNotFound {
@@ -438,198 +438,198 @@ pub fn resolve(
                             command: command.clone(),
                             path,
                         },
+                    }
+                })?;
+            let mut args = Vec::with_capacity(server.args.len());
+            for planned in crate::config::plan_args(&command, &server.args) {
+                match planned {
+                    LaunchArg::Plain(arg) => args.push(arg.to_owned()),
+                    LaunchArg::EnvFromSecret { name: key, value } => {
+                        args.push(key.to_owned());
+                        let value = Sensitive::new(store.arg(value)?);
+                        env_values.retain(|(k, _)| k != key);
+                        env_values.push((key.to_owned(), value));
+                    }
+                    LaunchArg::WithSecret(arg) if server.allow_secret_args => {
+                        args.push(store.arg(arg)?);
+                    }
+                    LaunchArg::WithSecret(arg) => {
+                        return Err(ResolveError::SecretOnCommandLine {
+                            server: name.to_owned(),
+                            secret: crate::config::arg_secret_names(arg)
+                                .next()
+                                .unwrap_or_default()
+                                .to_owned(),
+                        });
+                    }
+                }
+            }
+            if server.allow_secret_args && is_npm_runner(&command) {
+                // npm writes its argv to a debug log in ~/.npm/_logs on every run; with
+                // no log files, a secret on the command line stays out of them.
+                env_values.push(("npm_config_logs_max".to_owned(), Sensitive::new("0".into())));
+            }
+            let mut target = StdioTarget {
+                command,
+                program: found.path,
+                args,
+                env: env_values,
+                cwd,
+                via_login_shell: found.via_login_shell,
+                sandbox: None,
+            };
+            if let Some(settings) = server.sandbox.as_ref().filter(|s| s.enabled) {
+                target
+                    .plan_sandbox(settings, server.secret_namespace(name))
+                    .map_err(|detail| ResolveError::Invalid {
+                        server: name.to_owned(),
+                        detail,
                     })?;
-                let mut args = Vec::with_capacity(server.args.len());
-                for planned in crate::config::plan_args(&command, &server.args) {
-                    match planned {
-                        LaunchArg::Plain(arg) => args.push(arg.to_owned()),
-                        LaunchArg::EnvFromSecret { name: key, value } => {
-                            args.push(key.to_owned());
-                            let value = Sensitive::new(store.arg(value)?);
-                            env_values.retain(|(k, _)| k != key);
-                            env_values.push((key.to_owned(), value));
+            }
+            Target::Stdio(target)
+        }
+        _ => {
+            let raw = server.url.as_deref().unwrap_or_default();
+            crate::config::validate_remote_url(raw).map_err(|detail| ResolveError::Invalid {
+                server: name.to_owned(),
+                detail,
+            })?;
+            // A secret in the URL (`${secret:NAME}` in its path, query or user part) is
+            // substituted here, in memory; the request then carries a credential.
+            let with_secrets = store.arg(raw)?;
+            if with_secrets != raw {
+                sends_credentials = true;
+            }
+            let url = url::Url::parse(&with_secrets).map_err(|e| ResolveError::Invalid {
+                server: name.to_owned(),
+                detail: format!("its URL with its secrets filled in is not valid ({e})"),
+            })?;
+            redact_values.extend(url_encodings_of_secrets(&store.seen, &url));
+            let mut headers = vec![];
+            for (key, value) in &server.headers {
+                let lower = key.to_ascii_lowercase();
+                if value.secret_name().is_some()
+                    || ["auth", "key", "token", "secret"]
+                        .iter()
+                        .any(|w| lower.contains(w))
+                {
+                    sends_credentials = true;
+                }
+                let value = store.value(value)?;
+                redact_values.push(value.expose().clone());
+                headers.push((key.clone(), value));
+            }
+            if let Some(helper) = &server.headers_helper {
+                let given =
+                    crate::headers_helper::headers(name, raw, helper).map_err(|detail| {
+                        ResolveError::HeadersHelper {
+                            server: name.to_owned(),
+                            command: helper.command.clone(),
+                            detail,
                         }
-                        LaunchArg::WithSecret(arg) if server.allow_secret_args => {
-                            args.push(store.arg(arg)?);
+                    })?;
+                sends_credentials = true;
+                for (key, value) in given {
+                    store.seen.push(value.expose().clone());
+                    headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&key));
+                    headers.push((key, value));
+                }
+            }
+            let auth_header = match &server.auth {
+                Auth::None => None,
+                Auth::Bearer { token } => {
+                    let token = store.get(token)?;
+                    Some((
+                        "Authorization".to_owned(),
+                        format!("Bearer {}", token.expose()),
+                    ))
+                }
+                Auth::ApiKey { header, key } => {
+                    let key = store.get(key)?;
+                    Some((header.clone(), key.expose().clone()))
+                }
+                Auth::Basic { username, password } => {
+                    let password = store.get(password)?;
+                    let encoded = base64::engine::general_purpose::STANDARD
+                        .encode(format!("{username}:{}", password.expose()));
+                    redact_values.push(encoded.clone());
+                    Some(("Authorization".to_owned(), format!("Basic {encoded}")))
+                }
+                Auth::Header {
+                    name: header,
+                    value,
+                } => {
+                    let value = store.get(value)?;
+                    Some((header.clone(), value.expose().clone()))
+                }
+                Auth::Oauth2(_) => {
+                    let key = SecretKey::new(store.namespace, OAUTH_ACCESS_TOKEN);
+                    match secrets.get(&key) {
+                        Ok(Some(token)) if !token.expose().is_empty() => {
+                            store.seen.push(token.expose().clone());
+                            Some((
+                                "Authorization".to_owned(),
+                                format!("Bearer {}", token.expose()),
+                            ))
                         }
-                        LaunchArg::WithSecret(arg) => {
-                            return Err(ResolveError::SecretOnCommandLine {
+                        Ok(_) => {
+                            return Err(ResolveError::NeedsOAuth {
                                 server: name.to_owned(),
-                                secret: crate::config::arg_secret_names(arg)
-                                    .next()
-                                    .unwrap_or_default()
-                                    .to_owned(),
+                            });
+                        }
+                        Err(source) => {
+                            return Err(ResolveError::SecretStore {
+                                server: name.to_owned(),
+                                source,
                             });
                         }
                     }
                 }
-                if server.allow_secret_args && is_npm_runner(&command) {
-                    // npm writes its argv to a debug log in ~/.npm/_logs on every run; with
-                    // no log files, a secret on the command line stays out of them.
-                    env_values.push(("npm_config_logs_max".to_owned(), Sensitive::new("0".into())));
-                }
-                let mut target = StdioTarget {
-                    command,
-                    program: found.path,
-                    args,
-                    env: env_values,
-                    cwd,
-                    via_login_shell: found.via_login_shell,
-                    sandbox: None,
-                };
-                if let Some(settings) = server.sandbox.as_ref().filter(|s| s.enabled) {
-                    target
-                        .plan_sandbox(settings, server.secret_namespace(name))
-                        .map_err(|detail| ResolveError::Invalid {
-                            server: name.to_owned(),
-                            detail,
-                        })?;
-                }
-                Target::Stdio(target)
+            };
+            if let Some((header, value)) = auth_header {
+                sends_credentials = true;
+                redact_values.push(value.clone());
+                headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&header));
+                headers.push((header, Sensitive::new(value)));
             }
-            _ => {
-                let raw = server.url.as_deref().unwrap_or_default();
-                crate::config::validate_remote_url(raw).map_err(|detail| {
-                    ResolveError::Invalid {
-                        server: name.to_owned(),
-                        detail,
-                    }
-                })?;
-                // A secret in the URL (`${secret:NAME}` in its path, query or user part) is
-                // substituted here, in memory; the request then carries a credential.
-                let with_secrets = store.arg(raw)?;
-                if with_secrets != raw {
-                    sends_credentials = true;
-                }
-                let url = url::Url::parse(&with_secrets).map_err(|e| ResolveError::Invalid {
-                    server: name.to_owned(),
-                    detail: format!("its URL with its secrets filled in is not valid ({e})"),
-                })?;
-                redact_values.extend(url_encodings_of_secrets(&store.seen, &url));
-                let mut headers = vec![];
-                for (key, value) in &server.headers {
-                    let lower = key.to_ascii_lowercase();
-                    if value.secret_name().is_some()
-                        || ["auth", "key", "token", "secret"]
-                            .iter()
-                            .any(|w| lower.contains(w))
-                    {
-                        sends_credentials = true;
-                    }
-                    let value = store.value(value)?;
-                    redact_values.push(value.expose().clone());
-                    headers.push((key.clone(), value));
-                }
-                if let Some(helper) = &server.headers_helper {
-                    let given =
-                        crate::headers_helper::headers(name, raw, helper).map_err(|detail| {
-                            ResolveError::HeadersHelper {
-                                server: name.to_owned(),
-                                command: helper.command.clone(),
-                                detail,
-                            }
-                        })?;
-                    sends_credentials = true;
-                    for (key, value) in given {
-                        store.seen.push(value.expose().clone());
-                        headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&key));
-                        headers.push((key, value));
-                    }
-                }
-                let auth_header = match &server.auth {
-                    Auth::None => None,
-                    Auth::Bearer { token } => {
-                        let token = store.get(token)?;
-                        Some((
-                            "Authorization".to_owned(),
-                            format!("Bearer {}", token.expose()),
-                        ))
-                    }
-                    Auth::ApiKey { header, key } => {
-                        let key = store.get(key)?;
-                        Some((header.clone(), key.expose().clone()))
-                    }
-                    Auth::Basic { username, password } => {
-                        let password = store.get(password)?;
-                        let encoded = base64::engine::general_purpose::STANDARD
-                            .encode(format!("{username}:{}", password.expose()));
-                        redact_values.push(encoded.clone());
-                        Some(("Authorization".to_owned(), format!("Basic {encoded}")))
-                    }
-                    Auth::Header {
-                        name: header,
-                        value,
-                    } => {
-                        let value = store.get(value)?;
-                        Some((header.clone(), value.expose().clone()))
-                    }
-                    Auth::Oauth2(_) => {
-                        let key = SecretKey::new(store.namespace, OAUTH_ACCESS_TOKEN);
-                        match secrets.get(&key) {
-                            Ok(Some(token)) if !token.expose().is_empty() => {
-                                store.seen.push(token.expose().clone());
-                                Some((
-                                    "Authorization".to_owned(),
-                                    format!("Bearer {}", token.expose()),
-                                ))
-                            }
-                            Ok(_) => {
-                                return Err(ResolveError::NeedsOAuth {
-                                    server: name.to_owned(),
-                                });
-                            }
-                            Err(source) => {
-                                return Err(ResolveError::SecretStore {
-                                    server: name.to_owned(),
-                                    source,
-                                });
-                            }
-                        }
-                    }
-                };
-                if let Some((header, value)) = auth_header {
-                    sends_credentials = true;
-                    redact_values.push(value.clone());
-                    headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&header));
-                    headers.push((header, Sensitive::new(value)));
-                }
-                for (key, value) in &headers {
-                    if reqwest::header::HeaderName::from_bytes(key.as_bytes()).is_err()
-                        || reqwest::header::HeaderValue::from_str(value.expose()).is_err()
-                    {
-                        return Err(ResolveError::Invalid {
-                            server: name.to_owned(),
-                            detail: format!(
-                                "the header `{key}` has a name or value that HTTP does not allow \
-                             (line breaks or control characters?)"
-                            ),
-                        });
-                    }
-                }
-                if sends_credentials
-                    && url.scheme() == "http"
-                    && !crate::config::is_loopback_host(url.host_str().unwrap_or_default())
-                    && !server.allow_insecure_http
+            for (key, value) in &headers {
+                if reqwest::header::HeaderName::from_bytes(key.as_bytes()).is_err()
+                    || reqwest::header::HeaderValue::from_str(value.expose()).is_err()
                 {
-                    return Err(ResolveError::InsecureCredentials {
+                    return Err(ResolveError::Invalid {
                         server: name.to_owned(),
-                        host: url.host_str().unwrap_or_default().to_owned(),
+                        detail: format!(
+                            "the header `{key}` has a name or value that HTTP does not allow \
+                             (line breaks or control characters?)"
+                        ),
                     });
                 }
-                let helper = server.headers_helper.clone().map(|helper| {
-                    crate::headers_helper::HelperSource {
-                        server: name.to_owned(),
-                        url: raw.to_owned(),
-                        helper,
-                    }
+            }
+            if sends_credentials
+                && url.scheme() == "http"
+                && !crate::config::is_loopback_host(url.host_str().unwrap_or_default())
+                && !server.allow_insecure_http
+            {
+                return Err(ResolveError::InsecureCredentials {
+                    server: name.to_owned(),
+                    host: url.host_str().unwrap_or_default().to_owned(),
                 });
-                Target::Remote(RemoteTarget {
-                    url,
-                    headers,
+            }
+            let helper = server.headers_helper.clone().map(|helper| {
+                std::sync::Arc::new(crate::headers_helper::HelperSource {
+                    server: name.to_owned(),
+                    url: raw.to_owned(),
                     helper,
                 })
-            }
-        };
+                    as std::sync::Arc<dyn crate::connect::header_source::HeaderSource>
+            });
+            Target::Remote(RemoteTarget {
+                url,
+                headers,
+                helper,
+            })
+        }
+    };
     let secrets = std::mem::take(&mut store.seen);
     redact_values.retain(|v| !v.is_empty());
     redact_values.sort();

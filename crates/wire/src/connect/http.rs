@@ -17,8 +17,8 @@ use rmcp::transport::streamable_http_client::{
 };
 use url::Url;
 
+use super::header_source::HeaderSource;
 use super::{ConnectError, HttpFault, MAX_MESSAGE, Monitor, NetKind};
-use crate::headers_helper::HelperSource;
 use crate::secrets::Sensitive;
 
 /// Most redirects followed for one request.
@@ -528,7 +528,7 @@ pub struct ObservedClient {
     standalone_stream: bool,
     /// The server's headers helper: each request carries its headers of the moment, and a
     /// POST refused (401/403) with headers kept from before it is sent once more with new ones.
-    helper: Option<Arc<HelperSource>>,
+    helper: Option<Arc<dyn HeaderSource>>,
 }
 
 /// Whether a POST was refused for its credentials.
@@ -721,8 +721,8 @@ impl Shttp {
     }
 
     /// Requests ask `helper` (the server's headers helper, if any) for their headers.
-    pub fn with_helper(mut self, helper: Option<HelperSource>) -> Self {
-        self.client.helper = helper.map(Arc::new);
+    pub fn with_helper(mut self, helper: Option<Arc<dyn HeaderSource>>) -> Self {
+        self.client.helper = helper;
         self
     }
 

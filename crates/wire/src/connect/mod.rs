@@ -22,6 +22,7 @@
 pub mod env;
 pub mod era;
 pub mod handshake;
+pub mod header_source;
 pub mod http;
 pub mod orphans;
 pub mod proc_table;
@@ -407,7 +408,7 @@ pub struct Connection {
     client: Option<reqwest::Client>,
     url: Option<url::Url>,
     /// A remote server's headers helper, asked again for each request.
-    helper: Option<crate::headers_helper::HelperSource>,
+    helper: Option<std::sync::Arc<dyn header_source::HeaderSource>>,
     monitor: Arc<Monitor>,
     /// Sees every message of every transport tried, from the first of the handshake.
     tap: Option<Arc<dyn MessageTap>>,

@@ -12,9 +12,9 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 use url::Url;
 
+use super::header_source::HeaderSource;
 use super::http::{network_fault, target_of};
 use super::{ConnectError, HttpFault, MAX_MESSAGE, Monitor};
-use crate::headers_helper::HelperSource;
 
 /// One server-sent event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,7 +137,7 @@ pub struct SseTransport {
     monitor: Arc<Monitor>,
     /// The server's headers helper: each POST carries its headers of the moment, and one
     /// refused (401/403) with headers kept from before it is sent once more with new ones.
-    helper: Option<Arc<HelperSource>>,
+    helper: Option<Arc<dyn HeaderSource>>,
     rx: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
     reader: tokio::task::JoinHandle<()>,
 }
@@ -316,8 +316,8 @@ impl SseTransport {
 
     /// Messages are posted with `helper`'s headers of the moment (the server's headers helper,
     /// if any; the stream itself was opened with the headers of then).
-    pub fn with_helper(mut self, helper: Option<HelperSource>) -> Self {
-        self.helper = helper.map(Arc::new);
+    pub fn with_helper(mut self, helper: Option<Arc<dyn HeaderSource>>) -> Self {
+        self.helper = helper;
         self
     }
 

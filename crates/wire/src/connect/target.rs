@@ -82,7 +82,7 @@ pub struct RemoteTarget {
     pub headers: Vec<(String, Sensitive<String>)>,
     /// The server's headers helper, asked again for each request of a streamable HTTP
     /// connection (its headers of the moment replace those above of the same name).
-    pub helper: Option<crate::headers_helper::HelperSource>,
+    pub helper: Option<std::sync::Arc<dyn super::header_source::HeaderSource>>,
 }
 
 /// Where the server is.
