@@ -166,6 +166,15 @@ export function summary() {
 }
 
 // Helpers of the steps.
+/** Fails when a marketplace card shows part of a line of its description: a description squeezed
+ * below the height its (clamped, whole) lines take. */
+export async function descriptionsEndOnWholeLines() {
+  const cut = await s.execute(
+    "return [...document.querySelectorAll('[data-testid=\"catalog-card\"] .desc')].filter((d) => { const shown = d.getBoundingClientRect().height; d.style.flexShrink = '0'; d.style.maxHeight = 'none'; const whole = d.getBoundingClientRect().height; d.style.flexShrink = ''; d.style.maxHeight = ''; return shown < whole - 0.5; }).map((d) => d.textContent.slice(0, 40));",
+  );
+  if (cut.length) throw new Error(`descriptions cut through a line: ${cut.join(" | ")}`);
+}
+
 export const text = async (css) => (await s.find(css)).text();
 export async function fill(css, value) {
   const el = await s.waitFor(css);

@@ -4,7 +4,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { catalogDir } from "./fixtures.mjs";
-import { s, step, shot, fill, select, timings, windowErrors, root } from "./harness.mjs";
+import { s, step, shot, descriptionsEndOnWholeLines, fill, select, timings, windowErrors, root } from "./harness.mjs";
 
 /** The catalog and its install forms, search, filters and keyboard. */
 export async function marketplace() {
@@ -19,11 +19,7 @@ export async function marketplace() {
     if (first !== "e2e-fixture") throw new Error(`most popular first: got ${first}`);
     const t = await cards[0].text();
     if (!t.includes("stdio")) throw new Error(`transport label missing: ${t}`);
-    // Descriptions end on a whole line: no card shows part of a fourth.
-    const cut = await s.execute(
-      "return [...document.querySelectorAll('[data-testid=\"catalog-card\"] .desc')].filter((d) => { const lh = parseFloat(getComputedStyle(d).lineHeight); return d.getBoundingClientRect().height > lh * 3 + 1 || Math.abs(d.getBoundingClientRect().height / lh - Math.round(d.getBoundingClientRect().height / lh)) > 0.05; }).map((d) => d.textContent.slice(0, 40));",
-    );
-    if (cut.length) throw new Error(`descriptions cut through a line: ${cut.join(" | ")}`);
+    await descriptionsEndOnWholeLines();
     await shot("01-marketplace");
   });
 

@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { TMDB_TOKEN, BUNDLE_KEY, NOTES, work, home, userHome, registryUrl, trust, notesV1, notesV2, config, runCli, publishNotes, card, keyring } from "./fixtures.mjs";
-import { s, step, shot, text, fill, select } from "./harness.mjs";
+import { s, step, shot, text, fill, select, descriptionsEndOnWholeLines } from "./harness.mjs";
 import { sleep } from "./webdriver.mjs";
 
 /** The registry's listing, a registry install, a bundle, and an update. */
@@ -37,6 +37,7 @@ export async function registry() {
       const shown = await sources();
       return shown.length > 0 && shown.every((x) => x === "registry");
     }, { what: "registry cards deep in the list" });
+    await descriptionsEndOnWholeLines();
     const rendered = (await sources()).length;
     if (rendered > 60) throw new Error(`${rendered} cards in the DOM: the grid is not virtual`);
     await shot("06b-registry-scrolled");
@@ -50,7 +51,7 @@ export async function registry() {
     if (!(await text(row)).includes("from PLUGBOARD_REGISTRY_URL")) throw new Error(`the registry's origin: ${await text(row)}`);
     await fill('[data-testid="registry-url"]', "ftp://registry.example");
     await (await s.find('[data-testid="registry-add"]')).click();
-    const refused = await text('[data-testid="registry-error"]');
+    const refused = await (await s.waitFor('[data-testid="registry-error"]', { what: "the bad URL refused" })).text();
     if (!refused.includes("ftp://registry.example")) throw new Error(`the bad URL: ${refused}`);
     await shot("06c-registries-dialog");
     const marketCount = async () => Number((await text('[data-testid="market-count"]')).replace(/[^0-9]/g, ""));
