@@ -2,7 +2,8 @@
 //! catalog or registry server), and the two steps an update to a new version shares with it:
 //! - [`recorded`]: what the form was filled with, to show it again (plain values; of a secret
 //!   field only that a value is stored, never the value);
-//! - [`refill`]: a changed form completed with the stored secrets the user left as they were;
+//! - [`refill`]: a changed form completed with the stored secrets the user left as they were
+//!   (not those the user cleared: their stored values go);
 //! - [`keep_identity`]: the rebuilt server keeps what is the server's own rather than the
 //!   form's (secret namespace, on/off, timeout, tool switches, sandbox choices, consents);
 //! - [`replace`]: saves it (new secrets, the config, the secrets it no longer uses removed,
@@ -61,13 +62,16 @@ pub fn recorded(config: &ServerConfig, has_field: impl Fn(&str) -> bool) -> Reco
 }
 
 /// Complete `input` (a changed form of installed server `old`) with the stored value of every
-/// secret field it leaves empty: an empty secret field means "keep it".
+/// secret field it leaves empty: an empty secret field means "keep it", unless it is among
+/// `cleared` (the user removed its value; the saved server no longer refers to it, so it is
+/// deleted from the secret store).
 pub fn refill(
     servers: &Servers,
     name: &str,
     old: &ServerConfig,
     spec: &FormSpec,
     input: &mut FormInput,
+    cleared: &BTreeSet<String>,
 ) -> Result<(), SecretError> {
     let kept: BTreeMap<String, ConfigValue> = old
         .source
@@ -75,6 +79,7 @@ pub fn refill(
         .flat_map(|s| &s.inputs)
         .filter(|(key, value)| {
             value.secret_name().is_some()
+                && !cleared.contains(key.as_str())
                 && input
                     .values
                     .get(key.as_str())

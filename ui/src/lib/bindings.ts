@@ -942,6 +942,8 @@ export type InstallRequest = {
 	 *  secret field left empty keeps its stored value.
 	 */
 	editing?: string | null,
+	/**  An edit: optional secret fields whose stored values the user removed. */
+	cleared?: string[],
 };
 
 /**  Where a job is. */

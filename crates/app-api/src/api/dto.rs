@@ -372,6 +372,9 @@ pub struct InstallRequest {
     /// secret field left empty keeps its stored value.
     #[serde(default)]
     pub editing: Option<String>,
+    /// An edit: optional secret fields whose stored values the user removed.
+    #[serde(default)]
+    pub cleared: Vec<String>,
 }
 
 /// An installed server's install form, filled as it was installed, for editing it.

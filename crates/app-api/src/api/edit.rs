@@ -93,15 +93,31 @@ impl Api {
         Ok(Some(self.servers.config().load()?.server(editing)?))
     }
 
-    /// Complete an edit's form with the secrets the user left as they were.
+    /// Complete an edit's form with the secrets the user left as they were (not those the
+    /// request clears: only optional ones may be).
     pub(super) fn refill(
         &self,
         old: &ServerConfig,
         name: &str,
         spec: &crate::form::FormSpec,
         input: &mut FormInput,
+        cleared: &[String],
     ) -> Result<(), ApiError> {
-        reconfigure::refill(&self.servers, name, old, spec, input).map_err(Into::into)
+        if let Some(field) = spec
+            .fields
+            .iter()
+            .find(|f| f.required && cleared.contains(&f.key))
+        {
+            return Err(ApiError::field(
+                &field.key,
+                format!(
+                    "{} is required: it can be replaced, not removed",
+                    field.label
+                ),
+            ));
+        }
+        let cleared = cleared.iter().cloned().collect();
+        reconfigure::refill(&self.servers, name, old, spec, input, &cleared).map_err(Into::into)
     }
 
     /// Give an edited server what is its own, and refuse it when it would now take a secret on

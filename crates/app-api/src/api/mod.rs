@@ -326,7 +326,8 @@ impl Api {
         input.store_as_secret = request.store_as_secret.clone();
         let edited = self.edited(request).map_err(scrub)?;
         if let Some(old) = &edited {
-            self.refill(old, name, &spec, &mut input).map_err(scrub)?;
+            self.refill(old, name, &spec, &mut input, &request.cleared)
+                .map_err(scrub)?;
         }
         let bundle_dir = bundles::bundle_token(&request.entry_id).and_then(|t| self.bundles.dir(t));
         let choices = crate::install::Choices {

@@ -17,7 +17,8 @@ fn test_catalog() -> Catalog {
         "options": [{"id": "local", "label": "Local", "transport": {"type": "stdio", "command": "mcp-fixture", "args": ["--stdio"],
             "env_fields": [
                 {"key": "TOKEN", "label": "Token", "kind": "password", "required": true, "help": "Get one at [the site](https://example.com)."},
-                {"key": "REGION", "label": "Region", "kind": "text", "required": false}
+                {"key": "REGION", "label": "Region", "kind": "text", "required": false},
+                {"key": "WEBHOOK_SECRET", "label": "Webhook secret", "kind": "password", "required": false}
             ]}, "auth": {"type": "none"}}]
     }))
     .unwrap();
@@ -57,6 +58,7 @@ fn install_fixture(api: &Api, name: &str) -> ServerView {
         allow_secret_args: false,
         test_id: None,
         editing: None,
+        cleared: vec![],
     })
     .unwrap()
 }
@@ -140,13 +142,14 @@ fn no_api_result_ever_contains_a_stored_secret() {
         outputs[0]
     );
     let detail = api.server_detail("fixture").unwrap();
-    assert_eq!(detail.credentials.len(), 1);
+    let credentials: Vec<(&str, Option<bool>)> = detail
+        .credentials
+        .iter()
+        .map(|c| (c.key.as_str(), c.set))
+        .collect();
     assert_eq!(
-        (
-            detail.credentials[0].key.as_str(),
-            detail.credentials[0].set
-        ),
-        ("TOKEN", Some(true))
+        credentials,
+        [("TOKEN", Some(true)), ("WEBHOOK_SECRET", Some(false))]
     );
 }
 
@@ -164,6 +167,7 @@ fn errors_are_field_level_and_never_echo_values() {
             allow_secret_args: false,
             test_id: None,
             editing: None,
+            cleared: vec![],
         })
         .unwrap_err();
     assert_eq!(
@@ -181,6 +185,7 @@ fn errors_are_field_level_and_never_echo_values() {
             allow_secret_args: false,
             test_id: None,
             editing: None,
+            cleared: vec![],
         })
         .unwrap_err();
     assert_eq!(err.code, "invalid");
@@ -199,6 +204,7 @@ fn errors_are_field_level_and_never_echo_values() {
             allow_secret_args: false,
             test_id: None,
             editing: None,
+            cleared: vec![],
         })
         .unwrap_err();
     assert_eq!(dup.code, "duplicate");
@@ -268,6 +274,7 @@ fn edit_request(name: &str, values: &[(&str, &str)]) -> InstallRequest {
         allow_secret_args: false,
         test_id: None,
         editing: Some(name.into()),
+        cleared: vec![],
     }
 }
 
@@ -338,6 +345,36 @@ fn an_edit_through_the_install_form_keeps_the_secret_and_the_server_s_own_settin
         !config.env.contains_key("REGION"),
         "a field emptied is emptied"
     );
+    // An optional secret can be removed through the form; a required one only replaced.
+    api.install(&edit_request(
+        "fx",
+        &[("WEBHOOK_SECRET", "hook-secret-0001")],
+    ))
+    .unwrap();
+    let config = api.servers().config().load().unwrap().server("fx").unwrap();
+    let hook_name = config.env["WEBHOOK_SECRET"]
+        .secret_name()
+        .unwrap()
+        .to_owned();
+    assert_eq!(token(&hook_name).as_deref(), Some("hook-secret-0001"));
+    let mut clear = edit_request("fx", &[]);
+    clear.cleared = vec!["WEBHOOK_SECRET".into()];
+    api.install(&clear).unwrap();
+    let config = api.servers().config().load().unwrap().server("fx").unwrap();
+    assert!(
+        !config.env.contains_key("WEBHOOK_SECRET"),
+        "{:?}",
+        config.env
+    );
+    assert_eq!(token(&hook_name), None, "its value left the keyring");
+    assert!(
+        config.env["TOKEN"].secret_name().is_some(),
+        "the token stays"
+    );
+    let mut clear_required = edit_request("fx", &[]);
+    clear_required.cleared = vec!["TOKEN".into()];
+    let err = api.install(&clear_required).unwrap_err();
+    assert_eq!(err.fields[0].field, "TOKEN", "{err:?}");
     let mut renamed = edit_request("fx", &[]);
     renamed.name = "fx-2".into();
     let err = api.install(&renamed).unwrap_err();
@@ -684,6 +721,7 @@ fn a_presave_test_holds_secrets_in_memory_and_seeds_the_health() {
         allow_secret_args: false,
         test_id: None,
         editing: None,
+        cleared: vec![],
     };
     // The catalog command (`mcp-fixture`) is not on PATH here: the test fails to spawn.
     let report = runtime()
