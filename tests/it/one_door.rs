@@ -62,6 +62,7 @@ fn a_catalog_entry_installed_through_either_front_end_gives_the_same_config() {
         no_pin: false,
         allow_secret_args: false,
         editing: None,
+        cleared: vec![],
     })
     .unwrap();
     let from_app = entry(&dir.path().join("mcp_config.json"), "tavily");
