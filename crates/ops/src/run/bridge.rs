@@ -128,15 +128,7 @@ impl BridgeClient {
         match got {
             Ok(headers) => {
                 let mut all = custom.clone();
-                for (name, value) in headers {
-                    if let (Ok(name), Ok(mut value)) = (
-                        HeaderName::from_bytes(name.as_bytes()),
-                        HeaderValue::from_str(value.expose()),
-                    ) {
-                        value.set_sensitive(true);
-                        all.insert(name, value);
-                    }
-                }
+                crate::connect::http::add_headers(&mut all, headers);
                 Some(all)
             }
             Err(e) => {

@@ -539,6 +539,25 @@ fn refused<T>(result: &Result<T, StreamableHttpError<reqwest::Error>>) -> bool {
     ))
 }
 
+/// Add `headers` (a headers helper's) to a request's custom headers, replacing those of the same
+/// name, marked sensitive. Names or values HTTP does not allow are left out (a helper's output
+/// was checked when it was read).
+pub fn add_headers(
+    custom: &mut HashMap<HeaderName, HeaderValue>,
+    headers: super::header_source::Headers,
+) {
+    for (name, value) in headers {
+        let (Ok(name), Ok(mut value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value.expose()),
+        ) else {
+            continue;
+        };
+        value.set_sensitive(true);
+        custom.insert(name, value);
+    }
+}
+
 impl ObservedClient {
     /// `custom` with the headers helper's headers of the moment (when the server has one).
     async fn with_helper_headers(
@@ -553,16 +572,7 @@ impl ObservedClient {
                 format!("no request was sent: {detail}").into(),
             )
         })?;
-        for (name, value) in headers {
-            let (Ok(name), Ok(mut value)) = (
-                HeaderName::from_bytes(name.as_bytes()),
-                HeaderValue::from_str(value.expose()),
-            ) else {
-                continue; // the helper's output was checked when it was read
-            };
-            value.set_sensitive(true);
-            custom.insert(name, value);
-        }
+        add_headers(&mut custom, headers);
         Ok(custom)
     }
 
