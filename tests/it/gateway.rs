@@ -954,6 +954,41 @@ fn a_hanging_server_does_not_hold_the_first_list_back() {
     }
 }
 
+/// A server that worked before is waited for as long as its last test says it takes (twice
+/// that, and a margin), though the quicker ones are up long before and another never answers:
+/// the first list holds its tools. (Waiting only for a quiet spell after the quick ones would
+/// have listed without it.)
+#[test]
+fn a_server_that_worked_before_is_in_the_first_list_though_it_is_slow() {
+    let home = profile_of_fixtures("usual", &["alpha"]);
+    let hang = marker("hang");
+    let slow = marker("slow");
+    let fixture = fixture_bin();
+    let slow_line = format!("sleep 1; exec '{}' --name {slow}", fixture.display());
+    for (name, argv) in [
+        ("hang", vec!["sh", "-c", "exec sleep 600", hang.as_str()]),
+        ("slow", vec!["sh", "-c", slow_line.as_str()]),
+    ] {
+        let mut add = vec!["add", name, "--no-test", "--no-sandbox", "--stdio", "--"];
+        add.extend(argv);
+        assert_code(&home.run(&add), 0);
+        assert_code(&home.run(&["profile", "edit", "usual", "--add", name]), 0);
+    }
+    assert_code(&home.run(&["test", "slow"]), 0);
+
+    let mut client = Client::start(&home, "usual");
+    client.initialize("usual-client", json!({}));
+    let first = client.tool_names();
+    assert!(first.iter().any(|t| t == "alpha__echo"), "{first:?}");
+    assert!(first.iter().any(|t| t == "slow__echo"), "{first:?}");
+    let (running, hanging) = running_server(&home, "hang");
+    assert_eq!(hanging["state"], "starting", "{running}");
+    assert!(client.finish().success());
+    for marker in [&hang, &slow] {
+        assert_no_process_left(marker);
+    }
+}
+
 /// An organisation's policy (`gateway_side_effects`) is the least a gateway does before a tool
 /// with side effects runs: `deny` refuses it though the profile allows it, with the policy
 /// named; a read-only tool still runs; the profile cannot lift it.

@@ -2,7 +2,10 @@
 //! in the config directory, private), rotated by size. A record holds the call's *shape*: the
 //! argument keys and their JSON types, never a value; the result's size, never its content.
 
+use std::cell::RefCell;
+use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -10,8 +13,10 @@ use serde_json::{Map, Value};
 
 /// The file records go to.
 pub const ACTIVITY_FILE: &str = "activity.jsonl";
-/// The size at which the file is rotated (the previous one is kept as `activity.1.jsonl`).
+/// The size at which the file is rotated (the previous one is kept as [`ROTATED_FILE`]).
 pub const ROTATE_AT: u64 = 4 * 1024 * 1024;
+/// The file before the current one.
+pub const ROTATED_FILE: &str = "activity.1.jsonl";
 
 /// One call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -62,15 +67,31 @@ pub struct FollowCursor {
     offset: u64,
 }
 
-/// The activity record of one config directory.
+/// The activity record of one config directory. A gateway keeps its files open between
+/// records (a record is then a lock, a look at the file's name, one write and an unlock);
+/// gateways writing to the same directory at once take turns by the lock, and one that finds
+/// the file rotated by another opens the new one.
 pub struct ActivityLog {
     dir: PathBuf,
+    rotate_at: u64,
+    open: RefCell<Option<OpenFiles>>,
+}
+
+/// The lock file and the current record file, as a gateway keeps them open.
+struct OpenFiles {
+    lock: File,
+    file: File,
+    /// The inode `file` had when it was opened (renamed away by a rotation, the name points
+    /// to another).
+    inode: u64,
 }
 
 impl ActivityLog {
     pub fn in_config_dir(config_dir: &Path) -> ActivityLog {
         ActivityLog {
             dir: config_dir.join("activity"),
+            rotate_at: ROTATE_AT,
+            open: RefCell::new(None),
         }
     }
 
@@ -78,37 +99,71 @@ impl ActivityLog {
         self.dir.join(ACTIVITY_FILE)
     }
 
+    fn rotated_path(&self) -> PathBuf {
+        self.dir.join(ROTATED_FILE)
+    }
+
     /// Append `record` (rotating first when the file is full). A record that cannot be written
     /// is reported on stderr and does not stop the call.
     pub fn append(&self, record: &ActivityRecord) {
-        if let Err(e) = self.try_append(record) {
+        let mut line = serde_json::to_vec(record).expect("a record serializes");
+        line.push(b'\n');
+        let kept_open = self.open.borrow().is_some();
+        let mut written = self.try_append(&line);
+        if written.is_err() && kept_open {
+            // Once more with the files opened afresh: the directory may have been removed.
+            self.open.replace(None);
+            written = self.try_append(&line);
+        }
+        if let Err(e) = written {
+            self.open.replace(None);
             eprintln!("plugboard: the activity record could not be written: {e}");
         }
     }
 
-    fn try_append(&self, record: &ActivityRecord) -> std::io::Result<()> {
-        plugboard_base::fs::create_dir(&self.dir, true)?;
-        let lock = plugboard_base::fs::open_lock_file(&self.dir.join(".lock"))?;
-        lock.lock()?;
+    fn try_append(&self, line: &[u8]) -> std::io::Result<()> {
+        let mut open = self.open.borrow_mut();
+        let files = match open.as_mut() {
+            Some(files) => files,
+            None => {
+                plugboard_base::fs::create_dir(&self.dir, true)?;
+                let lock = plugboard_base::fs::open_lock_file(&self.dir.join(".lock"))?;
+                let file = open_for_append(&self.path())?;
+                let inode = file.metadata()?.ino();
+                open.insert(OpenFiles { lock, file, inode })
+            }
+        };
+        files.lock.lock()?;
+        let written = self.write_locked(files, line);
+        let unlocked = files.lock.unlock();
+        written.and(unlocked)
+    }
+
+    /// With the lock held: reopen the file when another gateway rotated it, rotate it when it
+    /// is full, and append `line`.
+    fn write_locked(&self, files: &mut OpenFiles, line: &[u8]) -> std::io::Result<()> {
         let path = self.path();
-        if std::fs::metadata(&path).is_ok_and(|m| m.len() >= ROTATE_AT) {
-            std::fs::rename(&path, self.dir.join("activity.1.jsonl"))?;
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.ino() == files.inode && meta.len() < self.rotate_at => {}
+            Ok(meta) if meta.ino() == files.inode => {
+                std::fs::rename(&path, self.rotated_path())?;
+                self.reopen(files)?;
+            }
+            _ => self.reopen(files)?,
         }
-        let mut options = std::fs::OpenOptions::new();
-        options.create(true).append(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&path)?;
-        let mut line = serde_json::to_vec(record).expect("a record serializes");
-        line.push(b'\n');
-        file.write_all(&line)
+        files.file.write_all(line)
+    }
+
+    fn reopen(&self, files: &mut OpenFiles) -> std::io::Result<()> {
+        files.file = open_for_append(&self.path())?;
+        files.inode = files.file.metadata()?.ino();
+        Ok(())
     }
 
     /// The records appended to the current file since `cursor` (which then points past them);
     /// a file rotated in between is read from its start. For `activity --follow`.
     pub fn since(&self, cursor: &mut FollowCursor) -> Vec<ActivityRecord> {
         use std::io::{Read, Seek, SeekFrom};
-        use std::os::unix::fs::MetadataExt;
         let Ok(mut file) = std::fs::File::open(self.path()) else {
             return vec![];
         };
@@ -138,7 +193,6 @@ impl ActivityLog {
 
     /// A cursor at the end of the current file.
     pub fn end(&self) -> FollowCursor {
-        use std::os::unix::fs::MetadataExt;
         std::fs::metadata(self.path())
             .map(|m| FollowCursor {
                 inode: m.ino(),
@@ -150,7 +204,7 @@ impl ActivityLog {
     /// Every record kept, oldest first (the rotated file, then the current one). Lines that do
     /// not parse are skipped.
     pub fn read(&self) -> Vec<ActivityRecord> {
-        [self.dir.join("activity.1.jsonl"), self.path()]
+        [self.rotated_path(), self.path()]
             .iter()
             .filter_map(|p| std::fs::read_to_string(p).ok())
             .flat_map(|text| {
@@ -160,6 +214,14 @@ impl ActivityLog {
             })
             .collect()
     }
+}
+
+/// `path` opened for appending (made private when it is new).
+fn open_for_append(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 #[cfg(test)]
@@ -176,5 +238,59 @@ mod tests {
             Value::Object(shape),
             json!({"path": "string", "depth": "number", "opts": {"deep": "boolean", "tags": "array"}})
         );
+    }
+
+    fn record(n: usize) -> ActivityRecord {
+        ActivityRecord {
+            at_ms: n as u64,
+            client: None,
+            profile: "default".into(),
+            server: "fx".into(),
+            tool: "echo".into(),
+            decision: "allow".into(),
+            duration_ms: 0.1,
+            outcome: "ok".into(),
+            argument_shape: Map::new(),
+            result_bytes: n,
+        }
+    }
+
+    #[test]
+    fn two_gateways_appending_across_rotations_lose_no_record_of_the_current_file() {
+        let home = tempfile::tempdir().unwrap();
+        let small = |_| ActivityLog {
+            rotate_at: 2_000,
+            ..ActivityLog::in_config_dir(home.path())
+        };
+        let (first, second): (ActivityLog, ActivityLog) = (small(()), small(()));
+        for n in 0..100 {
+            let writer = if n % 3 == 0 { &second } else { &first };
+            writer.append(&record(n));
+        }
+        let current = std::fs::read_to_string(first.path()).unwrap();
+        let rotated = std::fs::read_to_string(first.rotated_path()).unwrap();
+        assert!(current.len() < 2_000 + 200, "rotated when full");
+        assert!(rotated.len() >= 2_000, "the rotated file was full");
+        // Every record since the last rotation is in the current file, in order, whole.
+        let kept: Vec<usize> = first.read().iter().map(|r| r.result_bytes).collect();
+        assert_eq!(kept.last(), Some(&99));
+        assert!(kept.windows(2).all(|w| w[0] + 1 == w[1]), "{kept:?}");
+        assert_eq!(
+            kept.len(),
+            (current + &rotated).lines().count(),
+            "every line parses"
+        );
+    }
+
+    #[test]
+    fn a_record_directory_removed_under_a_gateway_is_made_again() {
+        let home = tempfile::tempdir().unwrap();
+        let log = ActivityLog::in_config_dir(home.path());
+        log.append(&record(1));
+        std::fs::remove_dir_all(home.path().join("activity")).unwrap();
+        log.append(&record(2));
+        log.append(&record(3));
+        let kept: Vec<usize> = log.read().iter().map(|r| r.result_bytes).collect();
+        assert_eq!(kept, vec![2, 3]);
     }
 }

@@ -34,8 +34,11 @@ use crate::session::{self, Session, SessionError, SessionOptions, ToolRisk};
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long one call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(300);
-/// The least a first list waits, once a server is ready, for the others still starting.
-pub const QUIET_AFTER_READY: Duration = Duration::from_millis(200);
+/// The least a first list waits, once a server is ready, for others never started before
+/// (servers that come up together are listed together).
+pub const QUIET_AFTER_READY: Duration = Duration::from_millis(10);
+/// How much longer than twice its last test a server that worked before is waited for.
+pub const USUAL_START_MARGIN: Duration = Duration::from_millis(100);
 /// The longest wait between two restarts of a server that keeps failing.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
@@ -53,6 +56,19 @@ pub enum State {
         /// Restarts tried so far.
         attempts: u32,
     },
+}
+
+/// How long the last successful test of each of `names` took, for those that have one.
+fn usual_starts(config_dir: &std::path::Path, names: &[String]) -> HashMap<String, Duration> {
+    let health = crate::health::HealthStore::in_config_dir(config_dir);
+    names
+        .iter()
+        .filter_map(|name| {
+            let last = health.get(name).filter(|r| r.result.ok)?;
+            let took = last.finished_at_ms.saturating_sub(last.started_at_ms);
+            Some((name.clone(), Duration::from_millis(took)))
+        })
+        .collect()
 }
 
 /// A server left out because its tools are not the ones the user approved.
@@ -223,6 +239,9 @@ pub struct Hub {
     /// When the hub was made, and when a server last left `Starting` (for [`Hub::settle`]).
     made: Instant,
     last_settled: Cell<Instant>,
+    /// How long the last successful test of each member took, for those that have one: what
+    /// its start is expected to take (for [`Hub::settle`]).
+    usual_start: HashMap<String, Duration>,
     client: RefCell<Option<String>>,
     /// Where every session sends the progress of the calls it runs.
     progress_tx: tokio::sync::mpsc::UnboundedSender<CallProgress>,
@@ -275,6 +294,7 @@ impl Hub {
         floor: Permission,
     ) -> Rc<Hub> {
         let activity = ActivityLog::in_config_dir(servers.config().dir());
+        let usual_start = usual_starts(servers.config().dir(), &servers_in_profile);
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let (questions_tx, questions_rx) = tokio::sync::mpsc::unbounded_channel();
         let (lists_tx, lists_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -304,6 +324,7 @@ impl Hub {
             keep_controls: RefCell::default(),
             made: Instant::now(),
             last_settled: Cell::new(Instant::now()),
+            usual_start,
             client: RefCell::new(None),
             started_at_ms: crate::clock::now_ms(),
             status: RefCell::new(None),
@@ -586,9 +607,8 @@ impl Hub {
     }
 
     /// Wait until every server has started or failed, at most `limit`; but once one is ready,
-    /// no longer than until none has started or failed for a tenth of the time waited so far
-    /// (at least [`QUIET_AFTER_READY`]). So one server that hangs holds the first list back by
-    /// about a tenth, not by `limit`; one that comes later is announced with `list_changed`.
+    /// only as long as [`Hub::first_list_due`] says. So a server that hangs holds the first list
+    /// back by little, not by `limit`; one that comes later is announced with `list_changed`.
     pub async fn settle(&self, limit: Duration) {
         let deadline = Instant::now() + limit;
         loop {
@@ -599,14 +619,27 @@ impl Hub {
             let now = Instant::now();
             let mut wake = deadline;
             if self.ready_count() > 0 {
-                let quiet = ((now - self.made) / 10).max(QUIET_AFTER_READY);
-                wake = wake.min(self.last_settled.get() + quiet);
+                wake = wake.min(self.first_list_due(now));
             }
             if now >= wake {
                 return;
             }
             let _ = tokio::time::timeout_at(wake.into(), changed).await;
         }
+    }
+
+    /// When a first list may leave out the servers still starting: not before each of them
+    /// that worked before has had twice its last test's time (and [`USUAL_START_MARGIN`]) to
+    /// come up, and not before none has come up for a twentieth of the time waited (at least
+    /// [`QUIET_AFTER_READY`]), for those never tested, which may be slow or may hang.
+    fn first_list_due(&self, now: Instant) -> Instant {
+        let quiet = ((now - self.made) / 20).max(QUIET_AFTER_READY);
+        self.members
+            .iter()
+            .filter(|(_, s)| matches!(*s.borrow(), State::Starting))
+            .filter_map(|(name, _)| self.usual_start.get(name))
+            .map(|usual| self.made + *usual * 2 + USUAL_START_MARGIN)
+            .fold(self.last_settled.get() + quiet, Instant::max)
     }
 
     fn ready_count(&self) -> usize {
@@ -1039,13 +1072,7 @@ impl Hub {
                 format!("the arguments hold a secret of server `{owner}`; the call was not sent"),
             );
         }
-        let risk = session
-            .listed()
-            .tools
-            .iter()
-            .find(|t| name_of(t) == route.name)
-            .map(|t| ToolRisk::of(t.get("annotations")))
-            .unwrap_or(ToolRisk::Writes);
+        let risk = session.tool_risk(&route.name);
         let mut decision = "allow";
         let rules = &self.profile.permissions;
         let profile_says = decide(rules, &route.server, namespaced, risk, Permission::Allow);

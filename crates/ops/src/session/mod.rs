@@ -475,9 +475,9 @@ pub struct Session {
     tools: ToolStates,
     next_call: AtomicU64,
     cancels: Mutex<HashMap<String, oneshot::Sender<()>>>,
-    /// The tools' input schemas compiled, by their JSON text (compiling one takes longer than
-    /// a call through the gateway otherwise does).
-    validators: Mutex<HashMap<String, Arc<Validator>>>,
+    /// The tools' input schemas compiled, by tool, with the schema each was compiled from
+    /// (compiling one takes longer than a call through the gateway otherwise does).
+    validators: Mutex<HashMap<String, (Value, Arc<Validator>)>>,
 }
 
 /// Compiled schemas kept per session, at most.
@@ -616,21 +616,33 @@ impl Session {
 
     /// The tool `name` as the server listed it (not redacted).
     fn tool(&self, name: &str) -> Result<Value, SessionError> {
-        let lists = self.shared.lists();
-        lists
-            .tools
-            .iter()
-            .find(|t| str_of(t, "name").as_deref() == Some(name))
-            .cloned()
-            .ok_or_else(|| SessionError::UnknownTool {
-                tool: self.redactor().redact(name),
-                known: lists
-                    .tools
-                    .iter()
-                    .filter_map(|t| str_of(t, "name"))
-                    .take(30)
-                    .collect(),
-            })
+        self.shared.with_lists(|lists| {
+            lists
+                .tools
+                .iter()
+                .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+                .cloned()
+                .ok_or_else(|| SessionError::UnknownTool {
+                    tool: self.redactor().redact(name),
+                    known: lists
+                        .tools
+                        .iter()
+                        .filter_map(|t| str_of(t, "name"))
+                        .take(30)
+                        .collect(),
+                })
+        })
+    }
+
+    /// The risk `tool`'s annotations declare (a tool not listed counts as one that writes).
+    pub fn tool_risk(&self, tool: &str) -> ToolRisk {
+        self.shared.with_lists(|lists| {
+            lists
+                .tools
+                .iter()
+                .find(|t| t.get("name").and_then(Value::as_str) == Some(tool))
+                .map_or(ToolRisk::Writes, |t| ToolRisk::of(t.get("annotations")))
+        })
     }
 
     /// Check a call before anything is sent: the tool exists and is enabled, the user
@@ -670,11 +682,8 @@ impl Session {
                 }],
             });
         }
-        let schema = definition
-            .get("inputSchema")
-            .cloned()
-            .unwrap_or(Value::Null);
-        let validator = self.validator(&schema);
+        let schema = definition.get("inputSchema").unwrap_or(&Value::Null);
+        let validator = self.validator(tool, schema);
         if let Some(problem) = validator.schema_problem() {
             return Ok(vec![self.redactor().redact(&format!(
                 "the tool's input schema is not usable JSON Schema ({problem}); the arguments \
@@ -688,18 +697,20 @@ impl Session {
         Ok(vec![])
     }
 
-    /// `schema` compiled, once per session.
-    fn validator(&self, schema: &Value) -> Arc<Validator> {
-        let key = schema.to_string();
+    /// `tool`'s input `schema` compiled, once per session (again when the tool's schema
+    /// changes).
+    fn validator(&self, tool: &str, schema: &Value) -> Arc<Validator> {
         let mut kept = self.validators.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(validator) = kept.get(&key) {
+        if let Some((compiled_from, validator)) = kept.get(tool)
+            && compiled_from == schema
+        {
             return Arc::clone(validator);
         }
         if kept.len() >= KEPT_VALIDATORS {
             kept.clear();
         }
         let validator = Arc::new(Validator::new(schema));
-        kept.insert(key, Arc::clone(&validator));
+        kept.insert(tool.to_owned(), (schema.clone(), Arc::clone(&validator)));
         validator
     }
 

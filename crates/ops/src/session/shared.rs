@@ -84,7 +84,12 @@ impl Shared {
     }
 
     pub(super) fn lists(&self) -> Lists {
-        self.lists.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.with_lists(Lists::clone)
+    }
+
+    /// `look` at the lists without copying them (for what one call needs of one tool).
+    pub(super) fn with_lists<R>(&self, look: impl FnOnce(&Lists) -> R) -> R {
+        look(&self.lists.read().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, Vec<(String, Option<String>)>> {

@@ -11,7 +11,14 @@
 //! - `memory, N servers`: the resident memory of the process in front of 1, 20 and 50 servers
 //!   once they are listed (their servers not counted), against 20 `plugboard run` relays;
 //! - `first list, 20 servers, one hanging`: from launch to the merged `tools/list` with 19
-//!   fixtures and one server that never answers, against one fixture's own launch-to-list.
+//!   fixtures and one server that never answers, against one fixture's own launch-to-list and
+//!   the gateway's list of the 19 alone;
+//! - `call, stdio, server-everything` and `first list, real servers, one hanging`: the same with
+//!   server-everything (npm) and the Python SDK 2.3 server (PyPI) as members, against each
+//!   server reached directly.
+//!
+//! The members were tested once after they were added (as an install does), so the gateway
+//! knows how long each takes to start; the hanging one never passed a test.
 //!
 //! The home's secrets are in the encrypted file (the gateway's HTTP token lives there), opened
 //! with a passphrase from the environment. mcp-hub (npm) is not among the peers: it fetches its
@@ -41,6 +48,8 @@ pub fn measure(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
     calls_under_load(&setup, options, rows)?;
     memory(&setup, options, rows)?;
     first_list(&setup, options, rows)?;
+    calls_to_everything(&setup, options, rows)?;
+    first_list_of_real_servers(&setup, options, rows)?;
     Ok(())
 }
 
@@ -73,6 +82,21 @@ impl<'a> Setup<'a> {
             servers[&name] = json!({"command": fixture, "args": []});
         }
         setup.plugboard(&["add", "hang", "--no-test", "--stdio", "--", "sleep", "600"])?;
+        let everything = setup.everything();
+        let python = setup.python_server();
+        for (name, command) in [("everything", &everything), ("pysdk", &python)] {
+            let mut args = vec!["add", name, "--no-test", "--stdio", "--"];
+            args.extend(command.iter().map(String::as_str));
+            setup.plugboard(&args)?;
+        }
+        // Tested once, as an install tests a server (the hanging one never passes).
+        let tested: Vec<String> = (1..=20)
+            .map(|n| format!("fix{n}"))
+            .chain(["everything".into(), "pysdk".into()])
+            .collect();
+        for name in &tested {
+            setup.plugboard(&["test", name])?;
+        }
         for (profile, count) in [("p1", 1), ("p20", 20), ("p50", 50)] {
             setup.profile(
                 profile,
@@ -83,9 +107,41 @@ impl<'a> Setup<'a> {
         let mut hanging: Vec<String> = (1..=19).map(|n| format!("fix{n}")).collect();
         hanging.push("hang".into());
         setup.profile("phang", &hanging)?;
+        hanging.pop();
+        setup.profile("p19", &hanging)?;
         servers["hang"] = json!({"command": "sleep", "args": ["600"]});
         setup.fastmcp_config("phang", &servers, 19, true)?;
+        let real = ["everything", "pysdk", "hang"].map(String::from);
+        setup.profile("preal", &real)?;
+        setup.profile("preal-healthy", &real[..2])?;
+        setup.profile("peverything", &real[..1])?;
+        let command = |argv: &[String]| json!({"command": argv[0], "args": argv[1..]});
+        let config = json!({"mcpServers": {
+            "everything": command(&everything),
+            "pysdk": command(&python),
+            "hang": servers["hang"],
+        }});
+        std::fs::write(setup.fastmcp_path("preal"), config.to_string())
+            .map_err(|e| e.to_string())?;
         Ok(setup)
+    }
+
+    /// server-everything's command line over stdio.
+    fn everything(&self) -> Vec<String> {
+        vec![
+            "node".into(),
+            paths::arg(&self.paths.everything),
+            "stdio".into(),
+        ]
+    }
+
+    /// The Python SDK server's command line over stdio.
+    fn python_server(&self) -> Vec<String> {
+        vec![
+            paths::arg(&self.paths.python),
+            paths::arg(&self.paths.python_server),
+            "stdio".into(),
+        ]
     }
 
     fn plugboard(&self, args: &[&str]) -> Result<String, String> {
@@ -524,7 +580,6 @@ fn kib_to_mib(kib: &Value) -> f64 {
 fn first_list(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
     eprintln!("[bench] gateway: first list with a hanging server");
     let subject = "first list, 20 servers, one hanging";
-    let rounds = options.runs.clamp(1, 5);
     let alone = vec![
         "--times".to_owned(),
         "0".into(),
@@ -533,11 +588,58 @@ fn first_list(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(
         paths::arg(&setup.paths.fixture),
     ];
     let mut clients = vec![("floor (one fixture)", alone, 3)];
+    let mut healthy = vec!["--times".to_owned(), "0".into()];
+    healthy.extend(setup.over_stdio(&["serve", "--profile", "p19"]));
+    clients.push(("plugboard serve (the 19 alone)", healthy, 19 * 3));
     for (client, launch) in setup.stdio_launchers("phang") {
         let mut args = vec!["--times".to_owned(), "0".into()];
         args.extend(launch);
         clients.push((client, args, 19 * 3));
     }
+    first_list_rows(setup, options, subject, clients, rows)
+}
+
+/// Launch to the merged list of server-everything and the Python SDK server with one server
+/// that never answers, against each of the two reached directly.
+fn first_list_of_real_servers(
+    setup: &Setup,
+    options: &Options,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    eprintln!("[bench] gateway: first list of real servers with a hanging one");
+    let subject = "first list, real servers, one hanging";
+    let direct = |command: Vec<String>| {
+        let mut args = vec!["--times".to_owned(), "0".into(), "stdio".into(), "--".into()];
+        args.extend(command);
+        args
+    };
+    // server-everything lists 13 tools (and more to a client that declares sampling, roots or
+    // elicitation; the floor client declares none), the Python SDK server 3.
+    let mut clients = vec![
+        ("floor (server-everything)", direct(setup.everything()), 10),
+        ("floor (Python SDK server)", direct(setup.python_server()), 3),
+    ];
+    let mut healthy = vec!["--times".to_owned(), "0".into()];
+    healthy.extend(setup.over_stdio(&["serve", "--profile", "preal-healthy"]));
+    clients.push(("plugboard serve (the healthy alone)", healthy, 13));
+    for (client, launch) in setup.stdio_launchers("preal") {
+        let mut args = vec!["--times".to_owned(), "0".into()];
+        args.extend(launch);
+        clients.push((client, args, 13));
+    }
+    first_list_rows(setup, options, subject, clients, rows)
+}
+
+/// A row per client of its launch-to-list times, noted when it listed fewer tools than
+/// `expected` or gave no list.
+fn first_list_rows(
+    setup: &Setup,
+    options: &Options,
+    subject: &str,
+    clients: Vec<(&'static str, Vec<String>, usize)>,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let rounds = options.runs.clamp(1, 5);
     for (client, args, expected) in clients {
         let mut samples = vec![];
         let mut note = String::new();
@@ -560,4 +662,28 @@ fn first_list(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(
         rows.push(Row::times(SECTION, subject, client, samples, note));
     }
     Ok(())
+}
+
+/// One `tools/call` (echo) to server-everything: directly, through the gateway and through
+/// the relay, interleaved.
+fn calls_to_everything(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let mut floor = timed_calls("echo");
+    floor.extend(["stdio".into(), "--".into()]);
+    floor.extend(setup.everything());
+    let mut served = timed_calls("everything__echo");
+    served.extend(setup.over_stdio(&["serve", "--profile", "peverything"]));
+    let mut relay = timed_calls("echo");
+    relay.extend(setup.over_stdio(&["run", "everything"]));
+    eprintln!("[bench] gateway: calls to server-everything over stdio");
+    interleaved_calls(
+        "call, stdio, server-everything",
+        vec![
+            ("floor", floor),
+            ("plugboard serve", served),
+            ("plugboard run", relay),
+        ],
+        setup,
+        options,
+        rows,
+    )
 }
