@@ -123,6 +123,28 @@ fn host_of(server: &ServerConfig) -> Option<String> {
 /// /`dnx`/`docker run` … that is not an option (or an option's value), with `@VERSION`,
 /// `==VERSION` or `:TAG` taken off.
 fn package_of(server: &ServerConfig) -> Option<String> {
+    runner_launch(server).map(|(package, _)| package)
+}
+
+/// A server a package runner starts, as the same server whatever version is pinned and however
+/// the runner is told to resolve it: the runner program, the package without its version, and
+/// the arguments after the package (what the server itself is given). `None` for a program
+/// that is not a package runner.
+pub fn runner_identity(server: &ServerConfig) -> Option<(String, String, Vec<String>)> {
+    let (package, at) = runner_launch(server)?;
+    let (command, args) = match &server.launch {
+        Some(l) => (l.command.as_str(), &l.args),
+        None => (server.command.as_deref()?, &server.args),
+    };
+    let program = std::path::Path::new(command)
+        .file_name()?
+        .to_str()?
+        .to_owned();
+    Some((program, package, args[at + 1..].to_vec()))
+}
+
+/// The package a runner starts (without its version) and where it is among the arguments.
+fn runner_launch(server: &ServerConfig) -> Option<(String, usize)> {
     let (command, args) = match &server.launch {
         Some(l) => (l.command.as_str(), &l.args),
         None => (server.command.as_deref()?, &server.args),
@@ -141,7 +163,7 @@ fn package_of(server: &ServerConfig) -> Option<String> {
         _ => return None,
     };
     let mut skip_next = false;
-    for arg in args {
+    for (at, arg) in args.iter().enumerate() {
         if skip_next {
             skip_next = false;
             continue;
@@ -164,7 +186,7 @@ fn package_of(server: &ServerConfig) -> Option<String> {
         } else {
             arg
         };
-        return Some(without_version.to_owned());
+        return Some((without_version.to_owned(), at));
     }
     None
 }

@@ -968,8 +968,10 @@ pub async fn import_servers(
     })
 }
 
-/// Whether `a` and `b` are the same server: the same URL, or the same program with the same
-/// arguments (secret references stand for any value).
+/// Whether `a` and `b` are the same server: the same URL, the same program with the same
+/// arguments (secret references stand for any value), or the same package started by the same
+/// runner with the same arguments whatever version either pins (`npx -y pkg` is the installed
+/// `npx -y pkg@1.2.3`).
 fn same_server(a: &ServerConfig, b: &ServerConfig) -> bool {
     let masked = |text: &str| {
         let mut out = String::new();
@@ -993,12 +995,16 @@ fn same_server(a: &ServerConfig, b: &ServerConfig) -> bool {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default()
             };
-            program(x) == program(y)
-                && a.args.len() == b.args.len()
-                && a.args
-                    .iter()
-                    .zip(&b.args)
-                    .all(|(p, q)| masked(p) == masked(q))
+            let same_args = |p: &[String], q: &[String]| {
+                p.len() == q.len() && p.iter().zip(q).all(|(p, q)| masked(p) == masked(q))
+            };
+            if let (Some((run_a, package_a, rest_a)), Some((run_b, package_b, rest_b))) = (
+                crate::launch_diff::runner_identity(a),
+                crate::launch_diff::runner_identity(b),
+            ) {
+                return run_a == run_b && package_a == package_b && same_args(&rest_a, &rest_b);
+            }
+            program(x) == program(y) && same_args(&a.args, &b.args)
         }
         _ => false,
     }
@@ -1078,6 +1084,70 @@ mod tests {
 
     fn no_input(_: &InputSpec) -> Option<Sensitive<String>> {
         None
+    }
+
+    #[test]
+    fn a_package_is_the_same_server_whatever_version_is_pinned() {
+        let run = |command: &str, args: &[&str]| {
+            ServerConfig::stdio(command, args.iter().map(|s| s.to_string()).collect())
+        };
+        let installed = run(
+            "npx",
+            &[
+                "-y",
+                "--before",
+                "2026-01-01",
+                "@modelcontextprotocol/server-memory@2025.9.25",
+            ],
+        );
+        assert!(same_server(
+            &installed,
+            &run(
+                "/usr/bin/npx",
+                &["-y", "@modelcontextprotocol/server-memory"]
+            )
+        ));
+        assert!(!same_server(
+            &installed,
+            &run("npx", &["-y", "@modelcontextprotocol/server-everything"])
+        ));
+        let folders = |dir: &str| {
+            run(
+                "npx",
+                &["-y", "@modelcontextprotocol/server-filesystem@1", dir],
+            )
+        };
+        assert!(same_server(
+            &folders("/a"),
+            &run("npx", &["@modelcontextprotocol/server-filesystem", "/a"])
+        ));
+        assert!(
+            !same_server(&folders("/a"), &folders("/b")),
+            "other folders, another server"
+        );
+        assert!(same_server(
+            &run(
+                "uvx",
+                &[
+                    "--exclude-newer",
+                    "2026-01-01",
+                    "mcp-server-fetch==2025.4.7"
+                ]
+            ),
+            &run("uvx", &["mcp-server-fetch"])
+        ));
+        assert!(!same_server(
+            &run("uvx", &["mcp-server-fetch"]),
+            &run("npx", &["mcp-server-fetch"])
+        ));
+        assert!(same_server(
+            &run("node", &["server.js"]),
+            &run("/usr/bin/node", &["server.js"])
+        ));
+        assert!(!same_server(
+            &run("node", &["a.js"]),
+            &run("node", &["b.js"])
+        ));
     }
 
     #[test]
