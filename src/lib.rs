@@ -9,8 +9,8 @@ pub mod cli;
 pub use plugboard_base::{clock, failure, fs, heap, pin_report, regex_rules, tls};
 pub use plugboard_ops::{
     admission, browser, budget, checks, clients, credentials, custom, deps, diagnostics, doctor,
-    gateway, health, install, launch_diff, lifecycle, local_http, manage, pinning, run, sandbox,
-    session, tokens, tools, updates,
+    gateway, health, install, launch_diff, lifecycle, local_http, manage, pinning, reconfigure,
+    run, sandbox, session, tokens, tools, updates,
 };
 pub use plugboard_sources::{bundles, catalog, form, market, mcpb, policy, registry, search};
 pub use plugboard_store::{config, redact, remembered_tools, secret_shapes, secrets};

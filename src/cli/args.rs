@@ -993,6 +993,18 @@ impl HeadersHelperArgs {
 #[derive(Debug, Args)]
 pub struct EditArgs {
     pub name: String,
+    /// Change a field of the form the server was installed with (a catalog or registry server); the other fields keep their values
+    #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with_all = RAW_EDITS)]
+    pub set: Vec<String>,
+    /// Replace a secret field of that form, read from stdin, PLUGBOARD_SECRET_<KEY> or a prompt (several: one line each)
+    #[arg(long, value_name = "KEY", conflicts_with_all = RAW_EDITS)]
+    pub secret: Vec<String>,
+    /// Remove the value of an optional field of that form (a secret one's from the keyring too)
+    #[arg(long, value_name = "KEY", conflicts_with_all = RAW_EDITS)]
+    pub clear: Vec<String>,
+    /// With --set, --secret or --clear: save without testing first
+    #[arg(long)]
+    pub no_test: bool,
     /// Set a plain environment variable
     #[arg(long, value_name = "K=V")]
     pub env: Vec<String>,
@@ -1051,6 +1063,18 @@ pub struct EditArgs {
     #[arg(long, conflicts_with = "headers_helper")]
     pub no_headers_helper: bool,
 }
+
+/// The flags of `edit` that change a server's launch directly, not through its form.
+const RAW_EDITS: [&str; 8] = [
+    "env",
+    "secret_env",
+    "unset_env",
+    "header",
+    "secret_header",
+    "unset_header",
+    "credential",
+    "url",
+];
 
 #[derive(Debug, Args)]
 pub struct TestArgs {

@@ -32,6 +32,7 @@ mod catalog_cmd;
 mod clients_cmd;
 mod diagnose_cmd;
 mod doctor_cmd;
+mod edit_form_cmd;
 mod gateway_cmd;
 mod input;
 mod install_cmd;

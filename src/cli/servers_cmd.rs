@@ -236,6 +236,9 @@ pub fn edit(servers: &Servers, args: EditArgs) -> Result<(), CliError> {
     if args.pin_dependencies || args.unpin_dependencies {
         return pin_dependencies(servers, &args.name, args.pin_dependencies);
     }
+    if !(args.set.is_empty() && args.secret.is_empty() && args.clear.is_empty()) {
+        return super::edit_form_cmd::edit(servers, &args);
+    }
     let mut patch = ServerPatch::default();
     let mut input = SecretInput::for_flags(
         None,

@@ -87,7 +87,8 @@ fn write_test_catalog(dir: &std::path::Path, expected: &str) {
                 "transport": {"type": "stdio", "command": fixture(),
                     "args": ["--expect-env", format!("VAULT_TOKEN=@{}", expected_file.display())],
                     "env_fields": [{"key": "VAULT_TOKEN", "label": "Vault token", "kind": "password",
-                        "required": true, "help": "From [the vault](https://example.com)."}]},
+                        "required": true, "help": "From [the vault](https://example.com)."},
+                        {"key": "VAULT_NOTE", "label": "Note", "kind": "text", "required": false}]},
                 "auth": {"type": "none"},
                 "probe": {"tool": "check_credentials", "arguments": {},
                     "auth_error": {"pointer": "/error", "values": ["invalid_auth"]}}
@@ -172,6 +173,143 @@ fn install_tests_first_verifies_credentials_and_saves_nothing_on_failure() {
 }
 
 /// A server that prints its secret to stderr and into an error: no output ever shows it.
+/// `edit NAME --set` changes a catalog server through the form it was installed with: the
+/// other fields and the stored secret are kept (its credential check still passes), a new
+/// secret that fails the test changes nothing, a required secret cannot be cleared, an optional
+/// field can; a server with no form, an unknown field and a raw flag beside a form flag are
+/// refused; no file holds a secret.
+#[test]
+fn edit_set_changes_a_catalog_server_through_its_form() {
+    require_keyring();
+    let home = Home::new();
+    let catalog = tempfile::tempdir().unwrap();
+    let good = format!("vault-{:016x}", rand::random::<u64>());
+    write_test_catalog(catalog.path(), &good);
+    let run = |args: &[&str], stdin: &str| {
+        let mut child = home
+            .cmd(args)
+            .env("PLUGBOARD_CATALOG_DIR", catalog.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(stdin.as_bytes()).unwrap();
+        drop(pipe);
+        child.wait_with_output().unwrap()
+    };
+    let install = [
+        "install",
+        "fixture-vault",
+        "--set",
+        "VAULT_NOTE=first",
+        "--secret-stdin",
+        "VAULT_TOKEN",
+    ];
+    assert_code(&run(&install, &good), 0);
+    let env = || {
+        let shown: Value =
+            serde_json::from_str(&stdout(&home.run(&["show", "fixture-vault", "--json"]))).unwrap();
+        shown["env"].clone()
+    };
+
+    let out = run(&["edit", "fixture-vault", "--set", "VAULT_NOTE=second"], "");
+    assert_code(&out, 0);
+    assert!(
+        stdout(&out).contains("Changed `fixture-vault`"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("verified"),
+        "the kept token passed its check: {}",
+        stdout(&out)
+    );
+    assert_eq!(env()["VAULT_NOTE"], "second");
+    assert_eq!(env()["VAULT_TOKEN"]["set"], true);
+
+    let wrong = format!("wrong-{:016x}", rand::random::<u64>());
+    let out = run(
+        &["edit", "fixture-vault", "--secret", "VAULT_TOKEN"],
+        &wrong,
+    );
+    assert_code(&out, 1);
+    assert!(
+        stderr(&out).contains("nothing was changed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !contains_bytes(&out.stdout, wrong.as_bytes())
+            && !contains_bytes(&out.stderr, wrong.as_bytes())
+    );
+    let out = run(&["test", "fixture-vault", "--json"], "");
+    assert_code(&out, 0);
+    let result: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        result["verification"], "verified",
+        "the stored token is still the good one"
+    );
+
+    let out = run(&["edit", "fixture-vault", "--clear", "VAULT_TOKEN"], "");
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("required"), "{}", stderr(&out));
+    assert_code(
+        &run(&["edit", "fixture-vault", "--clear", "VAULT_NOTE"], ""),
+        0,
+    );
+    assert!(env().get("VAULT_NOTE").is_none(), "{}", env());
+    assert_eq!(env()["VAULT_TOKEN"]["set"], true);
+
+    let out = run(&["edit", "fixture-vault", "--set", "nope=1"], "");
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("fields: VAULT_TOKEN, VAULT_NOTE"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["edit", "fixture-vault", "--set", "VAULT_TOKEN=x"], "");
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("--secret VAULT_TOKEN"),
+        "{}",
+        stderr(&out)
+    );
+    assert_code(
+        &run(
+            &[
+                "edit",
+                "fixture-vault",
+                "--set",
+                "VAULT_NOTE=x",
+                "--env",
+                "A=B",
+            ],
+            "",
+        ),
+        2,
+    );
+    assert_code(
+        &home.run(&["add", "custom", "--no-test", "--stdio", "--", &fixture()]),
+        0,
+    );
+    let out = run(&["edit", "custom", "--set", "A=B"], "");
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("has no form"), "{}", stderr(&out));
+
+    for (path, bytes) in home.all_file_bytes() {
+        for secret in [&good, &wrong] {
+            assert!(
+                !contains_bytes(&bytes, secret.as_bytes()),
+                "secret in {}",
+                path.display()
+            );
+        }
+    }
+    assert_code(&home.run(&["remove", "fixture-vault"]), 0);
+}
+
 #[test]
 fn a_secret_printed_by_the_server_never_reaches_any_output() {
     require_keyring();

@@ -7,17 +7,72 @@
 //! - [`keep_identity`]: the rebuilt server keeps what is the server's own rather than the
 //!   form's (secret namespace, on/off, timeout, tool switches, sandbox choices, consents);
 //! - [`replace`]: saves it (new secrets, the config, the secrets it no longer uses removed,
-//!   the test as its health).
+//!   the test as its health);
+//! - [`rebuild`]: the first three in order, as the app's Edit and `plugboard edit --set` do.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::{ConfigValue, ServerConfig};
+use crate::form::blueprint::Blueprint;
 use crate::form::inputs::restore;
 use crate::form::{FormInput, FormSpec, PreparedServer};
+use crate::install::PrepareError;
 use crate::launch_diff::{LaunchDiff, launch_diff};
 use crate::manage::{ManageError, Servers};
 use crate::probe::TestResult;
 use crate::secrets::{SecretError, SecretKey, Sensitive};
+
+/// Why an installed server could not be rebuilt from its changed form.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RebuildError {
+    /// The change removes the value of a field the server cannot do without.
+    #[error("{label} is required: it can be replaced, not removed")]
+    RequiredCleared { field: String, label: String },
+    /// A stored secret could not be read back.
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    /// The changed form does not give a server that may run.
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+}
+
+/// Installed server `old` (named `name`) rebuilt from its form filled with `input`: the secret
+/// fields left empty keep their stored values, except those in `cleared` (optional ones only);
+/// what is the server's own is kept; consent to secrets on its command line holds for the
+/// same program only, unless `allow_secret_args` gives it now.
+pub fn rebuild(
+    servers: &Servers,
+    old: &ServerConfig,
+    name: &str,
+    (blueprint, spec): (&Blueprint, &FormSpec),
+    mut input: FormInput,
+    cleared: &BTreeSet<String>,
+    allow_secret_args: bool,
+) -> Result<PreparedServer, RebuildError> {
+    if let Some(field) = spec
+        .fields
+        .iter()
+        .find(|f| f.required && cleared.contains(&f.key))
+    {
+        return Err(RebuildError::RequiredCleared {
+            field: field.key.clone(),
+            label: field.label.clone(),
+        });
+    }
+    refill(servers, name, old, spec, &mut input, cleared)?;
+    let choices = crate::install::Choices {
+        // Checked below, once the server is rebuilt and what is its own is back.
+        allow_secret_args: true,
+        no_sandbox: false,
+        bundle_dir: None,
+    };
+    let mut prepared = crate::install::prepare(blueprint, spec, &input, name, &choices)?;
+    keep_identity(name, old, &mut prepared);
+    prepared.config.allow_secret_args |= allow_secret_args;
+    crate::manage::refuse_secrets_on_argv(name, &prepared.config).map_err(PrepareError::from)?;
+    Ok(prepared)
+}
 
 /// What an installed server's form was filled with.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

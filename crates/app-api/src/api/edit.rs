@@ -7,8 +7,9 @@
 //! the raw editor.
 
 use crate::config::ServerConfig;
-use crate::form::{FormInput, PreparedServer};
-use crate::reconfigure;
+use crate::form::blueprint::Blueprint;
+use crate::form::{FormInput, FormSpec, PreparedServer};
+use crate::reconfigure::{self, RebuildError};
 
 use super::{Api, ApiError, EditForm, ErrorCode, InstallRequest, ServerView};
 
@@ -93,46 +94,37 @@ impl Api {
         Ok(Some(self.servers.config().load()?.server(editing)?))
     }
 
-    /// Complete an edit's form with the secrets the user left as they were (not those the
-    /// request clears: only optional ones may be).
-    pub(super) fn refill(
-        &self,
-        old: &ServerConfig,
-        name: &str,
-        spec: &crate::form::FormSpec,
-        input: &mut FormInput,
-        cleared: &[String],
-    ) -> Result<(), ApiError> {
-        if let Some(field) = spec
-            .fields
-            .iter()
-            .find(|f| f.required && cleared.contains(&f.key))
-        {
-            return Err(ApiError::field(
-                &field.key,
-                format!(
-                    "{} is required: it can be replaced, not removed",
-                    field.label
-                ),
-            ));
-        }
-        let cleared = cleared.iter().cloned().collect();
-        reconfigure::refill(&self.servers, name, old, spec, input, &cleared).map_err(Into::into)
-    }
-
-    /// Give an edited server what is its own, and refuse it when it would now take a secret on
-    /// its command line without consent.
-    pub(super) fn keep_identity(
+    /// Installed server `old` rebuilt from the request's form (filled into `input`): secrets
+    /// left empty kept, those it clears removed (optional ones only), what is the server's own
+    /// kept, its consent to secrets on its command line checked again.
+    pub(super) fn rebuild(
         &self,
         old: &ServerConfig,
         request: &InstallRequest,
-        prepared: &mut PreparedServer,
-    ) -> Result<(), ApiError> {
-        let name = prepared.name.clone();
-        reconfigure::keep_identity(&name, old, prepared);
-        prepared.config.allow_secret_args |= request.allow_secret_args;
-        crate::manage::refuse_secrets_on_argv(&name, &prepared.config)?;
-        Ok(())
+        form: (&Blueprint, &FormSpec),
+        input: FormInput,
+    ) -> Result<PreparedServer, ApiError> {
+        let cleared = request.cleared.iter().cloned().collect();
+        reconfigure::rebuild(
+            &self.servers,
+            old,
+            request.name.trim(),
+            form,
+            input,
+            &cleared,
+            request.allow_secret_args,
+        )
+        .map_err(|e| {
+            let error = match e {
+                RebuildError::RequiredCleared { ref field, .. } => {
+                    ApiError::field(field, e.to_string())
+                }
+                RebuildError::Secret(e) => e.into(),
+                RebuildError::Prepare(e) => e.into(),
+                other => ApiError::new(ErrorCode::Invalid, other.to_string()),
+            };
+            error.scrub(request.values.values().map(String::as_str))
+        })
     }
 
     /// Save an edited server in place of the installed one.

@@ -295,6 +295,16 @@ impl From<CatalogError> for ApiError {
     }
 }
 
+impl From<crate::install::PrepareError> for ApiError {
+    fn from(err: crate::install::PrepareError) -> Self {
+        match err {
+            crate::install::PrepareError::Form(errors) => errors.into(),
+            crate::install::PrepareError::Refused(refusal) => refusal.into(),
+            other => ApiError::new(ErrorCode::Invalid, other.to_string()),
+        }
+    }
+}
+
 impl From<FormErrors> for ApiError {
     fn from(err: FormErrors) -> ApiError {
         ApiError::fields(

@@ -325,28 +325,19 @@ impl Api {
         }
         input.store_as_secret = request.store_as_secret.clone();
         let edited = self.edited(request).map_err(scrub)?;
-        if let Some(old) = &edited {
-            self.refill(old, name, &spec, &mut input, &request.cleared)
-                .map_err(scrub)?;
+        if let Some(old) = edited {
+            let prepared = self.rebuild(&old, request, (&blueprint, &spec), input)?;
+            return Ok((prepared, Some(old)));
         }
         let bundle_dir = bundles::bundle_token(&request.entry_id).and_then(|t| self.bundles.dir(t));
         let choices = crate::install::Choices {
-            // An edit's consent is checked again once the server is rebuilt.
-            allow_secret_args: request.allow_secret_args || edited.is_some(),
+            allow_secret_args: request.allow_secret_args,
             no_sandbox: false,
             bundle_dir: bundle_dir.as_deref().map(std::path::Path::new),
         };
-        let mut prepared = crate::install::prepare(&blueprint, &spec, &input, name, &choices)
-            .map_err(|err| match err {
-                crate::install::PrepareError::Form(errors) => scrub(errors.into()),
-                crate::install::PrepareError::Refused(refusal) => scrub(refusal.into()),
-                other => scrub(ApiError::new(ErrorCode::Invalid, other.to_string())),
-            })?;
-        if let Some(old) = &edited {
-            self.keep_identity(old, request, &mut prepared)
-                .map_err(scrub)?;
-        }
-        Ok((prepared, edited))
+        let prepared = crate::install::prepare(&blueprint, &spec, &input, name, &choices)
+            .map_err(|e| scrub(e.into()))?;
+        Ok((prepared, None))
     }
 
     /// Install a catalog entry from its filled form: secrets to the keyring, the rest to the

@@ -278,6 +278,64 @@ fn edit_request(name: &str, values: &[(&str, &str)]) -> InstallRequest {
     }
 }
 
+/// An edit may switch to another connection option of the entry: the server is rebuilt from
+/// that option (an API key becomes a sign-in), keeps what is its own, and the secret the old
+/// option used leaves the keyring; its edit form is then the new option's.
+#[test]
+fn an_edit_can_switch_to_another_option_of_its_entry() {
+    let (_dir, store, api) = api();
+    let request = |option: &str, values: &[(&str, &str)], editing: bool| InstallRequest {
+        entry_id: "remote".into(),
+        option_id: option.into(),
+        name: "rem".into(),
+        values: values
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        store_as_secret: BTreeMap::new(),
+        no_pin: false,
+        allow_secret_args: false,
+        test_id: None,
+        editing: editing.then(|| "rem".into()),
+        cleared: vec![],
+    };
+    api.install(&request("key", &[("REMOTE_KEY", SECRET)], false))
+        .unwrap();
+    api.servers()
+        .config()
+        .update("rem", |s| {
+            s.timeout = Some(30);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(store.keys().len(), 1);
+    assert_eq!(
+        api.edit_form("rem").unwrap().unwrap().form.spec.option_id,
+        "key"
+    );
+
+    api.install(&request("oauth", &[], true)).unwrap();
+    let config = api
+        .servers()
+        .config()
+        .load()
+        .unwrap()
+        .server("rem")
+        .unwrap();
+    assert!(
+        matches!(config.auth, crate::config::Auth::Oauth2(_)),
+        "{:?}",
+        config.auth
+    );
+    assert_eq!(config.timeout, Some(30), "what is its own is kept");
+    assert_eq!(config.source.as_ref().unwrap().option, "oauth");
+    assert_eq!(store.keys(), vec![], "the API key left the keyring");
+    assert_eq!(
+        api.edit_form("rem").unwrap().unwrap().form.spec.option_id,
+        "oauth"
+    );
+}
+
 #[test]
 fn an_edit_through_the_install_form_keeps_the_secret_and_the_server_s_own_settings() {
     let (_dir, store, api) = api();
