@@ -20,6 +20,15 @@ export async function marketplace() {
     const t = await cards[0].text();
     if (!t.includes("stdio")) throw new Error(`transport label missing: ${t}`);
     await descriptionsEndOnWholeLines();
+    // At the default window size (1240 px wide) the search and its filters take one row, none cut.
+    const toolbar = await s.execute(
+      "const bar = document.querySelector('.toolbar[role=\"search\"]');" +
+        "const tops = new Set([...bar.children].map((c) => Math.round(c.getBoundingClientRect().top)));" +
+        "const cut = [...bar.querySelectorAll('select')].filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.dataset.testid);" +
+        "return { width: innerWidth, rows: tops.size, cut };",
+    );
+    if (toolbar.width >= 1200 && toolbar.rows !== 1) throw new Error(`the toolbar takes ${toolbar.rows} rows at ${toolbar.width} px`);
+    if (toolbar.cut.length) throw new Error(`cut selects: ${toolbar.cut}`);
     await shot("01-marketplace");
   });
 

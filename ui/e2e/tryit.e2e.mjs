@@ -176,6 +176,16 @@ export async function tryItTab() {
     );
     if (!beside) throw new Error("the resource's content is not beside the list");
     await shot("28a-tryit-resource-beside");
+    // A text/markdown resource is rendered (headings, lists, code as elements), its source a
+    // click away.
+    await s.execute("document.querySelector('[data-testid=\"read-resource\"][data-uri$=\"architecture.md\"]').scrollIntoView({ block: 'center' });");
+    await (await s.find('[data-testid="read-resource"][data-uri$="architecture.md"]')).click();
+    const heading = await (await s.waitFor('[data-testid="read-result"] [data-testid="markdown"] .heading', { timeout: 20000, what: "the markdown resource rendered" })).text();
+    if (!heading.trim() || heading.includes("#")) throw new Error(`the markdown's heading: ${heading}`);
+    await shot("28a2-tryit-resource-markdown");
+    await (await s.find('[data-testid="read-result"] [aria-pressed]')).click();
+    const source = await (await s.waitFor('[data-testid="read-result"] pre')).text();
+    if (!source.includes("# ")) throw new Error(`the markdown's source: ${source.slice(0, 200)}`);
     await (await s.find('[data-testid="tryit-tab-prompts"]')).click();
     await (await s.waitFor('[data-testid="prompt-item"][data-prompt="args-prompt"]')).click();
     await s.waitFor('[data-testid="required-city"]', { what: "the required argument marked" });
