@@ -139,10 +139,11 @@ pub fn edit(servers: &Servers, args: &EditArgs) -> Result<(), CliError> {
         ));
         print_result(name, &result);
         if !result.ok {
-            return Err(CliError::failed(format!(
+            return Err(CliError::failed(
                 "nothing was changed; fix the problem and try again, or pass --no-test to save \
                  the change untested"
-            )));
+                    .to_owned(),
+            ));
         }
         test = Some((started, result));
     }

@@ -442,3 +442,90 @@ async fn a_claude_code_entry_reaches_the_http_gateway_with_a_token_from_its_help
     );
     assert!(gateway.stop().success());
 }
+
+/// A client that accepts both gets a quick call's answer as plain JSON (nothing else comes for
+/// it), and a call whose server asks a question first as an event stream: the question, then,
+/// once the client answered it with a POST of its own, the call's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_is_streamed_only_when_something_comes_before_its_answer() {
+    require_keyring();
+    let home = Home::new();
+    let mut markers = vec![add_fixture(&home, "plain", &[], None)];
+    markers.push(add_fixture(
+        &home,
+        "asker",
+        &["--misbehave", "input-required"],
+        None,
+    ));
+    assert_code(
+        &home.run(&[
+            "profile", "create", "streams", "--server", "plain", "--server", "asker",
+        ]),
+        0,
+    );
+    let gateway = Gateway::start(&home, "streams");
+    let url = gateway.url.clone();
+    let token = gateway.authorization.clone();
+    let mut open = initialize();
+    open["params"]["capabilities"] = json!({"elicitation": {}});
+    let (status, session, answer) = post(&url, &[("Authorization", &token)], &open).await;
+    assert_eq!(status, 200, "{answer}");
+    let session = session.expect("a session id");
+    let both = |message: &Value| {
+        client()
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Authorization", &token)
+            .header("Mcp-Session-Id", &session)
+            .body(message.to_string())
+    };
+    let call = |id: u64, tool: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"message": "hi"}}})
+    };
+
+    let quick = both(&call(2, "plain__echo")).send().await.unwrap();
+    assert_eq!(
+        quick.headers()["content-type"],
+        "application/json",
+        "nothing came before the answer"
+    );
+    let answer: Value = quick.json().await.unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");
+
+    let mut asked = both(&call(3, "asker__echo")).send().await.unwrap();
+    assert_eq!(asked.headers()["content-type"], "text/event-stream");
+    let mut events = String::new();
+    let next_event = |events: &mut String| -> Option<Value> {
+        let end = events.find("\n\n")?;
+        let event: String = events.drain(..end + 2).collect();
+        let data = event.lines().find_map(|l| l.strip_prefix("data: "))?;
+        Some(serde_json::from_str(data).unwrap())
+    };
+    let mut read_event = async || loop {
+        if let Some(event) = next_event(&mut events) {
+            return event;
+        }
+        let chunk = tokio::time::timeout(Duration::from_secs(20), asked.chunk())
+            .await
+            .expect("an event within 20 s")
+            .unwrap()
+            .expect("the stream stays open until the answer");
+        events.push_str(std::str::from_utf8(&chunk).unwrap());
+    };
+    let question = read_event().await;
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let reply = json!({"jsonrpc": "2.0", "id": question["id"],
+        "result": {"action": "accept", "content": {"confirmed": true}}});
+    let accepted = both(&reply).send().await.unwrap();
+    assert_eq!(accepted.status().as_u16(), 202);
+    let result = read_event().await;
+    assert_eq!(result["id"], 3, "{result}");
+    assert_eq!(result["result"]["content"][0]["text"], "hi", "{result}");
+
+    assert!(gateway.stop().success());
+    for marker in &markers {
+        assert_no_process_left(marker);
+    }
+}

@@ -120,3 +120,9 @@ describe("markdown documents", () => {
     expect(parseMarkdown("```\ncode")).toEqual([{ kind: "code", language: "", text: "code" }]);
   });
 });
+
+describe("bold text with links", () => {
+  it("keeps the links' words, not their syntax", () => {
+    expect(parseHelp("**See [Setup](setup.md) | [Use](https://x.example)**")).toEqual([{ kind: "strong", text: "See Setup | Use" }]);
+  });
+});

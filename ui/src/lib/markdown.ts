@@ -38,7 +38,8 @@ export function parseHelp(source: string): Segment[] {
     } else if (m[3] !== undefined) {
       push({ kind: "code", text: m[3] });
     } else if (m[4] !== undefined) {
-      push({ kind: "strong", text: m[4] });
+      // Links inside bold text keep their words (the link itself is not followed).
+      push({ kind: "strong", text: m[4].replace(/\[([^\]\n]+)\]\([^()\s]*\)/g, "$1") });
     }
     at = (m.index ?? 0) + m[0].length;
   }

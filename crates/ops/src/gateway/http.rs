@@ -272,7 +272,7 @@ impl Endpoint {
         session.waiting.borrow_mut().insert(key.clone(), answer_to);
         tokio::task::spawn_local(Rc::clone(&session.conn).on_message(message));
         let mut response = if streams {
-            event_stream(stream_of_request(&session, key, id, answer))
+            answer_or_stream(stream_of_request(&session, key, id.clone(), answer), &id).await
         } else {
             match answer.await {
                 Ok(answer) => json_response(StatusCode::OK, &answer),
@@ -328,7 +328,7 @@ impl Endpoint {
         let (tx, rx) = mpsc::unbounded_channel();
         session.used.set(std::time::Instant::now());
         *session.listening.borrow_mut() = Some(tx);
-        event_stream(rx)
+        event_stream(None, rx)
     }
 
     /// DELETE: end a session.
@@ -380,13 +380,36 @@ fn is_modern(message: &Value) -> bool {
             .is_some()
 }
 
-fn event_stream(messages: mpsc::UnboundedReceiver<Value>) -> Response<Body> {
-    let events = futures::stream::unfold(messages, |mut messages| async move {
-        let message = messages.recv().await?;
+/// The answer to request `id` as plain JSON when it comes before anything else for that
+/// request (most calls: one response, no stream to keep open); else an event stream that starts
+/// with what came first (progress, a question of its server) and ends with the answer.
+async fn answer_or_stream(
+    mut messages: mpsc::UnboundedReceiver<Value>,
+    id: &Value,
+) -> Response<Body> {
+    let Some(first) = messages.recv().await else {
+        return plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the request got no answer",
+        );
+    };
+    let answers = first.get("method").is_none() && first.get("id") == Some(id);
+    if answers {
+        return json_response(StatusCode::OK, &first);
+    }
+    event_stream(Some(first), messages)
+}
+
+fn event_stream(first: Option<Value>, messages: mpsc::UnboundedReceiver<Value>) -> Response<Body> {
+    let events = futures::stream::unfold((first, messages), |(first, mut messages)| async move {
+        let message = match first {
+            Some(message) => message,
+            None => messages.recv().await?,
+        };
         let event = format!("event: message\ndata: {message}\n\n");
         Some((
             Ok::<_, Infallible>(Frame::data(Bytes::from(event))),
-            messages,
+            (None, messages),
         ))
     });
     let mut response = Response::new(StreamBody::new(events).boxed_unsync());
