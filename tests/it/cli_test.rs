@@ -99,6 +99,27 @@ fn write_test_catalog(dir: &std::path::Path, expected: &str) {
     .unwrap();
 }
 
+/// `plugboard ARGS` in `home` with the extra catalog in `catalog`, `stdin` piped to it.
+fn run_with_catalog(
+    home: &Home,
+    catalog: &std::path::Path,
+    args: &[&str],
+    stdin: &str,
+) -> std::process::Output {
+    let mut child = home
+        .cmd(args)
+        .env("PLUGBOARD_CATALOG_DIR", catalog)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(stdin.as_bytes()).unwrap();
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn install_tests_first_verifies_credentials_and_saves_nothing_on_failure() {
     require_keyring();
@@ -107,27 +128,14 @@ fn install_tests_first_verifies_credentials_and_saves_nothing_on_failure() {
     let good = format!("vault-{:016x}", rand::random::<u64>());
     write_test_catalog(catalog.path(), &good);
     let install = |secret: &str| {
-        let mut child = home
-            .cmd(&[
-                "install",
-                "fixture-vault",
-                "--secret-stdin",
-                "VAULT_TOKEN",
-                "--json",
-            ])
-            .env("PLUGBOARD_CATALOG_DIR", catalog.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(secret.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        let install = [
+            "install",
+            "fixture-vault",
+            "--secret-stdin",
+            "VAULT_TOKEN",
+            "--json",
+        ];
+        run_with_catalog(&home, catalog.path(), &install, secret)
     };
 
     let wrong = format!("wrong-{:016x}", rand::random::<u64>());
@@ -185,20 +193,7 @@ fn edit_set_changes_a_catalog_server_through_its_form() {
     let catalog = tempfile::tempdir().unwrap();
     let good = format!("vault-{:016x}", rand::random::<u64>());
     write_test_catalog(catalog.path(), &good);
-    let run = |args: &[&str], stdin: &str| {
-        let mut child = home
-            .cmd(args)
-            .env("PLUGBOARD_CATALOG_DIR", catalog.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut pipe = child.stdin.take().unwrap();
-        pipe.write_all(stdin.as_bytes()).unwrap();
-        drop(pipe);
-        child.wait_with_output().unwrap()
-    };
+    let run = |args: &[&str], stdin: &str| run_with_catalog(&home, catalog.path(), args, stdin);
     let install = [
         "install",
         "fixture-vault",

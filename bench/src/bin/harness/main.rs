@@ -3,7 +3,7 @@
 //! hits every client alike. Prints one table (median, min, max, ratios) and writes the same as
 //! JSON.
 //!
-//!   harness [--root DIR] [--runs N] [--warmup N] [--only stdio,http,sandbox,health,gateway,catalog,registry,launches,app,size]
+//!   harness [--root DIR] [--runs N] [--warmup N] [--only stdio,http,sandbox,health,gateway,gateway-start,catalog,registry,launches,app,size]
 //!           [--out FILE] [--variant NAME=PATH]... [--clients floor,plugboard,...]
 //!           [--servers mcp-fixture,server-everything] [--app PATH]
 //!

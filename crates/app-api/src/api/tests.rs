@@ -287,17 +287,8 @@ fn an_edit_can_switch_to_another_option_of_its_entry() {
     let request = |option: &str, values: &[(&str, &str)], editing: bool| InstallRequest {
         entry_id: "remote".into(),
         option_id: option.into(),
-        name: "rem".into(),
-        values: values
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        store_as_secret: BTreeMap::new(),
-        no_pin: false,
-        allow_secret_args: false,
-        test_id: None,
         editing: editing.then(|| "rem".into()),
-        cleared: vec![],
+        ..edit_request("rem", values)
     };
     api.install(&request("key", &[("REMOTE_KEY", SECRET)], false))
         .unwrap();

@@ -34,9 +34,9 @@ use crate::session::{self, Session, SessionError, SessionOptions, ToolRisk};
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long one call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(300);
-/// The least a first list waits, once a server is ready, for others never started before
-/// (servers that come up together are listed together).
-pub const QUIET_AFTER_READY: Duration = Duration::from_millis(10);
+/// The least a first list waits, once a server is ready, for others never tested (servers
+/// that come up about together are listed together).
+pub const QUIET_AFTER_READY: Duration = Duration::from_millis(50);
 /// How much longer than twice its last test a server that worked before is waited for.
 pub const USUAL_START_MARGIN: Duration = Duration::from_millis(100);
 /// The longest wait between two restarts of a server that keeps failing.

@@ -65,17 +65,6 @@ fn client_ratios(rows: &[Row], wall: &Medians, cpu: &Medians) -> Vec<Ratio> {
             if let Some(theirs) = wall.get(&(row.section, row.subject.as_str(), other)) {
                 out.push(ratio(format!("{} / {other}", row.client), mine / theirs));
             }
-            // With a hanging member, against the same gateway without it.
-            for alone in [
-                "plugboard serve (the 19 alone)",
-                "plugboard serve (the healthy alone)",
-            ] {
-                if row.client == "plugboard serve"
-                    && let Some(theirs) = wall.get(&("gateway", row.subject.as_str(), alone))
-                {
-                    out.push(ratio(format!("{} / {alone}", row.client), mine / theirs));
-                }
-            }
         }
     }
     out

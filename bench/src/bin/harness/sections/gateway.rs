@@ -10,7 +10,7 @@
 //!   call (the inverse of calls per second);
 //! - `memory, N servers`: the resident memory of the process in front of 1, 20 and 50 servers
 //!   once they are listed (their servers not counted), against 20 `plugboard run` relays;
-//! - `first list, 20 servers, one hanging`: from launch to the merged `tools/list` with 19
+//! - (section `gateway-start`) `first list, 20 servers, one hanging`: from launch to the merged `tools/list` with 19
 //!   fixtures and one server that never answers, against one fixture's own launch-to-list and
 //!   the gateway's list of the 19 alone;
 //! - `call, stdio, server-everything` and `first list, real servers, one hanging`: the same with
@@ -45,12 +45,19 @@ pub fn measure(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<
     let setup = Setup::new(paths, &home)?;
     calls_over_stdio(&setup, options, rows)?;
     calls_over_http(&setup, options, rows)?;
+    calls_to_everything(&setup, options, rows)?;
     calls_under_load(&setup, options, rows)?;
     memory(&setup, options, rows)?;
-    first_list(&setup, options, rows)?;
-    calls_to_everything(&setup, options, rows)?;
-    first_list_of_real_servers(&setup, options, rows)?;
     Ok(())
+}
+
+/// Section `gateway-start`: the first merged lists (of this module's rows, the ones that
+/// depend on how the gateway waits for servers that are still starting).
+pub fn measure_start(paths: &Paths, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+    let home = paths.home("gateway-home");
+    let setup = Setup::new(paths, &home)?;
+    first_list(&setup, options, rows)?;
+    first_list_of_real_servers(&setup, options, rows)
 }
 
 /// A home with 50 fixture servers and the profiles of the rows, and the FastMCP configs.

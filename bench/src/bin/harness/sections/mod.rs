@@ -19,12 +19,13 @@ use crate::row::Row;
 /// A section: measures and appends its rows.
 type Section = fn(&Paths, &Options, &mut Vec<Row>) -> Result<(), String>;
 
-const SECTIONS: [(&str, Section); 9] = [
+const SECTIONS: [(&str, Section); 10] = [
     ("stdio", connection::measure_stdio),
     ("http", connection::measure_http),
     ("sandbox", sandbox::measure),
     ("health", health::measure),
     ("gateway", gateway::measure),
+    ("gateway-start", gateway::measure_start),
     ("catalog", catalog::measure),
     ("registry", registry::measure),
     ("app", app::measure),
