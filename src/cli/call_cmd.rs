@@ -138,6 +138,7 @@ fn open(
             plugboard_ops::browser::open_in_browser(url)
         })),
         timeout: None,
+        trace: true,
     };
     if !flags.json.json {
         eprintln!("Connecting to `{name}`…");

@@ -108,6 +108,7 @@ pub fn options(script: Arc<Script>) -> (SessionOptions, Events, Arc<Mutex<Vec<St
             Ok(())
         })),
         timeout: Some(Duration::from_secs(60)),
+        trace: true,
     };
     (options, events, opened)
 }

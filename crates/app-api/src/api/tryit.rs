@@ -306,6 +306,7 @@ impl Api {
                     super::open_in_browser(url).map_err(|e| e.message)
                 })),
                 timeout: None,
+                trace: true,
             };
             let session = session::open_installed(&api.servers, &name, options).await?;
             let id = format!(

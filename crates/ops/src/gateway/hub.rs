@@ -492,6 +492,7 @@ impl Hub {
                 }
                 _ => {}
             }),
+            trace: false,
             ..SessionOptions::default()
         };
         self.note_keeps_controls(name);

@@ -170,6 +170,10 @@ pub struct SessionOptions {
     pub opener: Option<UrlOpener>,
     /// How long connecting may take (default: the server's own timeout).
     pub timeout: Option<Duration>,
+    /// Keep the protocol trace (every message, redacted, for Try it, `call --trace` and
+    /// diagnostics). The gateway, which shows no trace, does without: keeping one costs each
+    /// call two conversions and two redactions of its messages.
+    pub trace: bool,
 }
 
 impl Default for SessionOptions {
@@ -179,6 +183,7 @@ impl Default for SessionOptions {
             events: no_events(),
             opener: None,
             timeout: None,
+            trace: true,
         }
     }
 }
@@ -353,6 +358,8 @@ const EXIT_SETTLE: Duration = Duration::from_millis(300);
 pub struct Preparing {
     name: String,
     shared: Arc<Shared>,
+    /// Whether the session keeps its protocol trace ([`SessionOptions::trace`]).
+    traced: bool,
 }
 
 impl Preparing {
@@ -365,9 +372,11 @@ impl Preparing {
         .into_dyn()
     }
 
-    /// The trace, to tap the connection with before the handshake.
-    pub fn tap(&self) -> Arc<dyn MessageTap> {
-        self.shared.trace.clone()
+    /// The trace, to tap the connection with before the handshake (none when the session
+    /// keeps no trace).
+    pub fn tap(&self) -> Option<Arc<dyn MessageTap>> {
+        self.traced
+            .then(|| self.shared.trace.clone() as Arc<dyn MessageTap>)
     }
 
     /// The messages exchanged so far.
@@ -514,6 +523,7 @@ impl Session {
         Preparing {
             name: name.to_string(),
             shared: Arc::new(Shared::new(redactor, options.events, questions)),
+            traced: options.trace,
         }
     }
 

@@ -196,7 +196,9 @@ pub async fn open_resolved(
             return Err(fail(failure, None));
         }
     };
-    conn.set_tap(preparing.tap());
+    if let Some(tap) = preparing.tap() {
+        conn.set_tap(tap);
+    }
     let known = resolved.known_era();
     let stage = if known == Some(Era::Legacy) {
         Stage::Initialize
