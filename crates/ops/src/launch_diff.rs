@@ -123,7 +123,7 @@ fn host_of(server: &ServerConfig) -> Option<String> {
 /// /`dnx`/`docker run` … that is not an option (or an option's value), with `@VERSION`,
 /// `==VERSION` or `:TAG` taken off.
 fn package_of(server: &ServerConfig) -> Option<String> {
-    runner_launch(server).map(|(package, _)| package)
+    runner_identity(server).map(|(_, package, _)| package)
 }
 
 /// A server a package runner starts, as the same server whatever version is pinned and however
@@ -131,20 +131,6 @@ fn package_of(server: &ServerConfig) -> Option<String> {
 /// the arguments after the package (what the server itself is given). `None` for a program
 /// that is not a package runner.
 pub fn runner_identity(server: &ServerConfig) -> Option<(String, String, Vec<String>)> {
-    let (package, at) = runner_launch(server)?;
-    let (command, args) = match &server.launch {
-        Some(l) => (l.command.as_str(), &l.args),
-        None => (server.command.as_deref()?, &server.args),
-    };
-    let program = std::path::Path::new(command)
-        .file_name()?
-        .to_str()?
-        .to_owned();
-    Some((program, package, args[at + 1..].to_vec()))
-}
-
-/// The package a runner starts (without its version) and where it is among the arguments.
-fn runner_launch(server: &ServerConfig) -> Option<(String, usize)> {
     let (command, args) = match &server.launch {
         Some(l) => (l.command.as_str(), &l.args),
         None => (server.command.as_deref()?, &server.args),
@@ -186,7 +172,11 @@ fn runner_launch(server: &ServerConfig) -> Option<(String, usize)> {
         } else {
             arg
         };
-        return Some((without_version.to_owned(), at));
+        return Some((
+            base.to_owned(),
+            without_version.to_owned(),
+            args[at + 1..].to_vec(),
+        ));
     }
     None
 }

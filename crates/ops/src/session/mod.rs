@@ -628,9 +628,7 @@ impl Session {
     fn tool(&self, name: &str) -> Result<Value, SessionError> {
         self.shared.with_lists(|lists| {
             lists
-                .tools
-                .iter()
-                .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+                .tool(name)
                 .cloned()
                 .ok_or_else(|| SessionError::UnknownTool {
                     tool: self.redactor().redact(name),
@@ -648,9 +646,7 @@ impl Session {
     pub fn tool_risk(&self, tool: &str) -> ToolRisk {
         self.shared.with_lists(|lists| {
             lists
-                .tools
-                .iter()
-                .find(|t| t.get("name").and_then(Value::as_str) == Some(tool))
+                .tool(tool)
                 .map_or(ToolRisk::Writes, |t| ToolRisk::of(t.get("annotations")))
         })
     }

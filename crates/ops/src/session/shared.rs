@@ -21,6 +21,15 @@ pub struct Lists {
     pub prompts: Vec<Value>,
 }
 
+impl Lists {
+    /// The tool named `name`, as the server listed it.
+    pub fn tool(&self, name: &str) -> Option<&Value> {
+        self.tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+    }
+}
+
 /// Ended calls whose late progress notices are still attributed.
 const ENDED_KEPT: usize = 16;
 
