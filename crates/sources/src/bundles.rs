@@ -91,9 +91,8 @@ fn opened(
     let mut blueprint = blueprint(&unpacked.manifest, &site, &SystemDirs::current());
     // A registry server keeps the name the registry gives it.
     if let Some(r) = &site.registry {
-        blueprint.default_name = crate::form::server_json::server_name_for(
-            r.name.split_once('/').map_or(r.name.as_str(), |(_, n)| n),
-        );
+        blueprint.default_name =
+            crate::form::server_json::server_name_for(crate::registry::model::short_name(&r.name));
     }
     let bundle = OpenedBundle {
         unpacked,

@@ -305,7 +305,7 @@ impl Market {
                     }
                     Item::Registry(r) => {
                         let b = self.listing.brief(r);
-                        let short = b.name.split_once('/').map_or(b.name, |(_, n)| n);
+                        let short = crate::registry::model::short_name(b.name);
                         let mut names = vec![short];
                         if let Some(title) = b.title {
                             names.insert(0, title);

@@ -37,6 +37,13 @@ describe("logos", () => {
     expect(initials("aws-documentation")).toBe("AD");
     expect(initials("  ")).toBe("?");
     expect(initials("Ünïcode Ölé")).toBe("ÜÖ");
+    // Registry names: the words that tell servers apart, not "mcp" and "server".
+    expect(initials("mcp-server-fear-greed")).toBe("FG");
+    expect(initials("reddit-research-mcp")).toBe("RR");
+    expect(initials("airtable-mcp-server")).toBe("AI");
+    expect(initials("GitHub MCP Server")).toBe("GH");
+    expect(initials("mcp")).toBe("MC");
+    expect(initials("MCP Server")).toBe("MS");
     const spec = logoFor(null, "Slack");
     expect(spec).toMatchObject({ kind: "initials", text: "SL", color: "#ffffff" });
     expect(logoFor("no-such-icon", "Slack")).toEqual(spec);

@@ -93,13 +93,19 @@ export function brandIcon(slug: string | null | undefined): BrandIcon | undefine
   return slug ? BRAND_ICONS.get(slug) : undefined;
 }
 
-/** Up to two letters for a badge: "GitHub" → "GH", "Brave Search" → "BS", "slack" → "SL". */
+/** Words that say nothing about which server it is ("mcp-server-fear-greed" is "fear greed"). */
+const FILLER_WORDS = new Set(["mcp", "server", "servers", "the"]);
+
+/** Up to two letters for a badge: "GitHub" → "GH", "Brave Search" → "BS", "slack" → "SL",
+ *  "reddit-research-mcp" → "RR". Filler words are skipped unless nothing else is left. */
 export function initials(name: string): string {
-  const words = name
+  const all = name
     .replace(/[^\p{L}\p{N}]+/gu, " ")
     .trim()
     .split(/\s+/)
     .filter(Boolean);
+  const meaningful = all.filter((w) => !FILLER_WORDS.has(w.toLowerCase()));
+  const words = meaningful.length > 0 ? meaningful : all;
   if (words.length === 0) return "?";
   if (words.length >= 2) return (first(words[0]) + first(words[1])).toUpperCase();
   const word = words[0];

@@ -671,6 +671,18 @@ impl Hub {
             .collect()
     }
 
+    /// The connected server, if any, one of whose secrets `text` holds.
+    fn secret_owner(&self, text: &str) -> Option<String> {
+        self.members
+            .iter()
+            .find_map(|(name, state)| match &*state.borrow() {
+                State::Ready(session) if session.redactor().holds_secret(text) => {
+                    Some(name.clone())
+                }
+                _ => None,
+            })
+    }
+
     fn ready(&self) -> Vec<(String, Rc<Session>)> {
         self.members
             .iter()
@@ -1000,7 +1012,7 @@ impl Hub {
             }
         };
         let result_bytes = match &routed.result {
-            Ok(v) => serde_json::to_vec(v).map(|b| b.len()).unwrap_or(0),
+            Ok(v) => json_len(v),
             Err(_) => 0,
         };
         let outcome = match &routed.result {
@@ -1061,13 +1073,8 @@ impl Hub {
         }
         // A secret of any server of this profile in the arguments: a model being steered to
         // carry a credential somewhere. Nothing is sent.
-        let text = Value::Object(arguments.clone()).to_string();
-        if let Some(owner) = self
-            .ready()
-            .iter()
-            .find(|(_, s)| s.redactor().holds_secret(&text))
-            .map(|(n, _)| n.clone())
-        {
+        let text = serde_json::to_string(arguments).unwrap_or_default();
+        if let Some(owner) = self.secret_owner(&text) {
             return refused(
                 "secret_in_arguments",
                 format!("the arguments hold a secret of server `{owner}`; the call was not sent"),
@@ -1191,12 +1198,8 @@ impl Hub {
             Verdict::Block(reason) => return refused("hook_blocked", reason),
             Verdict::Continue(Some(rewritten)) => {
                 // Arguments a hook wrote pass the same check as the model's.
-                let text = Value::Object(rewritten.clone()).to_string();
-                if self
-                    .ready()
-                    .iter()
-                    .any(|(_, s)| s.redactor().holds_secret(&text))
-                {
+                let text = serde_json::to_string(&rewritten).unwrap_or_default();
+                if self.secret_owner(&text).is_some() {
                     return refused(
                         "secret_in_arguments",
                         format!(
@@ -1316,6 +1319,23 @@ fn name_of(item: &Value) -> &str {
 }
 
 /// A tool result that tells the model why nothing ran.
+/// How many bytes `value` takes as JSON, counted as it is written out, not kept.
+fn json_len(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
 fn tool_error(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
 }

@@ -46,6 +46,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
+use crate::connect::stdio::RawAnswers;
 use crate::connect::{self, Connection, MessageTap};
 use crate::probe::Failure;
 use crate::probe::naming;
@@ -460,9 +461,16 @@ impl Preparing {
             instructions: instructions.map(|i| redactor.redact(&i)),
             capabilities,
         };
+        // Without a trace to show them, the answers to calls are read once, as JSON.
+        let raw_answers = if self.traced {
+            None
+        } else {
+            conn.keep_raw_answers()
+        };
         Session {
             shared: self.shared,
             peer,
+            raw_answers,
             conn: tokio::sync::Mutex::new(conn),
             info,
             tools,
@@ -477,6 +485,8 @@ impl Preparing {
 pub struct Session {
     shared: Arc<Shared>,
     peer: Peer<RoleClient>,
+    /// The answers to calls as the server sent them, when they are kept so.
+    raw_answers: Option<RawAnswers>,
     /// Kept after the session is closed, for the stderr tail.
     conn: tokio::sync::Mutex<Connection>,
     info: SessionInfo,
@@ -492,10 +502,12 @@ pub struct Session {
 /// Compiled schemas kept per session, at most.
 const KEPT_VALIDATORS: usize = 256;
 
-/// Sends `notifications/cancelled` for a request when dropped before its answer came.
+/// Sends `notifications/cancelled` for a request when dropped before its answer came (and
+/// forgets a kept answer that may still come).
 struct InFlight {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
+    raw_answers: Option<RawAnswers>,
 }
 
 impl Drop for InFlight {
@@ -503,6 +515,9 @@ impl Drop for InFlight {
         let Some(id) = self.id.take() else {
             return;
         };
+        if let Some(raw) = &self.raw_answers {
+            raw.forget(&id);
+        }
         let peer = self.peer.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
@@ -1117,9 +1132,12 @@ impl Session {
             let mut in_flight = InFlight {
                 peer: self.peer.clone(),
                 id: Some(handle.id.clone()),
+                raw_answers: self.raw_answers.clone(),
             };
+            let id = handle.id.clone();
             let answer = handle.await_response().await;
             in_flight.id = None;
+            let kept = self.raw_answers.as_ref().and_then(|raw| raw.take(&id));
             let result = match answer {
                 Ok(result) => result,
                 // -32042: the server needs the user to visit a URL first, then a retry.
@@ -1130,7 +1148,7 @@ impl Session {
                 }
                 Err(e) => return Err(self.service_error(e)),
             };
-            let json = serde_json::to_value(&result).unwrap_or(Value::Null);
+            let json = kept.unwrap_or_else(|| serde_json::to_value(&result).unwrap_or(Value::Null));
             if let Some((task_id, poll)) = tasks::created_task(&json) {
                 return Ok((self.follow_task(call_id, &task_id, poll).await?, round));
             }

@@ -159,10 +159,10 @@ impl std::fmt::Debug for Brief<'_> {
 }
 
 impl<'a> Brief<'a> {
-    /// The name shown: the title, else the part of the name after the namespace.
+    /// The name shown: the title, else the name's [`short_name`](super::model::short_name).
     pub fn display_name(&self) -> &'a str {
         self.title
-            .unwrap_or_else(|| self.name.split_once('/').map_or(self.name, |(_, n)| n))
+            .unwrap_or_else(|| super::model::short_name(self.name))
     }
 
     /// Its packages.

@@ -293,10 +293,32 @@ impl ServerJson {
         namespace_owner(&self.name)
     }
 
-    /// The part after the namespace: `io.github.owner/weather` → `weather`.
+    /// The name without its namespace (see [`short_name`]).
     pub fn short_name(&self) -> &str {
-        self.name.split_once('/').map_or(&self.name, |(_, n)| n)
+        short_name(&self.name)
     }
+}
+
+/// A registry name without its namespace (`io.github.acme/weather-mcp` → `weather-mcp`); when
+/// that part says nothing but "mcp" or "server" (`com.gitlab/mcp`: over a hundred rows of the
+/// registry), the namespace's owner instead (`gitlab`), so that such servers are not all "mcp".
+pub fn short_name(name: &str) -> &str {
+    let Some((_, short)) = name.split_once('/') else {
+        return name;
+    };
+    let owner = namespace_owner(name);
+    if only_filler(short) && !owner.is_empty() && !only_filler(owner) {
+        owner
+    } else {
+        short
+    }
+}
+
+/// Whether every word of `text` is "mcp" or "server(s)".
+fn only_filler(text: &str) -> bool {
+    text.split(['-', '_', '.', ' '])
+        .filter(|w| !w.is_empty())
+        .all(|w| ["mcp", "server", "servers"].contains(&w.to_ascii_lowercase().as_str()))
 }
 
 /// The owner part of a registry name's namespace (see [`ServerJson::owner`]).
@@ -460,6 +482,17 @@ impl OfficialMeta {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_name_that_says_only_mcp_is_shown_by_its_owner() {
+        assert_eq!(short_name("io.github.acme/weather-mcp"), "weather-mcp");
+        assert_eq!(short_name("com.gitlab/mcp"), "gitlab");
+        assert_eq!(short_name("com.cloudflare.mcp/mcp"), "cloudflare");
+        assert_eq!(short_name("io.github.someone/mcp-server"), "someone");
+        assert_eq!(short_name("com.devopness.mcp/server"), "devopness");
+        assert_eq!(short_name("mcp/mcp"), "mcp");
+        assert_eq!(short_name("no-namespace"), "no-namespace");
+    }
 
     #[test]
     fn loose_rows_are_read_and_bad_ones_say_why() {

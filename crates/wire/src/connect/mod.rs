@@ -405,6 +405,7 @@ pub struct Connection {
     negotiated: Option<Negotiated>,
     process: Option<ChildProcess>,
     stdin: Option<stdio::StdinHandle>,
+    raw_answers: Option<stdio::RawAnswers>,
     client: Option<reqwest::Client>,
     url: Option<url::Url>,
     /// A remote server's headers helper, asked again for each request.
@@ -528,6 +529,7 @@ impl Connection {
             negotiated: None,
             process: None,
             stdin: None,
+            raw_answers: None,
             client: None,
             url: None,
             helper: None,
@@ -590,6 +592,7 @@ impl Connection {
             self.monitor.clone(),
         );
         self.stdin = Some(transport.stdin_handle());
+        self.raw_answers = Some(transport.raw_answers());
         self.process = Some(spawned.process);
         self.pending = Some(Pending::Stdio(transport));
         self.transport = TransportKind::Stdio;
@@ -665,6 +668,15 @@ impl Connection {
         if let Some(Pending::Shttp(shttp) | Pending::Auto(shttp)) = self.pending.as_mut() {
             shttp.without_standalone_stream();
         }
+    }
+
+    /// A stdio connection's answers to calls kept as the JSON they came as, from now on
+    /// (see [`stdio::RawAnswers`]); `None` on other transports, whose answers come through
+    /// rmcp's typed messages.
+    pub fn keep_raw_answers(&self) -> Option<stdio::RawAnswers> {
+        let raw = self.raw_answers.clone()?;
+        raw.keep();
+        Some(raw)
     }
 
     /// Let `tap` see every message of this connection. Set before the handshake, so that it
