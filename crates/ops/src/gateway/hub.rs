@@ -1012,7 +1012,7 @@ impl Hub {
             }
         };
         let result_bytes = match &routed.result {
-            Ok(v) => json_len(v),
+            Ok(v) => plugboard_base::json_size::json_size(v),
             Err(_) => 0,
         };
         let outcome = match &routed.result {
@@ -1319,23 +1319,6 @@ fn name_of(item: &Value) -> &str {
 }
 
 /// A tool result that tells the model why nothing ran.
-/// How many bytes `value` takes as JSON, counted as it is written out, not kept.
-fn json_len(value: &Value) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
-}
-
 fn tool_error(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
 }

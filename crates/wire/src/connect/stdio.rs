@@ -103,7 +103,7 @@ impl RawAnswers {
         let mut state = self.state();
         match id {
             Some(id)
-                if message.contains_key("result")
+                if message.get("result").is_some_and(Value::is_object)
                     && !message.contains_key("method")
                     && !message.contains_key("error")
                     && state.wanted.remove(&id) =>
@@ -415,7 +415,8 @@ mod tests {
             Some(serde_json::json!({"content": [{"type": "text", "text": "hi"}], "extra": 1}))
         );
         // A list is read as usual; so is an error, a request of the server with the same id,
-        // a line that is not JSON, and an answer with an id no call has.
+        // a line that is not JSON, a result that is not an object (rmcp refuses it as
+        // before), and an answer with an id no call has.
         let list = br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#;
         assert!(!is_kept(&raw.received(list)));
         let error = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#;
@@ -423,6 +424,8 @@ mod tests {
         let request = br#"{"jsonrpc":"2.0","id":3,"method":"roots/list","result":{}}"#;
         assert!(!is_kept(&raw.received(request)));
         assert!(!is_kept(&raw.received(b"not json")));
+        let not_an_object = br#"{"jsonrpc":"2.0","id":3,"result":5}"#;
+        assert!(!is_kept(&raw.received(not_an_object)));
         let stranger = br#"{"jsonrpc":"2.0","id":9,"result":{}}"#;
         assert!(!is_kept(&raw.received(stranger)));
         // A call given up: its late answer is not kept.

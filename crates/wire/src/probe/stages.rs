@@ -926,7 +926,7 @@ async fn fetch_pages<P: FnMut(StageEvent)>(
         };
         let mut cut = false;
         for item in page_items {
-            let size = json_size(&item);
+            let size = plugboard_base::json_size::json_size(&item);
             if items.len() == MAX_ITEMS || bytes + size > MAX_LIST_BYTES {
                 cut = true;
                 break;
@@ -978,23 +978,6 @@ async fn fetch_pages<P: FnMut(StageEvent)>(
         }
     }
     Ok(items)
-}
-
-/// The length of `value` as compact JSON, counted without building the text.
-fn json_size(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 /// The items of a fetched list, or its classified failure.
