@@ -62,6 +62,8 @@ export async function doctor() {
     // The app's fix (edit the command) is the finding's primary action.
     const edit = await finding.find('[data-testid="doctor-action"]');
     if ((await edit.attr("data-action")) !== "edit" || !(await edit.text()).includes("Edit server")) throw new Error("no Edit server action");
+    // The summary comes when the whole report is in, which can be after its first finding shows.
+    await s.waitFor('[data-testid="doctor-summary"]', { what: "the report's summary" });
     if (!(await text('[data-testid="doctor-summary"]')).includes("1 error")) throw new Error("no summary");
     await shot("19-doctor-one-server");
     // Every server: the failing ones first; the OAuth server (signed out) and fx2 are there too.
