@@ -78,6 +78,10 @@ export async function doctor() {
     await s.waitFor('[data-testid="doctor-server"][data-name="fx2"] [data-testid="doctor-finding"][data-code="probe.ok"]');
     const first = await (await s.find('[data-testid="doctor-server"]')).attr("data-name");
     if (first === "fx2") throw new Error("a working server is listed before the failing ones");
+    // The report is whole before its actions are used: a report that comes later is sorted in
+    // (failing servers first) and moves the ones below it under the pointer.
+    await s.waitFor('[data-testid="doctor-summary"]', { timeout: 60000, what: "the whole report's summary" });
+    await s.waitGone('[data-testid="doctor-busy"]', 30000);
     await shot("20-doctor-all-servers");
     // The signed-out OAuth server: "Sign in" opens the sign-in dialog (then cancelled), and focus
     // comes back to the button.

@@ -10,6 +10,7 @@ import { s, step, shot, fill, select, reveal } from "./harness.mjs";
 /** OAuth sign-ins. */
 export async function oauth() {
   await step("OAuth sign-in (paste the redirect)", async () => {
+    await (await s.find('[data-testid="nav-installed"]')).click();
     await s.waitFor(card("oauth-demo"));
     await (await (await s.find(card("oauth-demo"))).find('[data-testid="server-signin"]')).click();
     const urlField = await s.waitFor('[data-testid="oauth-url"]', { timeout: 15000, what: "the job to await the user" });

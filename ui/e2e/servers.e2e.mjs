@@ -215,7 +215,8 @@ export async function toolReview() {
 /** New credentials, and Remove behind a confirmation. */
 export async function credentialsAndRemove() {
   await step("update credentials", async () => {
-    await (await (await s.find(card("fx2"))).find('[data-testid="server-credentials"]')).click();
+    await (await s.find('[data-testid="nav-installed"]')).click();
+    await (await (await s.waitFor(card("fx2"))).find('[data-testid="server-credentials"]')).click();
     await s.waitFor('[data-testid="cred-TOKEN"]');
     await shot("11-credentials");
     await fill('[data-testid="cred-TOKEN"]', WRONG);
