@@ -75,12 +75,17 @@ impl SessionHandler {
     }
 }
 
+/// What a session says about Plugboard: its identity, with the session's capabilities.
+pub(super) fn client_info() -> ClientConfig {
+    let mut info = crate::connect::client_config();
+    info.capabilities = capabilities();
+    info
+}
+
 impl ClientHandler for SessionHandler {
     /// What a test connection says about Plugboard, with the session's capabilities.
     fn get_info(&self) -> ClientConfig {
-        let mut info = crate::connect::client_config();
-        info.capabilities = capabilities();
-        info
+        client_info()
     }
 
     async fn create_elicitation(

@@ -37,8 +37,9 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     ArgumentInfo, CallToolRequest, CallToolRequestParams, CancelledNotificationParam,
-    ClientRequest, CompleteRequestParams, CompletionContext, GetPromptRequest,
-    GetPromptRequestParams, ReadResourceRequest, ReadResourceRequestParams, Reference, RequestId,
+    ClientRequest, CompleteRequestParams, CompletionContext, GetMeta, GetPromptRequest,
+    GetPromptRequestParams, ProgressToken, ProtocolVersion, ReadResourceRequest,
+    ReadResourceRequestParams, Reference, RequestId,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use rmcp::{RoleClient, ServiceExt};
@@ -46,7 +47,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use crate::connect::stdio::RawAnswers;
+use crate::connect::stdio::{DirectAnswer, DirectCalls};
 use crate::connect::{self, Connection, MessageTap};
 use crate::probe::Failure;
 use crate::probe::naming;
@@ -461,16 +462,19 @@ impl Preparing {
             instructions: instructions.map(|i| redactor.redact(&i)),
             capabilities,
         };
-        // Without a trace to show them, the answers to calls are read once, as JSON.
-        let raw_answers = if self.traced {
-            None
-        } else {
-            conn.keep_raw_answers()
+        // Without a trace to show them, calls go straight to a stdio server.
+        let direct = match conn.direct_calls() {
+            Some(calls) if !self.traced => Some(Direct {
+                calls,
+                modern: (!negotiated.protocol_version.has_initialize())
+                    .then(|| (negotiated.protocol_version.clone(), handler::client_info())),
+            }),
+            _ => None,
         };
         Session {
             shared: self.shared,
             peer,
-            raw_answers,
+            direct,
             conn: tokio::sync::Mutex::new(conn),
             info,
             tools,
@@ -485,8 +489,8 @@ impl Preparing {
 pub struct Session {
     shared: Arc<Shared>,
     peer: Peer<RoleClient>,
-    /// The answers to calls as the server sent them, when they are kept so.
-    raw_answers: Option<RawAnswers>,
+    /// Calls sent past rmcp, when they can be.
+    direct: Option<Direct>,
     /// Kept after the session is closed, for the stderr tail.
     conn: tokio::sync::Mutex<Connection>,
     info: SessionInfo,
@@ -502,12 +506,46 @@ pub struct Session {
 /// Compiled schemas kept per session, at most.
 const KEPT_VALIDATORS: usize = 256;
 
+/// A session's calls sent straight to its stdio server, and for a modern server what each
+/// is stamped with: the protocol version and the client's identity and capabilities.
+struct Direct {
+    calls: DirectCalls,
+    modern: Option<(ProtocolVersion, rmcp::model::ClientConfig)>,
+}
+
+/// A request sent, awaiting its answer: through rmcp, or directly.
+enum Sent {
+    Rmcp(rmcp::service::RequestHandle<RoleClient>),
+    Direct(oneshot::Receiver<DirectAnswer>),
+}
+
+impl Sent {
+    /// The answer, as JSON.
+    async fn answer(self) -> Result<Value, ServiceError> {
+        match self {
+            Sent::Rmcp(handle) => handle
+                .await_response()
+                .await
+                .map(|result| serde_json::to_value(&result).unwrap_or(Value::Null)),
+            Sent::Direct(answer) => match answer.await {
+                Ok(DirectAnswer::Result(result)) => Ok(result),
+                Ok(DirectAnswer::Error(error)) => Err(match serde_json::from_value(error) {
+                    Ok(error) => ServiceError::McpError(error),
+                    Err(_) => ServiceError::UnexpectedResponse,
+                }),
+                Ok(DirectAnswer::NotAnObject) => Err(ServiceError::UnexpectedResponse),
+                Err(_) => Err(ServiceError::TransportClosed),
+            },
+        }
+    }
+}
+
 /// Sends `notifications/cancelled` for a request when dropped before its answer came (and
-/// forgets a kept answer that may still come).
+/// stops awaiting a direct call's answer).
 struct InFlight {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
-    raw_answers: Option<RawAnswers>,
+    direct: Option<DirectCalls>,
 }
 
 impl Drop for InFlight {
@@ -515,8 +553,8 @@ impl Drop for InFlight {
         let Some(id) = self.id.take() else {
             return;
         };
-        if let Some(raw) = &self.raw_answers {
-            raw.forget(&id);
+        if let Some(direct) = &self.direct {
+            direct.forget(&id);
         }
         let peer = self.peer.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -1122,23 +1160,19 @@ impl Session {
             if task_augmented && is_tool_call {
                 request = tasks::as_task(request);
             }
-            let handle = self
-                .peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
+            let (id, token, sent) = self
+                .send(request)
                 .await
                 .map_err(|e| self.service_error(e))?;
-            self.shared
-                .set_progress_token(call_id, token_text(&handle.progress_token));
+            self.shared.set_progress_token(call_id, token);
             let mut in_flight = InFlight {
                 peer: self.peer.clone(),
-                id: Some(handle.id.clone()),
-                raw_answers: self.raw_answers.clone(),
+                id: Some(id),
+                direct: self.direct.as_ref().map(|d| d.calls.clone()),
             };
-            let id = handle.id.clone();
-            let answer = handle.await_response().await;
+            let answer = sent.answer().await;
             in_flight.id = None;
-            let kept = self.raw_answers.as_ref().and_then(|raw| raw.take(&id));
-            let result = match answer {
+            let json = match answer {
                 Ok(result) => result,
                 // -32042: the server needs the user to visit a URL first, then a retry.
                 Err(ServiceError::McpError(e)) if e.code.0 == -32042 && !url_retried => {
@@ -1148,7 +1182,6 @@ impl Session {
                 }
                 Err(e) => return Err(self.service_error(e)),
             };
-            let json = kept.unwrap_or_else(|| serde_json::to_value(&result).unwrap_or(Value::Null));
             if let Some((task_id, poll)) = tasks::created_task(&json) {
                 return Ok((self.follow_task(call_id, &task_id, poll).await?, round));
             }
@@ -1191,6 +1224,41 @@ impl Session {
         Err(SessionError::Failed(format!(
             "the server asked for more input {MAX_ROUNDS} times without giving a result"
         )))
+    }
+
+    /// Send `request`: straight to a stdio server when the session can (stamped as rmcp stamps
+    /// its requests: a progress token, and for a modern server the client's context), else
+    /// through rmcp. Its id, its progress token as text, and its answer to come.
+    async fn send(
+        &self,
+        mut request: ClientRequest,
+    ) -> Result<(RequestId, String, Sent), ServiceError> {
+        let Some(direct) = &self.direct else {
+            let handle = self
+                .peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await?;
+            let token = token_text(&handle.progress_token);
+            return Ok((handle.id.clone(), token, Sent::Rmcp(handle)));
+        };
+        let (id, answer) = direct
+            .calls
+            .open()
+            .map_err(|_| ServiceError::TransportClosed)?;
+        let token = id.to_string();
+        let meta = request.get_meta_mut();
+        if let Some((version, info)) = &direct.modern {
+            meta.set_protocol_version(version.clone());
+            meta.set_client_info(info.client_info.clone());
+            meta.set_client_capabilities(info.capabilities.clone());
+        }
+        meta.set_progress_token(ProgressToken(id.clone()));
+        direct
+            .calls
+            .send(id.clone(), request)
+            .await
+            .map_err(|_| ServiceError::TransportClosed)?;
+        Ok((id, token, Sent::Direct(answer)))
     }
 
     /// The URL elicitations of a `-32042` error, asked one by one; all must be accepted.

@@ -405,7 +405,7 @@ pub struct Connection {
     negotiated: Option<Negotiated>,
     process: Option<ChildProcess>,
     stdin: Option<stdio::StdinHandle>,
-    raw_answers: Option<stdio::RawAnswers>,
+    direct_calls: Option<stdio::DirectCalls>,
     client: Option<reqwest::Client>,
     url: Option<url::Url>,
     /// A remote server's headers helper, asked again for each request.
@@ -529,7 +529,7 @@ impl Connection {
             negotiated: None,
             process: None,
             stdin: None,
-            raw_answers: None,
+            direct_calls: None,
             client: None,
             url: None,
             helper: None,
@@ -592,7 +592,7 @@ impl Connection {
             self.monitor.clone(),
         );
         self.stdin = Some(transport.stdin_handle());
-        self.raw_answers = Some(transport.raw_answers());
+        self.direct_calls = Some(transport.direct_calls());
         self.process = Some(spawned.process);
         self.pending = Some(Pending::Stdio(transport));
         self.transport = TransportKind::Stdio;
@@ -670,13 +670,11 @@ impl Connection {
         }
     }
 
-    /// A stdio connection's answers to calls kept as the JSON they came as, from now on
-    /// (see [`stdio::RawAnswers`]); `None` on other transports, whose answers come through
-    /// rmcp's typed messages.
-    pub fn keep_raw_answers(&self) -> Option<stdio::RawAnswers> {
-        let raw = self.raw_answers.clone()?;
-        raw.keep();
-        Some(raw)
+    /// What sends a stdio connection's calls straight to the server and hands over their
+    /// answers as the JSON they came as (see [`stdio::DirectCalls`]); `None` on other
+    /// transports, whose calls go through rmcp.
+    pub fn direct_calls(&self) -> Option<stdio::DirectCalls> {
+        self.direct_calls.clone()
     }
 
     /// Let `tap` see every message of this connection. Set before the handshake, so that it

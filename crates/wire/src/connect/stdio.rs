@@ -4,17 +4,17 @@
 //! message larger than the cap ends the stream instead of exhausting memory, and the end of
 //! stdout is recorded.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::RoleClient;
-use rmcp::model::{EmptyResult, JsonRpcMessage, RequestId, ServerResult};
+use rmcp::model::{ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, mpsc, oneshot};
 
 use super::Monitor;
 
@@ -26,106 +26,154 @@ pub struct StdioTransport {
     stdin: Arc<Mutex<Option<ChildStdin>>>,
     rx: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
     reader: tokio::task::JoinHandle<()>,
-    raw: RawAnswers,
+    direct: DirectCalls,
 }
 
-/// Methods whose answers a [`RawAnswers`] keeps as JSON: the requests a session passes on
-/// and reads as JSON anyway.
-const RAW_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
+/// Calls sent straight to the server, past rmcp's service: a session that passes its calls'
+/// answers on as JSON (a gateway's) writes each `tools/call`, `resources/read` and
+/// `prompts/get` request itself, under an id of its own (`plugboard-N`, which rmcp's numeric
+/// ids never are), and the line that answers it goes from the reader to the waiting call,
+/// read once into JSON. Through rmcp a call went from the caller to rmcp's service task, to a
+/// task of its own that wrote it, and its answer from the reader to the service, which read it
+/// into its typed messages (an untagged enum of twenty results, each a buffered attempt), to
+/// the caller, which turned it back into JSON: most of the time a gateway spent on a call.
+/// Everything else (the server's requests and notifications, lists, cancellations) still goes
+/// through rmcp on the same pipes.
+#[derive(Clone)]
+pub struct DirectCalls(Arc<DirectState>);
 
-/// The answers to a session's calls as the server sent them. Once [`RawAnswers::keep`] is
-/// on, the result of each `tools/call`, `resources/read` and `prompts/get` request is read
-/// once, into JSON, and kept here for [`RawAnswers::take`]; rmcp gets an empty result in its
-/// place. The one who turns it on must take every such answer by its request's id (or
-/// [`RawAnswers::forget`] it): a gateway passes a call's result on as JSON, so reading it
-/// into rmcp's typed messages first (an untagged enum of twenty results, each a buffered
-/// attempt) and back was most of the time it spent on a call.
-#[derive(Clone, Default)]
-pub struct RawAnswers(Arc<std::sync::Mutex<RawState>>);
+struct DirectState {
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    monitor: Arc<Monitor>,
+    waiting: std::sync::Mutex<Waiting>,
+}
 
 #[derive(Default)]
-struct RawState {
-    on: bool,
-    wanted: HashSet<RequestId>,
-    kept: HashMap<RequestId, Value>,
+struct Waiting {
+    next: u64,
+    /// The calls awaiting their answer, by id.
+    calls: HashMap<String, oneshot::Sender<DirectAnswer>>,
+    /// The server's output ended: no answer comes any more.
+    closed: bool,
 }
 
-impl RawAnswers {
-    /// Keep the answers of calls from now on.
-    pub fn keep(&self) {
-        self.state().on = true;
+/// The server's answer to a direct call.
+#[derive(Debug, PartialEq)]
+pub enum DirectAnswer {
+    /// The `result`, when it is a JSON object.
+    Result(Value),
+    /// The JSON-RPC `error` object.
+    Error(Value),
+    /// A `result` that is not an object (no MCP result is one).
+    NotAnObject,
+}
+
+/// The prefix of a direct call's id.
+const DIRECT_ID: &str = "plugboard-";
+
+impl DirectCalls {
+    fn new(stdin: Arc<Mutex<Option<ChildStdin>>>, monitor: Arc<Monitor>) -> Self {
+        DirectCalls(Arc::new(DirectState {
+            stdin,
+            monitor,
+            waiting: std::sync::Mutex::default(),
+        }))
     }
 
-    /// The result of request `id` as the server sent it, when it was kept.
-    pub fn take(&self, id: &RequestId) -> Option<Value> {
-        let mut state = self.state();
-        state.wanted.remove(id);
-        state.kept.remove(id)
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.0.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Nothing is kept for request `id` (given up before its answer came).
-    pub fn forget(&self, id: &RequestId) {
-        self.take(id);
+    /// A fresh id for a call; its answer is awaited from now on (until [`Self::forget`]).
+    pub fn open(&self) -> Result<(RequestId, oneshot::Receiver<DirectAnswer>), std::io::Error> {
+        let mut waiting = self.waiting();
+        if waiting.closed {
+            return Err(closed());
+        }
+        waiting.next += 1;
+        let id = format!("{DIRECT_ID}{}", waiting.next);
+        let (tx, rx) = oneshot::channel();
+        waiting.calls.insert(id.clone(), tx);
+        Ok((RequestId::String(id.into()), rx))
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, RawState> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Note a request being sent, when its answer is to be kept.
-    fn sending(&self, message: &TxJsonRpcMessage<RoleClient>) {
-        let JsonRpcMessage::Request(request) = message else {
-            return;
+    /// Write `request` as `id` (from [`Self::open`]) to the server.
+    pub async fn send(&self, id: RequestId, request: ClientRequest) -> Result<(), std::io::Error> {
+        let message: TxJsonRpcMessage<RoleClient> = JsonRpcMessage::request(request, id.clone());
+        let mut bytes = serde_json::to_vec(&message).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        // Not written (an error, or given up while writing): no answer is awaited.
+        let mut unsent = Unsent(self, Some(id));
+        let mut guard = self.0.stdin.lock().await;
+        let Some(stdin) = guard.as_mut() else {
+            return Err(closed());
         };
-        let mut state = self.state();
-        if state.on && RAW_METHODS.contains(&request.request.method()) {
-            state.wanted.insert(request.id.clone());
+        stdin.write_all(&bytes).await?;
+        stdin.flush().await?;
+        unsent.1 = None;
+        Ok(())
+    }
+
+    /// No answer is awaited for `id` any more (the call was given up).
+    pub fn forget(&self, id: &RequestId) {
+        if let RequestId::String(id) = id {
+            self.waiting().calls.remove(id.as_ref());
         }
     }
 
-    /// A line read from the server: the answer to a wanted request is kept (and rmcp gets an
-    /// empty result for it); anything else is given back to be read as usual.
-    fn received<'a>(&self, text: &'a [u8]) -> Received<'a> {
-        {
-            let state = self.state();
-            if state.wanted.is_empty() {
-                return Received::Other(text);
-            }
+    /// The server's output ended: every waiting call learns it (its answer's sender is dropped).
+    fn close(&self) {
+        let mut waiting = self.waiting();
+        waiting.closed = true;
+        waiting.calls.clear();
+    }
+
+    /// A line from the server: the answer to a waiting call goes to it (`true`); anything else
+    /// is left to be read as usual (`false`).
+    fn received(&self, text: &[u8]) -> bool {
+        if self.waiting().calls.is_empty() {
+            return false;
         }
         let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(text) else {
-            return Received::Other(text);
+            return false;
         };
-        let id = match message.get("id") {
-            Some(Value::Number(n)) => n.as_i64().map(RequestId::Number),
-            Some(Value::String(s)) => Some(RequestId::String(s.as_str().into())),
-            _ => None,
+        let Some(Value::String(id)) = message.remove("id") else {
+            return false;
         };
-        let mut state = self.state();
-        match id {
-            Some(id)
-                if message.get("result").is_some_and(Value::is_object)
-                    && !message.contains_key("method")
-                    && !message.contains_key("error")
-                    && state.wanted.remove(&id) =>
-            {
-                let result = message.remove("result").unwrap_or_default();
-                state.kept.insert(id.clone(), result);
-                Received::Kept(JsonRpcMessage::response(
-                    ServerResult::EmptyResult(EmptyResult {}),
-                    id,
-                ))
-            }
-            _ => Received::Other(text),
+        if message.contains_key("method") {
+            return false;
+        }
+        let answer = match (message.remove("result"), message.remove("error")) {
+            (Some(result @ Value::Object(_)), None) => DirectAnswer::Result(result),
+            (Some(_), None) => DirectAnswer::NotAnObject,
+            (None, Some(error)) => DirectAnswer::Error(error),
+            _ => return false,
+        };
+        let Some(waiter) = self.waiting().calls.remove(id.as_str()) else {
+            return false;
+        };
+        self.0.monitor.record_message();
+        let _ = waiter.send(answer);
+        true
+    }
+}
+
+/// Forgets the call it holds when dropped: one whose request was not written.
+struct Unsent<'a>(&'a DirectCalls, Option<RequestId>);
+
+impl Drop for Unsent<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.1.take() {
+            self.0.forget(&id);
         }
     }
 }
 
-/// What became of a line from the server.
-enum Received<'a> {
-    /// The answer to a wanted request, kept; rmcp gets this in its place.
-    Kept(RxJsonRpcMessage<RoleClient>),
-    /// Anything else, to read as usual.
-    Other(&'a [u8]),
+fn closed() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::NotConnected,
+        "the server's stdin is closed",
+    )
 }
 
 impl StdioTransport {
@@ -137,19 +185,26 @@ impl StdioTransport {
         monitor: Arc<Monitor>,
     ) -> Self {
         let (tx, rx) = mpsc::channel(32);
-        let raw = RawAnswers::default();
-        let reader = tokio::spawn(read_messages(stdout, max_message, monitor, raw.clone(), tx));
+        let stdin = Arc::new(Mutex::new(Some(stdin)));
+        let direct = DirectCalls::new(stdin.clone(), monitor.clone());
+        let reader = tokio::spawn(read_messages(
+            stdout,
+            max_message,
+            monitor,
+            direct.clone(),
+            tx,
+        ));
         StdioTransport {
-            stdin: Arc::new(Mutex::new(Some(stdin))),
+            stdin,
             rx,
             reader,
-            raw,
+            direct,
         }
     }
 
-    /// The handle that keeps this connection's call answers as JSON (off until asked).
-    pub fn raw_answers(&self) -> RawAnswers {
-        self.raw.clone()
+    /// The handle that sends calls straight to this server (see [`DirectCalls`]).
+    pub fn direct_calls(&self) -> DirectCalls {
+        self.direct.clone()
     }
 
     /// A handle that can close stdin later, after the transport has moved into rmcp.
@@ -245,7 +300,18 @@ async fn read_messages(
     stdout: impl AsyncRead + Unpin,
     max_message: usize,
     monitor: Arc<Monitor>,
-    raw: RawAnswers,
+    direct: DirectCalls,
+    tx: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
+) {
+    read_lines(stdout, max_message, &monitor, &direct, tx).await;
+    direct.close();
+}
+
+async fn read_lines(
+    stdout: impl AsyncRead + Unpin,
+    max_message: usize,
+    monitor: &Monitor,
+    direct: &DirectCalls,
     tx: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
 ) {
     // A longer line grows `line`, not this buffer; a bigger buffer is zeroed up front, which
@@ -268,16 +334,9 @@ async fn read_messages(
         if text.is_empty() {
             continue;
         }
-        let text = match raw.received(text) {
-            Received::Kept(message) => {
-                monitor.record_message();
-                if tx.send(message).await.is_err() {
-                    return;
-                }
-                continue;
-            }
-            Received::Other(text) => text,
-        };
+        if direct.received(text) {
+            continue;
+        }
         match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(text) {
             Ok(message) => {
                 monitor.record_message();
@@ -316,7 +375,6 @@ impl Transport<RoleClient> for StdioTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let stdin = self.stdin.clone();
-        self.raw.sending(&item);
         async move {
             let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
             bytes.push(b'\n');
@@ -382,57 +440,69 @@ mod tests {
         ));
     }
 
-    fn call(id: i64, method: &str) -> TxJsonRpcMessage<RoleClient> {
-        serde_json::from_value(serde_json::json!({
-            "jsonrpc": "2.0", "id": id, "method": method,
-            "params": {"name": "echo", "uri": "x://y", "arguments": {}}
-        }))
-        .unwrap()
+    /// A `DirectCalls` on a pipe that is never read (nothing is sent in these tests).
+    async fn direct() -> (DirectCalls, tokio::process::Child) {
+        let mut child = tokio::process::Command::new("sleep")
+            .arg("60")
+            .stdin(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = Arc::new(Mutex::new(child.stdin.take()));
+        (DirectCalls::new(stdin, Monitor::new()), child)
     }
 
-    fn is_kept(received: &Received<'_>) -> bool {
-        matches!(received, Received::Kept(JsonRpcMessage::Response(r))
-            if matches!(r.result, ServerResult::EmptyResult(_)))
-    }
+    #[tokio::test]
+    async fn only_the_answers_to_waiting_direct_calls_are_taken() {
+        let (direct, _child) = direct().await;
+        let answer = br#"{"jsonrpc":"2.0","id":"plugboard-1","result":{"content":[],"extra":1}}"#;
+        // Nothing waits: every line is read as usual.
+        assert!(!direct.received(answer));
 
-    #[test]
-    fn answers_to_calls_are_kept_as_json_only_when_asked_and_only_theirs() {
-        let raw = RawAnswers::default();
-        let answer = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}],"extra":1}}"#;
-        // Off: nothing is noted or kept.
-        raw.sending(&call(1, "tools/call"));
-        assert!(!is_kept(&raw.received(answer)));
-        assert_eq!(raw.take(&RequestId::Number(1)), None);
-
-        raw.keep();
-        raw.sending(&call(1, "tools/call"));
-        raw.sending(&call(2, "tools/list"));
-        raw.sending(&call(3, "resources/read"));
-        // The answer to a call is kept whole (fields rmcp's types would drop included).
-        assert!(is_kept(&raw.received(answer)));
+        let (id, mut first) = direct.open().unwrap();
+        assert_eq!(id, RequestId::String("plugboard-1".into()));
+        let (_, mut second) = direct.open().unwrap();
+        let (third_id, mut third) = direct.open().unwrap();
+        // Lines that are not the answer to a waiting call: rmcp's numeric ids, a request or a
+        // notification of the server, an id no call has, a line that is not JSON.
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#[..],
+            br#"{"jsonrpc":"2.0","id":"plugboard-1","method":"roots/list"}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+            br#"{"jsonrpc":"2.0","id":"plugboard-9","result":{}}"#,
+            b"not json",
+        ] {
+            assert!(!direct.received(line), "{}", String::from_utf8_lossy(line));
+        }
+        // The answer is taken whole (fields rmcp's types would drop included), once.
+        assert!(direct.received(answer));
         assert_eq!(
-            raw.take(&RequestId::Number(1)),
-            Some(serde_json::json!({"content": [{"type": "text", "text": "hi"}], "extra": 1}))
+            first.try_recv().unwrap(),
+            DirectAnswer::Result(serde_json::json!({"content": [], "extra": 1}))
         );
-        // A list is read as usual; so is an error, a request of the server with the same id,
-        // a line that is not JSON, a result that is not an object (rmcp refuses it as
-        // before), and an answer with an id no call has.
-        let list = br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#;
-        assert!(!is_kept(&raw.received(list)));
-        let error = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#;
-        assert!(!is_kept(&raw.received(error)));
-        let request = br#"{"jsonrpc":"2.0","id":3,"method":"roots/list","result":{}}"#;
-        assert!(!is_kept(&raw.received(request)));
-        assert!(!is_kept(&raw.received(b"not json")));
-        let not_an_object = br#"{"jsonrpc":"2.0","id":3,"result":5}"#;
-        assert!(!is_kept(&raw.received(not_an_object)));
-        let stranger = br#"{"jsonrpc":"2.0","id":9,"result":{}}"#;
-        assert!(!is_kept(&raw.received(stranger)));
-        // A call given up: its late answer is not kept.
-        raw.forget(&RequestId::Number(3));
-        let late = br#"{"jsonrpc":"2.0","id":3,"result":{"contents":[]}}"#;
-        assert!(!is_kept(&raw.received(late)));
-        assert_eq!(raw.state().kept.len(), 0);
-        assert_eq!(raw.state().wanted.len(), 0);
+        assert!(!direct.received(answer));
+        // An error, and a result that is not an object.
+        assert!(direct.received(
+            br#"{"jsonrpc":"2.0","id":"plugboard-2","error":{"code":-32042,"message":"no"}}"#
+        ));
+        assert_eq!(
+            second.try_recv().unwrap(),
+            DirectAnswer::Error(serde_json::json!({"code": -32042, "message": "no"}))
+        );
+        // A call given up: its late answer is left alone.
+        direct.forget(&third_id);
+        assert!(!direct.received(br#"{"jsonrpc":"2.0","id":"plugboard-3","result":5}"#));
+        assert!(third.try_recv().is_err());
+        // The server's output ends: a waiting call hears it, a new one cannot start.
+        let (_, mut fourth) = direct.open().unwrap();
+        direct.close();
+        assert!(matches!(
+            fourth.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+        assert_eq!(
+            direct.open().unwrap_err().kind(),
+            std::io::ErrorKind::NotConnected
+        );
     }
 }
