@@ -406,6 +406,15 @@ impl Hub {
                 }
             });
         }
+        // A timer always due before any call's time limit (a timer of each call's own): a timer
+        // due sooner than all the others wakes the runtime's driver when it is set (a write to
+        // the driver's eventfd and one more turn of its loop), which a call's then never is.
+        let hub = Rc::downgrade(self);
+        tokio::task::spawn_local(async move {
+            while hub.strong_count() > 0 {
+                tokio::time::sleep(CALL_TIMEOUT / 2).await;
+            }
+        });
     }
 
     /// How many times each merged list has changed so far.
