@@ -11,5 +11,3 @@ pub mod kernel_keyring;
 pub mod pin_report;
 pub mod regex_rules;
 pub mod tls;
-#[cfg(any(test, feature = "test-support"))]
-pub mod unicode_check;

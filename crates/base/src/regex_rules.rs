@@ -10,14 +10,12 @@
 //!
 //! Triggers are compared ignoring ASCII case, as the rules ignore case.
 //!
-//! `regex` is built without its Unicode tables: case folding, the Perl classes and the
-//! property names add thousands of relocations (work at every start of the CLI) to the
-//! binary. So patterns ignore case the ASCII way (`(?i-u)`), use ASCII `\b`, `\d` and `\w`
-//! (`(?-u)`), and say "white space" with [`white_space!`], Unicode's white space, since a
-//! non-ASCII space must not hide a word from a rule. Each rule set has a test that its
-//! patterns need no table (see `unicode_check::assert_needs_no_unicode_tables`): a pattern that did
-//! would compile in the tests, whose dependencies switch the tables on, and then fail in the
-//! release binary.
+//! The patterns ask for none of `regex`'s Unicode tables: Unicode case folding, the Perl
+//! classes and the property names make a regex many times costlier to compile. So patterns
+//! ignore case the ASCII way (`(?i-u)`), use ASCII `\b`, `\d` and `\w` (`(?-u)`), and say
+//! "white space" with [`white_space!`], Unicode's white space, since a non-ASCII space must not
+//! hide a word from a rule. Each rule set has a test that its patterns need no table (see
+//! `plugboard_test_support::unicode_check::assert_needs_no_unicode_tables`).
 
 use std::sync::OnceLock;
 
@@ -168,7 +166,9 @@ pub fn has(rules: u64, index: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::unicode_check::{assert_needs_no_unicode_tables, unicode_tables_needed};
+    use plugboard_test_support::unicode_check::{
+        assert_needs_no_unicode_tables, unicode_tables_needed,
+    };
 
     static RULES: [LazyRegex; 2] = [
         LazyRegex::new(r"(?i-u)secret=\w+", &["secret="]),

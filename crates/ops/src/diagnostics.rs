@@ -21,8 +21,7 @@ use crate::session::{self, Session, SessionError, SessionInfo, SessionOptions, T
 pub const FORMAT: u32 = 1;
 
 /// A diagnostics bundle.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct Bundle {
     pub format: u32,
     pub generated_at_ms: f64,
@@ -38,8 +37,7 @@ pub struct Bundle {
     pub stderr_tail: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct OsInfo {
     pub family: String,
     pub arch: String,
@@ -49,8 +47,7 @@ pub struct OsInfo {
 }
 
 /// The session the trace comes from.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct SessionSummary {
     pub info: Option<SessionInfo>,
     pub tools: u32,

@@ -10,8 +10,7 @@ use serde::Serialize;
 use crate::config::{ConfigValue, ServerConfig};
 
 /// One difference between the old and the new launch.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct LaunchChange {
     /// `command`, `arguments`, `package`, `url host`, `env NAME`, `header NAME`, `working directory`.
     pub what: String,
@@ -22,8 +21,7 @@ pub struct LaunchChange {
 }
 
 /// The launch diff of a config replacement.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, specta::Type)]
 pub struct LaunchDiff {
     pub changes: Vec<LaunchChange>,
     /// Another program, package or host receives what the server is given.

@@ -15,8 +15,7 @@ use crate::resolve::{Target, resolve, resolve_launch};
 use crate::secrets::{MemoryStore, SecretStore};
 
 /// One granted path, for display.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, specta::Type)]
 pub struct GrantView {
     /// With the home written as `~`.
     pub path: String,
@@ -27,7 +26,7 @@ pub struct GrantView {
 /// Where a server's sandbox stands.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(specta::Type)]
 pub enum SandboxState {
     /// On, and the kernel enforces it.
     Enforced,
@@ -40,8 +39,7 @@ pub enum SandboxState {
 }
 
 /// A server's sandbox.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Debug, Clone, Serialize, specta::Type)]
 pub struct SandboxView {
     pub name: String,
     pub state: SandboxState,

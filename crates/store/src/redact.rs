@@ -1696,7 +1696,9 @@ mod tests {
     #[test]
     fn rule_patterns_need_no_unicode_tables() {
         for rule in &RULES {
-            plugboard_base::unicode_check::assert_needs_no_unicode_tables(rule.regex.pattern());
+            plugboard_test_support::unicode_check::assert_needs_no_unicode_tables(
+                rule.regex.pattern(),
+            );
         }
     }
 

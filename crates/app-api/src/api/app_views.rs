@@ -17,8 +17,7 @@ pub const SCHEME: &str = "mcp-app";
 const KEPT: usize = 16;
 
 /// A view as the app shows it (its page stays in the core).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct AppViewInfo {
     pub view_id: String,
     /// What the frame loads.

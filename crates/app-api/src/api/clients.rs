@@ -13,8 +13,7 @@ use super::{Api, ApiError, ErrorCode};
 use crate::clients::{self, ClientError, ClientKind, ClientStatus, ExportChoice, ExportPlan};
 
 /// One entry of a client's file that is not what Plugboard last wrote there.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct DriftView {
     pub entry: String,
     /// `missing` or `modified`.
@@ -22,8 +21,7 @@ pub struct DriftView {
 }
 
 /// One known MCP client on this machine.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ClientView {
     /// `claude-desktop`, `claude-code`, `cursor`, `vscode`, `copilot`, `windsurf`.
     pub id: String,
@@ -46,8 +44,7 @@ pub struct ClientView {
 }
 
 /// An entry of a client's file that is not a Plugboard launcher.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct OtherEntryView {
     pub entry: String,
     /// Its command line or URL, anything shaped like a secret as `***`.
@@ -58,8 +55,7 @@ pub struct OtherEntryView {
 }
 
 /// What taking an entry out of a client's file did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct RemovedEntry {
     pub entry: String,
     pub path: String,
@@ -68,8 +64,7 @@ pub struct RemovedEntry {
 }
 
 /// The global "Use in other apps" panel.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ClientsOverview {
     pub clients: Vec<ClientView>,
     /// The `plugboard` command-line tool the launchers will name.
@@ -79,8 +74,7 @@ pub struct ClientsOverview {
 }
 
 /// One client, seen from one server.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct UseInClient {
     pub id: String,
     pub label: String,
@@ -94,8 +88,7 @@ pub struct UseInClient {
 }
 
 /// The "Use in…" section of a server's detail view.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct UseIn {
     pub name: String,
     /// Only enabled servers are exported.
@@ -106,8 +99,7 @@ pub struct UseIn {
 }
 
 /// What exporting did to one entry of the client's file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ExportChangeView {
     pub entry: String,
     pub server: Option<String>,
@@ -119,8 +111,7 @@ pub struct ExportChangeView {
 /// Which servers an export writes: `servers` (`None`: every enabled one), and whether they are
 /// added to what the client launches already (`add`, "Add to Cursor" on one server) or become
 /// exactly its Plugboard servers (the checklist).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, specta::Type)]
 pub struct ExportSelection {
     pub servers: Option<Vec<String>>,
     #[serde(default)]
@@ -150,8 +141,7 @@ impl ExportSelection {
 }
 
 /// What an export would do, before it is confirmed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ExportPreview {
     pub client: String,
     pub label: String,
@@ -168,8 +158,7 @@ pub struct ExportPreview {
 }
 
 /// One server found in another client's file, as importing it would make it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ImportCandidate {
     pub entry: String,
     /// The Plugboard name it gets.
@@ -183,8 +172,7 @@ pub struct ImportCandidate {
 }
 
 /// What importing from one client would do.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ImportPreview {
     pub client: String,
     pub label: String,
@@ -195,8 +183,7 @@ pub struct ImportPreview {
 }
 
 /// What an import did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ImportResultView {
     pub imported: Vec<String>,
     /// `entry: why` of each server that could not be imported.
@@ -234,8 +221,7 @@ fn change_views(plan: &ExportPlan) -> Vec<ExportChangeView> {
 }
 
 /// The outcome of `export_to_client`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ExportResult {
     pub client: String,
     pub label: String,

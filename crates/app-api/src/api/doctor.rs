@@ -15,8 +15,7 @@ use crate::doctor::{self, Diagnosis, Finding, Severity};
 use crate::redact::Redactor;
 
 /// How bad a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingSeverity {
     Error,
@@ -35,8 +34,7 @@ impl From<Severity> for FindingSeverity {
 }
 
 /// One thing the doctor found, with what to do about it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct FindingView {
     /// Stable code, e.g. `command.not_found`, `env.missing_var`, `remote.sse_only`.
     pub code: String,
@@ -49,8 +47,7 @@ pub struct FindingView {
 }
 
 /// The diagnosis of one server.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ServerDiagnosis {
     pub name: String,
     pub transport: Transport,

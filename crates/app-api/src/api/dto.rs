@@ -12,8 +12,7 @@ use crate::config::TransportKind;
 use crate::form;
 
 /// How a server is reached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
     Stdio,
@@ -46,8 +45,7 @@ impl From<Transport> for TransportKind {
 
 /// Which catalog entries to list: all, only those installed at least once, or only those not
 /// installed yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "lowercase")]
 pub enum CatalogFilter {
     All,
@@ -56,8 +54,7 @@ pub enum CatalogFilter {
 }
 
 /// How an entry's preferred option signs in, when it does so with OAuth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum OAuthKind {
     /// The server registers Plugboard itself (MCP discovery + dynamic registration).
@@ -67,8 +64,7 @@ pub enum OAuthKind {
 }
 
 /// One marketplace tile.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct CatalogCard {
     pub id: String,
     pub name: String,
@@ -120,8 +116,7 @@ pub struct CatalogCard {
 }
 
 /// A category with the number of entries in it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct CategoryCount {
     pub id: String,
     pub label: String,
@@ -129,8 +124,7 @@ pub struct CategoryCount {
 }
 
 /// What a form field fills in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldTarget {
     Env,
@@ -160,8 +154,7 @@ impl From<form::FieldTarget> for FieldTarget {
 }
 
 /// How a field is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum InputKind {
     Text,
@@ -193,8 +186,7 @@ impl From<form::InputKind> for InputKind {
 }
 
 /// One field of an install form (the core's `form::FormField`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct FormField {
     pub key: String,
     pub label: String,
@@ -222,8 +214,7 @@ pub struct FormField {
 }
 
 /// One connection option, for the chooser.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct OptionSummary {
     pub id: String,
     pub label: String,
@@ -240,8 +231,7 @@ pub struct OptionSummary {
 }
 
 /// Why an option cannot be used here.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct Unavailable {
     /// `runtime.missing`, `runtime.docker_daemon`, `unsupported`.
     pub code: String,
@@ -251,8 +241,7 @@ pub struct Unavailable {
 }
 
 /// A launch's dependencies resolved as of a date.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct PinView {
     /// `uv` or `npm`.
     pub tool: String,
@@ -262,8 +251,7 @@ pub struct PinView {
 }
 
 /// The install form of one option of one entry.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct FormSpec {
     pub entry_id: String,
     pub option_id: String,
@@ -292,16 +280,14 @@ pub struct FormSpec {
 }
 
 /// A name and its text.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct KeyValueText {
     pub key: String,
     pub value: String,
 }
 
 /// Everything the install modal shows.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct InstallForm {
     pub entry: CatalogCard,
     /// Markdown.
@@ -314,8 +300,7 @@ pub struct InstallForm {
 }
 
 /// An MCPB bundle unpacked for an install form.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct BundleView {
     pub token: String,
     /// The manifest's `name`, its display name, version and description.
@@ -333,8 +318,7 @@ pub struct BundleView {
 }
 
 /// The organisation policy in force.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct PolicyView {
     pub in_force: bool,
     /// The policy file cannot be used: every install is refused.
@@ -348,8 +332,7 @@ pub struct PolicyView {
 }
 
 /// A filled install form, from the UI. Values may be secrets: this type is never serialized.
-#[derive(Clone, Debug, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, Deserialize, specta::Type)]
 pub struct InstallRequest {
     pub entry_id: String,
     pub option_id: String,
@@ -378,8 +361,7 @@ pub struct InstallRequest {
 }
 
 /// An installed server's install form, filled as it was installed, for editing it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct EditForm {
     /// The server it edits (the requests' `editing` and `name`).
     pub name: String,
@@ -397,8 +379,7 @@ pub struct EditForm {
 }
 
 /// An env variable or header of an installed server, as the UI may see it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ValueEntry {
     pub key: String,
     pub kind: ValueKind,
@@ -408,8 +389,7 @@ pub struct ValueEntry {
     pub set: Option<bool>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum ValueKind {
     /// Plain config.
@@ -421,8 +401,7 @@ pub enum ValueKind {
 }
 
 /// The auth of an installed server.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct AuthView {
     /// `none`, `api_key`, `bearer`, `basic`, `header`, `oauth2`.
     pub kind: String,
@@ -436,8 +415,7 @@ pub struct AuthView {
 }
 
 /// Where an installed server came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct SourceView {
     pub catalog: String,
     pub option: String,
@@ -452,8 +430,7 @@ pub struct SourceView {
 }
 
 /// An installed server as the app shows it. Secrets appear only as set / not set.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ServerView {
     pub name: String,
     /// `None` for an entry of the config file that cannot be read (see `error`).
@@ -485,8 +462,7 @@ pub struct ServerView {
 }
 
 /// A credential of an installed server that "update credentials" can replace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct CredentialSlot {
     /// The key to pass to `update_credentials`.
     pub key: String,
@@ -500,8 +476,7 @@ pub struct CredentialSlot {
 }
 
 /// One installed server in full, for the detail view.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ServerDetail {
     pub server: ServerView,
     pub credentials: Vec<CredentialSlot>,
@@ -514,8 +489,7 @@ pub struct ServerDetail {
 }
 
 /// What removing a server did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct RemoveResult {
     pub name: String,
     pub secrets_deleted: u32,
@@ -526,8 +500,7 @@ pub struct RemoveResult {
 /// An env variable or header in the custom server editor. Going to the UI, `value` is `None` for
 /// secrets and masked values (`set` says whether the secret exists); coming back, `None` means
 /// "keep what is stored".
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct KeyValue {
     pub key: String,
     pub value: Option<String>,
@@ -537,8 +510,7 @@ pub struct KeyValue {
 }
 
 /// The auth of a custom server. Secret values follow `KeyValue`'s rule: `None` keeps.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum CustomAuth {
     None,
@@ -607,8 +579,7 @@ pub enum CustomAuth {
 }
 
 /// How an OAuth server's tokens are obtained.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum GrantKind {
     /// A user signs in in the browser.
@@ -621,8 +592,7 @@ pub enum GrantKind {
 }
 
 /// The custom server editor's model: every transport and auth mode.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct CustomServer {
     pub name: String,
     pub transport: Transport,
@@ -640,8 +610,7 @@ pub struct CustomServer {
 }
 
 /// A command whose output (a JSON object) gives a remote server's headers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct HeadersHelper {
     /// The program: an absolute path, or a name found on PATH.
     pub command: String,
@@ -651,8 +620,7 @@ pub struct HeadersHelper {
 }
 
 /// About this installation, for the app's footer and settings.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct AppInfo {
     pub version: String,
     pub config_file: String,
@@ -664,8 +632,7 @@ pub struct AppInfo {
 }
 
 /// Where an installed registry server stands.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct OutdatedView {
     pub name: String,
     pub registry_name: String,
@@ -681,8 +648,7 @@ pub struct OutdatedView {
 }
 
 /// A prepared update: the new version tested, its tools compared with the approved ones.
-#[derive(Clone, Debug, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, Serialize, specta::Type)]
 pub struct UpdatePreview {
     /// Applies it (`apply_update`) or drops it (`discard_update`); only a passing update has one
     /// that works.

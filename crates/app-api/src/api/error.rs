@@ -13,8 +13,7 @@ use crate::secrets::SecretError;
 
 /// What went wrong, for programs: the stable codes docs/errors.md lists, in snake case. A
 /// failed test's kind is one of them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -178,8 +177,7 @@ impl From<ErrorKind> for ErrorCode {
 
 /// A failed API call. `code` is stable and machine-readable; `message` is for people and never
 /// contains a secret value; `fields` names the form fields at fault, when there are any.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error, specta::Type)]
 #[error("{code}: {message}")]
 pub struct ApiError {
     pub code: ErrorCode,
@@ -188,8 +186,7 @@ pub struct ApiError {
 }
 
 /// A problem with one form field: `field` is the field's key (or a path such as `env.2.key`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct FieldError {
     pub field: String,
     pub message: String,

@@ -12,8 +12,7 @@ use crate::gateway::{ProfileError, ProfileStore};
 use crate::profile_overview::{ProfileOverview, overview};
 
 /// One profile on the Gateway page.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ProfileView {
     pub name: String,
     pub servers: Vec<String>,
@@ -35,8 +34,7 @@ pub struct ProfileView {
 }
 
 /// A gateway running now (`plugboard serve` launched by an app).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct RunningGatewayView {
     pub pid: u32,
     pub profile: String,
@@ -47,8 +45,7 @@ pub struct RunningGatewayView {
 }
 
 /// One call made through a gateway.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ActivityView {
     pub at_ms: f64,
     pub client: Option<String>,

@@ -19,8 +19,7 @@ use crate::gateway::app_asks::{self, AnswerError, AppDesk, AppQuestion};
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 
 /// A gateway's open question.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct GatewayQuestionView {
     pub id: String,
     pub profile: String,

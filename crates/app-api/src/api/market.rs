@@ -23,8 +23,7 @@ use crate::registry::time::{describe_age, now_secs};
 use crate::runtimes;
 
 /// What the marketplace shows: a search and its filters.
-#[derive(Clone, Debug, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, Deserialize, specta::Type)]
 pub struct MarketQuery {
     pub text: String,
     /// `curated` or `registry`; everything when absent.
@@ -46,8 +45,7 @@ fn all() -> CatalogFilter {
 }
 
 /// One window of the marketplace's list.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct MarketPage {
     /// Matches in all.
     pub total: u32,
@@ -56,8 +54,7 @@ pub struct MarketPage {
 }
 
 /// A registry and its cache, as the app shows it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct RegistryView {
     pub url: String,
     /// `default`, `environment`, `settings`.
@@ -76,8 +73,7 @@ pub struct RegistryView {
 }
 
 /// A sync in progress.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct SyncProgressView {
     pub registry: String,
     pub full: bool,
@@ -87,8 +83,7 @@ pub struct SyncProgressView {
 }
 
 /// The registries, their caches and the sync.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct RegistryStatus {
     pub registries: Vec<RegistryView>,
     pub syncing: bool,

@@ -11,8 +11,7 @@ use crate::pinning::{
 };
 
 /// How the last seen tools of a server compare with the ones the user approved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum PinStateView {
     /// Never tested successfully: nothing pinned yet.
@@ -26,8 +25,7 @@ pub enum PinStateView {
 }
 
 /// One line of a text diff.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct DiffLineView {
     /// `context`, `removed` or `added`.
     pub op: String,
@@ -35,8 +33,7 @@ pub struct DiffLineView {
 }
 
 /// One changed path of a JSON value (an input schema, annotations). Values as compact JSON.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct PathChangeView {
     /// `$.properties.query.description`.
     pub path: String,
@@ -47,8 +44,7 @@ pub struct PathChangeView {
 }
 
 /// One tool whose definition changed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ToolChangeView {
     pub name: String,
     /// Which parts changed (`description`, `input_schema`, `annotations`, …).
@@ -59,8 +55,7 @@ pub struct ToolChangeView {
 }
 
 /// Something in a tool a person should look at before trusting it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ToolFlagView {
     /// The tool's name, or `(server instructions)`.
     pub tool: String,
@@ -73,8 +68,7 @@ pub struct ToolFlagView {
 }
 
 /// How the last seen tools of a server differ from the approved ones (the review dialog).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ToolDiff {
     pub name: String,
     pub state: PinStateView,

@@ -9,8 +9,7 @@ use super::{Api, ApiError};
 use crate::sandbox::{self, SandboxChange, SandboxState, SandboxView};
 
 /// One granted path.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct SandboxGrant {
     /// With the home as `~`.
     pub path: String,
@@ -19,8 +18,7 @@ pub struct SandboxGrant {
 }
 
 /// A server's sandbox as its detail page shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct SandboxPanel {
     /// `enforced`, `not_enforced` (on, but this kernel cannot: it runs unconfined), `off` or
     /// `not_applicable` (a remote server).
@@ -40,8 +38,7 @@ pub struct SandboxPanel {
 }
 
 /// A change to a server's sandbox; absent fields stay as they are.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, Default, Deserialize, specta::Type)]
 pub struct SandboxRequest {
     pub enabled: Option<bool>,
     /// `any`, `none` or `HOST[:PORT],…`.

@@ -25,8 +25,7 @@ pub const INSTALLED_AFTER_ENV: &str = "PLUGBOARD_STARTUP_TRACE_INSTALLED_AFTER_M
 pub const SCROLL_AFTER_ENV: &str = "PLUGBOARD_STARTUP_TRACE_SCROLL_AFTER_MS";
 
 /// What the UI should do next after a mark (only ever set in a startup trace).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct StartupStep {
     /// The page to show: `installed`.
     pub page: String,

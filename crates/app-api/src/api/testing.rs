@@ -18,8 +18,7 @@ use crate::clock::now_ms;
 use crate::probe::{StageEvent, TestResult};
 
 /// Live progress of a test: a stage started or finished.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum StageProgress {
     Started { stage: String },
@@ -27,8 +26,7 @@ pub enum StageProgress {
 }
 
 /// One finished stage.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct StageTiming {
     pub name: String,
     pub ok: bool,
@@ -36,16 +34,14 @@ pub struct StageTiming {
 }
 
 /// `serverInfo` from the handshake.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ServerIdentity {
     pub name: String,
     pub version: String,
 }
 
 /// A tool, with the name an agent sees (`mcp__<server>__<tool>`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ToolView {
     pub name: String,
     pub description: Option<String>,
@@ -54,8 +50,7 @@ pub struct ToolView {
     pub adapted_name: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ResourceView {
     pub uri: String,
     pub name: String,
@@ -63,8 +58,7 @@ pub struct ResourceView {
     pub mime_type: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct PromptView {
     pub name: String,
     pub description: Option<String>,
@@ -72,8 +66,7 @@ pub struct PromptView {
 }
 
 /// The caching hints of one result a modern server gave (`ttlMs`, `cacheScope`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct CacheHintView {
     /// The method whose result carried them (`tools/list`, `server/discover`, ...).
     pub method: String,
@@ -84,8 +77,7 @@ pub struct CacheHintView {
 }
 
 /// The result of a test connection (the keys docs/cli.md documents), already redacted by the probe.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct TestReport {
     pub ok: bool,
     /// `verified` or `connectivity-only`.
@@ -208,8 +200,7 @@ impl TestReport {
 }
 
 /// The last test of an installed server, in short, for its card.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct HealthView {
     pub ok: bool,
     pub verification: String,

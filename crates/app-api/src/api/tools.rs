@@ -31,8 +31,7 @@ impl From<ToolsError> for ApiError {
 }
 
 /// What a tool's annotations say (untrusted hints; the spec's cautious defaults where absent).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct HintsView {
     /// Whether the server sent any hint at all.
     pub annotated: bool,
@@ -47,8 +46,7 @@ pub struct HintsView {
 }
 
 /// One tool with its switch.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ToolStateView {
     pub name: String,
     pub description: Option<String>,
@@ -64,8 +62,7 @@ pub struct ToolStateView {
 }
 
 /// The tools of one server.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ServerToolsView {
     pub server: String,
     pub server_enabled: bool,
@@ -133,8 +130,7 @@ impl From<&ServerTools> for ServerToolsView {
 }
 
 /// A change from the tool list: names to switch, bulk actions, the default for new tools.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, specta::Type)]
 pub struct ToolsChangeInput {
     #[serde(default)]
     pub disable: Vec<String>,
@@ -155,8 +151,7 @@ pub struct ToolsChangeInput {
 }
 
 /// The tools after a change, and what it means for clients that are running.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ToolsChangeResult {
     pub tools: ServerToolsView,
     /// For the toast: how the change reaches the clients running the server now (told at once,
@@ -165,8 +160,7 @@ pub struct ToolsChangeResult {
 }
 
 /// One server's share of the budget; `None`s when it was never tested.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ServerBudgetView {
     pub name: String,
     pub tokens: Option<u32>,
@@ -176,8 +170,7 @@ pub struct ServerBudgetView {
 }
 
 /// One client that launches Plugboard servers, against its tool cap.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct ClientBudgetView {
     pub client: String,
     pub label: String,
@@ -187,8 +180,7 @@ pub struct ClientBudgetView {
 }
 
 /// The context budget of the enabled servers (the same figures as `plugboard budget`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct BudgetView {
     pub tokens: u32,
     pub tools: u32,

@@ -24,8 +24,7 @@ use crate::session::{
 };
 
 /// An open session as the app first sees it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct SessionView {
     pub id: String,
     pub info: SessionInfo,
@@ -34,8 +33,7 @@ pub struct SessionView {
 }
 
 /// A tool's input form.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ToolForm {
     pub tool: String,
     pub form: Form,
@@ -46,8 +44,7 @@ pub struct ToolForm {
 }
 
 /// A tool call as the app asks for it.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Deserialize, specta::Type)]
 pub struct CallInput {
     pub tool: String,
     pub arguments: Value,

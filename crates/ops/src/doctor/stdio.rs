@@ -134,7 +134,7 @@ mod tests {
     #[test]
     fn variable_patterns_need_no_unicode_tables() {
         for pattern in var_patterns() {
-            plugboard_base::unicode_check::assert_needs_no_unicode_tables(pattern.as_str());
+            plugboard_test_support::unicode_check::assert_needs_no_unicode_tables(pattern.as_str());
         }
     }
 

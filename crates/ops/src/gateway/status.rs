@@ -23,8 +23,7 @@ pub struct GatewayStatus {
 }
 
 /// One server of a running gateway.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct ServerStatus {
     pub name: String,
     /// `idle` (starts on first use), `starting`, `connected` or `down`.

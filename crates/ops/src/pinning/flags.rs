@@ -556,7 +556,9 @@ mod tests {
     #[test]
     fn every_pattern_compiles_without_unicode_tables() {
         for pattern in &PATTERNS {
-            plugboard_base::unicode_check::assert_needs_no_unicode_tables(pattern.regex.pattern());
+            plugboard_test_support::unicode_check::assert_needs_no_unicode_tables(
+                pattern.regex.pattern(),
+            );
             pattern.regex.get();
         }
     }

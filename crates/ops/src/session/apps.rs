@@ -24,8 +24,7 @@ pub const APP_MIME: &str = "text/html;profile=mcp-app";
 const MAX_PAGE: usize = 8 * 1024 * 1024;
 
 /// A tool's interactive UI, as its definition declares it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ToolUi {
     /// The `ui://` resource holding the page.
     pub resource_uri: String,

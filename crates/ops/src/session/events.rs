@@ -10,8 +10,7 @@ use super::questions::Question;
 use super::trace::TraceEntry;
 
 /// One thing that happened in a session.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum SessionEvent {
     /// `notifications/progress` for a running call.

@@ -191,8 +191,7 @@ impl Default for SessionOptions {
 }
 
 /// Who the server is and how the session speaks with it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct SessionInfo {
     pub name: String,
     /// The server's `serverInfo`.
@@ -208,8 +207,7 @@ pub struct SessionInfo {
 }
 
 /// A tool as a session shows it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ToolEntry {
     pub name: String,
     pub title: Option<String>,
@@ -225,8 +223,7 @@ pub struct ToolEntry {
     pub ui: Option<apps::ToolUi>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ResourceEntry {
     pub uri: String,
     pub name: String,
@@ -235,8 +232,7 @@ pub struct ResourceEntry {
     pub mime_type: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct TemplateEntry {
     pub uri_template: String,
     pub name: String,
@@ -246,16 +242,14 @@ pub struct TemplateEntry {
     pub variables: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct PromptArgument {
     pub name: String,
     pub description: Option<String>,
     pub required: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct PromptEntry {
     pub name: String,
     pub title: Option<String>,
@@ -264,8 +258,7 @@ pub struct PromptEntry {
 }
 
 /// What the server offers, redacted.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct Offer {
     pub tools: Vec<ToolEntry>,
     pub resources: Vec<ResourceEntry>,
@@ -286,8 +279,7 @@ pub struct CallRequest {
 }
 
 /// The result of a tool call.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct CallOutcome {
     pub call_id: String,
     pub tool: String,
@@ -305,8 +297,7 @@ pub struct CallOutcome {
 }
 
 /// The contents of a resource.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ReadOutcome {
     pub call_id: String,
     pub uri: String,
@@ -315,16 +306,14 @@ pub struct ReadOutcome {
     pub rounds: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct PromptMessage {
     pub role: String,
     pub content: ContentItem,
 }
 
 /// A prompt rendered by the server.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct PromptOutcome {
     pub call_id: String,
     pub name: String,
@@ -335,8 +324,7 @@ pub struct PromptOutcome {
 }
 
 /// What `completion/complete` is about.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, Serialize, specta::Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CompletionTarget {
     Prompt { name: String },
@@ -344,8 +332,7 @@ pub enum CompletionTarget {
 }
 
 /// Suggested values for an argument.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, specta::Type)]
 pub struct Completion {
     pub values: Vec<String>,
     pub total: Option<u32>,

@@ -15,8 +15,7 @@ use crate::schema::{FieldIssue, Validator};
 pub const MEDIA_CAP: u64 = 8 * 1024 * 1024;
 
 /// One piece of content of a result or prompt message.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentItem {
     Text {
@@ -47,8 +46,7 @@ pub enum ContentItem {
 }
 
 /// An image or audio clip.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct Media {
     /// The type the server declared.
     pub mime_type: String,
@@ -63,8 +61,7 @@ pub struct Media {
 }
 
 /// One resource's contents (read, or embedded in a result).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct ResourceContent {
     pub uri: String,
     pub mime_type: Option<String>,
@@ -94,8 +91,7 @@ impl ResourceContent {
 }
 
 /// `structuredContent` and how it compares with the tool's `outputSchema`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct Structured {
     pub value: Option<Value>,
     /// `valid`, `invalid` (see `issues`), `missing` (a schema but no structured content),

@@ -28,8 +28,7 @@ pub const SAMPLING_DECLINED: &str = "Plugboard holds no language model, so it de
      requests (sampling/createMessage); the server asked for a model completion";
 
 /// A question of the server for the user.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct Question {
     pub id: String,
     /// The call it came with, when that is known.
@@ -39,8 +38,7 @@ pub struct Question {
 }
 
 /// What the server wants.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 #[serde(tag = "mode", rename_all = "snake_case")]
 pub enum QuestionMode {
     /// Fill in a form (the requested schema, and its form).
@@ -50,8 +48,7 @@ pub enum QuestionMode {
 }
 
 /// The user's answer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Answer {
     /// Form: the filled-in values. URL: agreed to open it (no content).
@@ -96,8 +93,7 @@ impl Asker for DeclineAll {
 pub type UrlOpener = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
 /// A folder (or other root) the user shares with the server.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 pub struct RootView {
     /// A `file://` URI.
     pub uri: String,

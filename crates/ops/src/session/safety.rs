@@ -9,8 +9,7 @@ use serde_json::Value;
 use crate::config::{ServerConfig, ToolPolicy};
 
 /// How much a tool may change, by its annotations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolRisk {
     /// `readOnlyHint: true`.
@@ -49,8 +48,19 @@ impl ToolRisk {
 }
 
 /// What the user agreed to before a call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    specta::Type,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Confirmation {
     /// Nothing asked.

@@ -22,8 +22,7 @@ pub const MAX_ENTRIES: usize = 2_000;
 pub const MAX_TEXT: usize = 64 * 1024;
 
 /// One message of the trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, specta::Type)]
 pub struct TraceEntry {
     pub seq: u32,
     /// Milliseconds since the session started.

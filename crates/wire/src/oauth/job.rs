@@ -31,8 +31,7 @@ use super::{OAuthContext, OAuthError, oauth_settings};
 use crate::config::{ServerConfig, TransportKind};
 
 /// Where a job is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum JobState {
     Discovering,
@@ -55,8 +54,7 @@ impl JobState {
 }
 
 /// What a poll returns. Holds no token, code or secret.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct JobStatus {
     pub job: String,
     pub server: String,

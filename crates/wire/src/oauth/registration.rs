@@ -14,8 +14,7 @@ use crate::config::{ClientAuthMethod, OAuthSettings};
 use crate::secrets::Sensitive;
 
 /// Where the client identity came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientSource {
     /// Configured by the user (`client_id`, optional `client_secret`).

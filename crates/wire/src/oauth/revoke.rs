@@ -14,8 +14,7 @@ use super::{OAuthContext, OAuthError};
 use crate::config::ServerConfig;
 
 /// What `revoke_and_forget` did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, specta::Type)]
 pub struct RevokeOutcome {
     /// There were stored tokens.
     pub had_tokens: bool,

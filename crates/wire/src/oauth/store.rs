@@ -96,8 +96,7 @@ impl TokenRecord {
 }
 
 /// What the UI and CLI may know about a server's sign-in: never a token.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct TokenStatus {
     pub signed_in: bool,
     /// Seconds until the access token expires (negative: expired), when known.

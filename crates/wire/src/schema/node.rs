@@ -9,8 +9,7 @@ use serde_json::Value;
 
 /// A compiled schema: the root node, and the nodes of recursive definitions that
 /// [`NodeKind::Ref`] points at (expanded by the form only when the user adds one).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Form {
     pub root: FormNode,
     pub defs: BTreeMap<String, FormNode>,
@@ -20,8 +19,7 @@ pub struct Form {
 }
 
 /// One field of a form, with what every kind of field can carry.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct FormNode {
     pub title: Option<String>,
     pub description: Option<String>,
@@ -35,8 +33,7 @@ pub struct FormNode {
 }
 
 /// What a field edits.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum NodeKind {
     String {
@@ -96,16 +93,14 @@ pub enum NodeKind {
 }
 
 /// A value of an [`NodeKind::Enum`], with the label to show.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct EnumOption {
     pub value: Value,
     pub label: String,
 }
 
 /// A property of an object.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Property {
     pub key: String,
     pub required: bool,
@@ -113,8 +108,7 @@ pub struct Property {
 }
 
 /// A variant of a [`NodeKind::Choice`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Variant {
     pub label: String,
     /// The discriminator's value in this variant.

@@ -16,8 +16,7 @@ const MAX_ISSUES: usize = 50;
 const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
 
 /// A problem with one field of a value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
 pub struct FieldIssue {
     /// The field as people read it: `items[2].name`; empty for the value itself.
     pub path: String,

@@ -1,10 +1,10 @@
-//! A check for tests: does a regex pattern need one of the Unicode tables `regex` is built
-//! without (see the `regex_rules` module doc)? Compiled for tests and the `test-support` feature.
+//! A check for tests: does a regex pattern need one of `regex`'s Unicode tables, which the
+//! rules avoid (see the doc of `plugboard_base::regex_rules`)?
 
-/// Panics if `pattern` needs one of the Unicode tables `regex` is built without.
+/// Panics if `pattern` needs one of `regex`'s Unicode tables.
 pub fn assert_needs_no_unicode_tables(pattern: &str) {
     if let Some(what) = unicode_tables_needed(pattern) {
-        panic!("`{pattern}` needs Unicode tables ({what}): see the regex_rules module doc");
+        panic!("`{pattern}` needs Unicode tables ({what}): see plugboard_base::regex_rules");
     }
 }
 
