@@ -17,8 +17,7 @@ use crate::form::engine::form;
 use crate::form::server_json::{Pinning, blueprint};
 use crate::form::{FormInput, FormSpec, InputKind, curated};
 use crate::manage::Servers;
-use crate::market::Found;
-use crate::reconfigure::{self, RebuildError};
+use crate::reconfigure::{self, FormSource, RebuildError};
 use crate::registry::sources::pinning_enabled;
 use crate::runtimes;
 use crate::secrets::secret_env_var;
@@ -169,42 +168,21 @@ fn installed_form(
              --header, --url and the other flags of `plugboard edit`"
         ))
     };
-    let source = old
-        .source
-        .as_ref()
-        .filter(|s| s.bundle.is_none())
-        .ok_or_else(|| no_form("was not installed from the catalog or a registry"))?;
     let (market, _) = load_market()?;
-    let bp = if !source.catalog.is_empty() {
-        let entry = market
-            .catalog()
-            .get(&source.catalog)
-            .ok_or_else(|| no_form("comes from a catalog entry that is gone"))?;
-        curated::blueprint(entry)
-    } else {
-        let origin = source
-            .registry
-            .as_ref()
-            .ok_or_else(|| no_form("was not installed from the catalog or a registry"))?;
-        let found = runtime()?
-            .block_on(market.find(&origin.name, Some(&origin.version)))
-            .map_err(|_| no_form("runs a registry version that is no longer listed"))?;
-        let Found::Registry { row, registry } = found else {
-            return Err(no_form("runs a registry version that is no longer listed"));
-        };
-        if registry != origin.url {
-            return Err(no_form("comes from a registry that is no longer listed"));
+    let bp = match reconfigure::form_source(&market, old).map_err(|e| no_form(&e.to_string()))? {
+        FormSource::Catalog(entry) => curated::blueprint(entry),
+        FormSource::Registry { row, registry } => {
+            let npm_check = |identifier: &str, version: &str, date: &str| {
+                crate::deps::npm_before_allowed(identifier, version, date)
+            };
+            let pinning = Pinning {
+                enabled: pinning_enabled(servers.config().dir()),
+                npm: Some(&npm_check),
+            };
+            blueprint(&row, &registry, &pinning)
         }
-        let npm_check = |identifier: &str, version: &str, date: &str| {
-            crate::deps::npm_before_allowed(identifier, version, date)
-        };
-        let pinning = Pinning {
-            enabled: pinning_enabled(servers.config().dir()),
-            npm: Some(&npm_check),
-        };
-        blueprint(&row, &registry, &pinning)
     };
-    let option = source.option.as_str();
+    let option = old.source.as_ref().map_or("", |s| s.option.as_str());
     let spec = form(&bp, Some(option), runtimes::system())?;
     if spec.option_id != option {
         return Err(no_form(

@@ -501,6 +501,14 @@ fn a_registry_server_installed_from_the_cli_keeps_its_secret_in_the_keyring_only
     let out = run(&home, &url, &["catalog", "tmdb", "--installed", "--json"]);
     let hits: Vec<Value> = serde_json::from_value(json_of(&out)).unwrap();
     assert_eq!(hits[0]["installed_as"], json!(["tmdb-mcp-server"]));
+    // `edit --set` finds the form of the registry version it runs (the one listed).
+    let out = run(&home, &url, &["edit", "tmdb-mcp-server", "--set", "nope=1"]);
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("has no field `nope` (fields: TMDB_ACCESS_TOKEN)"),
+        "{}",
+        stderr(&out)
+    );
     assert_code(&home.run(&["remove", "tmdb-mcp-server"]), 0);
     assert!(
         plugboard::secrets::SecretStore::get(&store, &key)

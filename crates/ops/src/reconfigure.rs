@@ -8,7 +8,8 @@
 //!   form's (secret namespace, on/off, timeout, tool switches, sandbox choices, consents);
 //! - [`replace`]: saves it (new secrets, the config, the secrets it no longer uses removed,
 //!   the test as its health);
-//! - [`rebuild`]: the first three in order, as the app's Edit and `plugboard edit --set` do.
+//! - [`rebuild`]: the first three in order, as the app's Edit and `plugboard edit --set` do;
+//! - [`form_source`]: where the form a server was installed with comes from now, if anywhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,8 +20,69 @@ use crate::form::{FormInput, FormSpec, PreparedServer};
 use crate::install::PrepareError;
 use crate::launch_diff::{LaunchDiff, launch_diff};
 use crate::manage::{ManageError, Servers};
+use crate::market::Market;
 use crate::probe::TestResult;
+use crate::registry::RegistryRow;
 use crate::secrets::{SecretError, SecretKey, Sensitive};
+
+/// Where the form an installed server was installed with comes from.
+pub enum FormSource<'m> {
+    /// Its catalog entry.
+    Catalog(&'m crate::catalog::Entry),
+    /// The registry version it runs, as the marketplace lists it.
+    Registry {
+        row: RegistryRow,
+        /// The registry's base URL.
+        registry: String,
+    },
+}
+
+/// Why an installed server has no form to change (it is then changed field by field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoForm {
+    #[error("was not installed from the catalog or a registry")]
+    NotFromMarketplace,
+    #[error("comes from a catalog entry that is gone")]
+    EntryGone,
+    #[error("runs a registry version that is no longer listed")]
+    VersionNotListed,
+    #[error("comes from a registry that is no longer listed")]
+    RegistryNotListed,
+}
+
+/// The form server `old` was installed with, as `market` has it now: its catalog entry, or the
+/// registry version it runs when that is the version the marketplace lists (a server added by
+/// hand, imported or from a bundle has none). The app's Edit and `plugboard edit --set` both
+/// ask this.
+pub fn form_source<'m>(market: &'m Market, old: &ServerConfig) -> Result<FormSource<'m>, NoForm> {
+    let source = old
+        .source
+        .as_ref()
+        .filter(|s| s.bundle.is_none())
+        .ok_or(NoForm::NotFromMarketplace)?;
+    if !source.catalog.is_empty() {
+        return market
+            .catalog()
+            .get(&source.catalog)
+            .map(FormSource::Catalog)
+            .ok_or(NoForm::EntryGone);
+    }
+    let origin = source.registry.as_ref().ok_or(NoForm::NotFromMarketplace)?;
+    let listing = market.listing();
+    let at = listing.find(&origin.name).ok_or(NoForm::VersionNotListed)?;
+    let registry = listing.registry_url(at);
+    if registry != origin.url {
+        return Err(NoForm::RegistryNotListed);
+    }
+    match listing.row(at) {
+        Ok(row) if row.server.version == origin.version => Ok(FormSource::Registry {
+            row,
+            registry: registry.to_owned(),
+        }),
+        _ => Err(NoForm::VersionNotListed),
+    }
+}
 
 /// Why an installed server could not be rebuilt from its changed form.
 #[derive(Debug, thiserror::Error)]

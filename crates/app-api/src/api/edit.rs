@@ -9,7 +9,7 @@
 use crate::config::ServerConfig;
 use crate::form::blueprint::Blueprint;
 use crate::form::{FormInput, FormSpec, PreparedServer};
-use crate::reconfigure::{self, RebuildError};
+use crate::reconfigure::{self, FormSource, RebuildError};
 
 use super::{Api, ApiError, EditForm, ErrorCode, InstallRequest, ServerView};
 
@@ -54,26 +54,12 @@ impl Api {
     /// The entry whose form server `old` was installed with, when the marketplace still has
     /// it as it was installed (a catalog entry, or the registry version it runs).
     fn form_entry_of(&self, old: &ServerConfig) -> Result<Option<String>, ApiError> {
-        let Some(source) = old.source.as_ref() else {
-            return Ok(None);
-        };
-        if source.bundle.is_some() {
-            return Ok(None);
-        }
-        if !source.catalog.is_empty() {
-            return Ok(self.entry(&source.catalog).ok().map(|e| e.id.clone()));
-        }
-        let Some(origin) = source.registry.as_ref() else {
-            return Ok(None);
-        };
         let market = self.market()?;
-        let listing = market.listing();
-        let listed = listing
-            .find(&origin.name)
-            .filter(|at| listing.registry_url(*at) == origin.url)
-            .and_then(|at| listing.row(at).ok())
-            .is_some_and(|row| row.server.version == origin.version);
-        Ok(listed.then(|| origin.name.clone()))
+        Ok(match reconfigure::form_source(&market, old) {
+            Ok(FormSource::Catalog(entry)) => Some(entry.id.clone()),
+            Ok(FormSource::Registry { row, .. }) => Some(row.server.name),
+            Err(_) => None,
+        })
     }
 
     /// The installed server a request edits, when it edits one: the request must keep its name
