@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -68,13 +69,16 @@ pub struct FollowCursor {
 }
 
 /// The activity record of one config directory. A gateway keeps its files open between
-/// records (a record is then a lock, a look at the file's name, one write and an unlock);
+/// records (a write is then a lock, a look at the file's name, one write and an unlock);
 /// gateways writing to the same directory at once take turns by the lock, and one that finds
-/// the file rotated by another opens the new one.
+/// the file rotated by another opens the new one. A gateway records a call just after its
+/// answer has gone out ([`ActivityLog::append_soon`]), not on the way to it.
 pub struct ActivityLog {
     dir: PathBuf,
     rotate_at: u64,
     open: RefCell<Option<OpenFiles>>,
+    /// Records waiting for the end of this turn of the event loop (`append_soon`).
+    pending: RefCell<Vec<ActivityRecord>>,
 }
 
 /// The lock file and the current record file, as a gateway keeps them open.
@@ -92,6 +96,7 @@ impl ActivityLog {
             dir: config_dir.join("activity"),
             rotate_at: ROTATE_AT,
             open: RefCell::new(None),
+            pending: RefCell::new(Vec::new()),
         }
     }
 
@@ -103,17 +108,53 @@ impl ActivityLog {
         self.dir.join(ROTATED_FILE)
     }
 
-    /// Append `record` (rotating first when the file is full). A record that cannot be written
-    /// is reported on stderr and does not stop the call.
+    /// Append `record` now (rotating first when the file is full). A record that cannot be
+    /// written is reported on stderr and does not stop the call.
     pub fn append(&self, record: &ActivityRecord) {
-        let mut line = serde_json::to_vec(record).expect("a record serializes");
-        line.push(b'\n');
+        self.write(std::slice::from_ref(record));
+    }
+
+    /// Append `record` once the tasks this turn of the event loop woke have run: the answer to
+    /// the call it describes, handed to the task that writes answers, goes out first. The
+    /// records of one turn are written together; those still waiting are written by
+    /// [`ActivityLog::flush`] and when the log is dropped. Must run inside a `LocalSet`.
+    pub fn append_soon(self: &Rc<Self>, record: ActivityRecord) {
+        let first = {
+            let mut pending = self.pending.borrow_mut();
+            pending.push(record);
+            pending.len() == 1
+        };
+        if first {
+            let log = Rc::downgrade(self);
+            tokio::task::spawn_local(async move {
+                tokio::task::yield_now().await;
+                if let Some(log) = log.upgrade() {
+                    log.flush();
+                }
+            });
+        }
+    }
+
+    /// Write the records [`ActivityLog::append_soon`] holds.
+    pub fn flush(&self) {
+        let records = std::mem::take(&mut *self.pending.borrow_mut());
+        if !records.is_empty() {
+            self.write(&records);
+        }
+    }
+
+    fn write(&self, records: &[ActivityRecord]) {
+        let mut lines = Vec::new();
+        for record in records {
+            serde_json::to_writer(&mut lines, record).expect("a record serializes");
+            lines.push(b'\n');
+        }
         let kept_open = self.open.borrow().is_some();
-        let mut written = self.try_append(&line);
+        let mut written = self.try_append(&lines);
         if written.is_err() && kept_open {
             // Once more with the files opened afresh: the directory may have been removed.
             self.open.replace(None);
-            written = self.try_append(&line);
+            written = self.try_append(&lines);
         }
         if let Err(e) = written {
             self.open.replace(None);
@@ -216,6 +257,12 @@ impl ActivityLog {
     }
 }
 
+impl Drop for ActivityLog {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
 /// `path` opened for appending (made private when it is new).
 fn open_for_append(path: &Path) -> std::io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
@@ -258,9 +305,10 @@ mod tests {
     #[test]
     fn two_gateways_appending_across_rotations_lose_no_record_of_the_current_file() {
         let home = tempfile::tempdir().unwrap();
-        let small = |_| ActivityLog {
-            rotate_at: 2_000,
-            ..ActivityLog::in_config_dir(home.path())
+        let small = |_| {
+            let mut log = ActivityLog::in_config_dir(home.path());
+            log.rotate_at = 2_000;
+            log
         };
         let (first, second): (ActivityLog, ActivityLog) = (small(()), small(()));
         for n in 0..100 {
@@ -280,6 +328,35 @@ mod tests {
             (current + &rotated).lines().count(),
             "every line parses"
         );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_call_is_recorded_after_its_answer_has_gone_out_and_none_is_lost_at_the_end() {
+        let home = tempfile::tempdir().unwrap();
+        let results = |log: &ActivityLog| -> Vec<usize> {
+            log.read().iter().map(|r| r.result_bytes).collect()
+        };
+        let local = tokio::task::LocalSet::new();
+        local
+            .run_until(async {
+                let log = Rc::new(ActivityLog::in_config_dir(home.path()));
+                log.append_soon(record(1));
+                log.append_soon(record(2));
+                // The task that writes the answer, woken after the calls were recorded.
+                let answer = tokio::task::spawn_local({
+                    let log = Rc::clone(&log);
+                    async move { results(&log) }
+                });
+                assert_eq!(answer.await.unwrap(), Vec::<usize>::new());
+                for _ in 0..10 {
+                    tokio::task::yield_now().await;
+                }
+                assert_eq!(results(&log), [1, 2]);
+                log.append_soon(record(3));
+                drop(log);
+            })
+            .await;
+        assert_eq!(results(&ActivityLog::in_config_dir(home.path())), [1, 2, 3]);
     }
 
     #[test]

@@ -229,7 +229,7 @@ pub struct Hub {
     resources: RefCell<HashMap<String, String>>,
     /// Collisions resolved in the last listing (reported on stderr once).
     reported_collisions: RefCell<HashSet<String>>,
-    activity: ActivityLog,
+    activity: Rc<ActivityLog>,
     floor: Permission,
     /// Woken when a server's state changes (for `list_changed`).
     pub changed: Rc<Notify>,
@@ -293,7 +293,7 @@ impl Hub {
         servers_in_profile: Vec<String>,
         floor: Permission,
     ) -> Rc<Hub> {
-        let activity = ActivityLog::in_config_dir(servers.config().dir());
+        let activity = Rc::new(ActivityLog::in_config_dir(servers.config().dir()));
         let usual_start = usual_starts(servers.config().dir(), &servers_in_profile);
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let (questions_tx, questions_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -1035,7 +1035,7 @@ impl Hub {
             Ok(_) => "ok",
             Err(_) => "error",
         };
-        self.activity.append(&ActivityRecord {
+        self.activity.append_soon(ActivityRecord {
             at_ms,
             client: client.map(str::to_owned),
             profile: self.profile_name.clone(),
@@ -1317,6 +1317,7 @@ impl Hub {
 
     /// Close every session (their processes end with them).
     pub async fn close(&self) {
+        self.activity.flush();
         for (_, session) in self.ready() {
             session.close().await;
         }
