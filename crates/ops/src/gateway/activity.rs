@@ -108,12 +108,6 @@ impl ActivityLog {
         self.dir.join(ROTATED_FILE)
     }
 
-    /// Append `record` now (rotating first when the file is full). A record that cannot be
-    /// written is reported on stderr and does not stop the call.
-    pub fn append(&self, record: &ActivityRecord) {
-        self.write(std::slice::from_ref(record));
-    }
-
     /// Append `record` once the tasks this turn of the event loop woke have run: the answer to
     /// the call it describes, handed to the task that writes answers, goes out first. The
     /// records of one turn are written together; those still waiting are written by
@@ -143,6 +137,8 @@ impl ActivityLog {
         }
     }
 
+    /// Append `records` now (rotating first when the file is full). Records that cannot be
+    /// written are reported on stderr and do not stop the calls.
     fn write(&self, records: &[ActivityRecord]) {
         let mut lines = Vec::new();
         for record in records {
@@ -313,7 +309,7 @@ mod tests {
         let (first, second): (ActivityLog, ActivityLog) = (small(()), small(()));
         for n in 0..100 {
             let writer = if n % 3 == 0 { &second } else { &first };
-            writer.append(&record(n));
+            writer.write(&[record(n)]);
         }
         let current = std::fs::read_to_string(first.path()).unwrap();
         let rotated = std::fs::read_to_string(first.rotated_path()).unwrap();
@@ -363,10 +359,10 @@ mod tests {
     fn a_record_directory_removed_under_a_gateway_is_made_again() {
         let home = tempfile::tempdir().unwrap();
         let log = ActivityLog::in_config_dir(home.path());
-        log.append(&record(1));
+        log.write(&[record(1)]);
         std::fs::remove_dir_all(home.path().join("activity")).unwrap();
-        log.append(&record(2));
-        log.append(&record(3));
+        log.write(&[record(2)]);
+        log.write(&[record(3)]);
         let kept: Vec<usize> = log.read().iter().map(|r| r.result_bytes).collect();
         assert_eq!(kept, vec![2, 3]);
     }
