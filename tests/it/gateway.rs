@@ -1279,6 +1279,80 @@ fn a_servers_progress_reaches_the_client_under_its_token() {
     assert!(client.finish().success());
 }
 
+/// A server's log messages reach the client under the server's name (server-everything's
+/// simulated logging, through the gateway), and a level MCP does not name is refused.
+#[test]
+fn a_servers_log_messages_reach_the_client_under_its_name() {
+    let home = Home::new();
+    let (node, script) = crate::support::peers::everything_command();
+    assert_code(
+        &home.run(&[
+            "add",
+            "everything",
+            "--no-test",
+            "--stdio",
+            "--",
+            &node,
+            script.to_str().unwrap(),
+        ]),
+        0,
+    );
+    assert_code(
+        &home.run(&["profile", "create", "chatty", "--server", "everything"]),
+        0,
+    );
+    let mut client = Client::start(&home, "chatty");
+    let answer = client.initialize("log-test", json!({}));
+    assert_eq!(
+        answer["result"]["capabilities"]["logging"],
+        json!({}),
+        "{answer}"
+    );
+    let refused = client.request("logging/setLevel", json!({"level": "loud"}));
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let set = client.request("logging/setLevel", json!({"level": "debug"}));
+    assert_eq!(set["result"], json!({}), "{set}");
+
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 90, "method": "tools/call", "params": {
+        "name": "everything__toggle-simulated-logging", "arguments": {}}}),
+    );
+    // It logs once at once and then every 5 s; a ping after each pause collects what came.
+    let mut logs = vec![];
+    let mut answered = false;
+    for round in 0..20 {
+        if answered && !logs.is_empty() {
+            break;
+        }
+        if round > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        let ping = 1000 + round;
+        client.send(&json!({"jsonrpc": "2.0", "id": ping, "method": "ping"}));
+        loop {
+            let message = client.read();
+            if message["method"] == "notifications/message" {
+                logs.push(message);
+            } else if message["id"] == 90 {
+                assert!(text_of(&message).contains("Started"), "{message}");
+                answered = true;
+            } else if message["id"] == ping {
+                break;
+            }
+        }
+    }
+    assert!(answered, "the call was not answered");
+    let log = logs.first().expect("no log message reached the client");
+    assert_eq!(log["params"]["logger"], "everything", "{log}");
+    assert!(
+        log["params"]["data"]
+            .as_str()
+            .is_some_and(|d| d.contains("message")),
+        "{log}"
+    );
+    assert!(client.finish().success());
+}
+
 /// A modern client opens a `subscriptions/listen` stream: it is acknowledged with what the
 /// gateway honours (tool list changes only), tool list changes arrive tagged with the stream's
 /// id (a broken server's restarts change the list), and the stream is never answered.

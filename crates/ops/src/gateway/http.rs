@@ -38,6 +38,8 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// How long a connection may take to send a request's headers before it is closed (a local
 /// process holding connections open without a request).
 const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+// The hub's timer that is always due first must be due before a request's header timer.
+const _: () = assert!(HEADER_TIMEOUT.as_millis() > super::hub::ALWAYS_DUE_EVERY.as_millis());
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 

@@ -34,6 +34,9 @@ use crate::session::{self, Session, SessionError, SessionOptions, ToolRisk};
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long one call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(300);
+/// How often the timer that is always due first is due: sooner than any timer set on a call
+/// (its [`CALL_TIMEOUT`]; over HTTP, the time its client has to send a request's headers).
+pub(crate) const ALWAYS_DUE_EVERY: Duration = Duration::from_secs(4);
 /// The least a first list waits, once a server is ready, for others never tested (servers
 /// that come up about together are listed together).
 pub const QUIET_AFTER_READY: Duration = Duration::from_millis(50);
@@ -173,6 +176,16 @@ pub struct CallProgress {
     pub message: Option<String>,
 }
 
+/// A server's log message (`notifications/message`), for its clients.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerLog {
+    pub server: String,
+    pub level: String,
+    /// Redacted by the session, as `text` is.
+    pub logger: Option<String>,
+    pub text: String,
+}
+
 /// A question a server asked during a call (an elicitation, or a modern server's input
 /// request), for the client that made the call; the answer goes back on `reply`.
 pub struct ServerQuestion {
@@ -246,6 +259,9 @@ pub struct Hub {
     /// Where every session sends the progress of the calls it runs.
     progress_tx: tokio::sync::mpsc::UnboundedSender<CallProgress>,
     progress_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<CallProgress>>>,
+    /// Where every session sends its server's log messages.
+    logs_tx: tokio::sync::mpsc::UnboundedSender<ServerLog>,
+    logs_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<ServerLog>>>,
     /// Where every session says which of its server's lists changed (the server's own
     /// `list_changed`, the list fetched again).
     lists_tx: tokio::sync::mpsc::UnboundedSender<(String, String)>,
@@ -297,6 +313,7 @@ impl Hub {
         let usual_start = usual_starts(servers.config().dir(), &servers_in_profile);
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let (questions_tx, questions_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (logs_tx, logs_rx) = tokio::sync::mpsc::unbounded_channel();
         let (lists_tx, lists_rx) = tokio::sync::mpsc::unbounded_channel();
         Rc::new(Hub {
             lists_tx,
@@ -305,6 +322,8 @@ impl Hub {
             waking: RefCell::default(),
             progress_tx,
             progress_rx: RefCell::new(Some(progress_rx)),
+            logs_tx,
+            logs_rx: RefCell::new(Some(logs_rx)),
             questions_tx,
             questions_rx: RefCell::new(Some(questions_rx)),
             members: servers_in_profile
@@ -406,13 +425,14 @@ impl Hub {
                 }
             });
         }
-        // A timer always due before any call's time limit (a timer of each call's own): a timer
-        // due sooner than all the others wakes the runtime's driver when it is set (a write to
-        // the driver's eventfd and one more turn of its loop), which a call's then never is.
+        // A timer always due before the timers set on every call (its time limit; over HTTP,
+        // the time its client has to send the request's headers): a timer due sooner than all
+        // the others wakes the runtime's driver when it is set (a write to the driver's eventfd
+        // and one more turn of its loop), which those then never are.
         let hub = Rc::downgrade(self);
         tokio::task::spawn_local(async move {
             while hub.strong_count() > 0 {
-                tokio::time::sleep(CALL_TIMEOUT / 2).await;
+                tokio::time::sleep(ALWAYS_DUE_EVERY).await;
             }
         });
     }
@@ -466,6 +486,11 @@ impl Hub {
         self.progress_rx.borrow_mut().take()
     }
 
+    /// The servers' log messages (taken once, by the side that talks to the client).
+    pub fn take_logs(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<ServerLog>> {
+        self.logs_rx.borrow_mut().take()
+    }
+
     /// The questions servers ask during calls (taken once, by the side that talks to the
     /// client).
     pub fn take_questions(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<ServerQuestion>> {
@@ -474,6 +499,7 @@ impl Hub {
 
     async fn start_one(self: Rc<Self>, name: &str, attempts: u32) {
         let progress = self.progress_tx.clone();
+        let logs = self.logs_tx.clone();
         let lists = self.lists_tx.clone();
         let server = name.to_owned();
         let options = SessionOptions {
@@ -498,6 +524,18 @@ impl Hub {
                 }
                 session::SessionEvent::ListChanged { list } => {
                     let _ = lists.send((server.clone(), list));
+                }
+                session::SessionEvent::Log {
+                    level,
+                    logger,
+                    text,
+                } => {
+                    let _ = logs.send(ServerLog {
+                        server: server.clone(),
+                        level,
+                        logger,
+                        text,
+                    });
                 }
                 _ => {}
             }),

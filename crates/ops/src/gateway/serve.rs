@@ -66,6 +66,26 @@ struct ClientSide {
     capabilities: Value,
     /// The name it gave, once it has.
     name: Option<String>,
+    /// The least severe log level it wants (`logging/setLevel`, as an index of [`LOG_LEVELS`]);
+    /// every level until it says.
+    log_level: usize,
+}
+
+/// The log levels of MCP, least severe first.
+const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// Where `level` is in [`LOG_LEVELS`]; a level MCP does not name counts as `info`.
+fn log_rank(level: &str) -> usize {
+    LOG_LEVELS.iter().position(|l| *l == level).unwrap_or(1)
 }
 
 /// One client's side of the gateway: its era and capabilities, the requests in flight and the
@@ -132,7 +152,8 @@ const SERVER_QUESTION_KEY: &str = "plugboard-server-question";
 type PendingAsk = Rc<RefCell<Option<(String, String)>>>;
 
 /// Every client connected to one hub: a server's progress on a call and its questions during
-/// one go to the client that made the call; a change of the tools goes to each of them.
+/// one go to the client that made the call, its log messages to that client (to each of them
+/// outside a call); a change of the tools goes to each of them.
 pub(crate) struct Clients {
     connections: RefCell<Vec<std::rc::Weak<Connection>>>,
 }
@@ -176,6 +197,27 @@ impl Clients {
                         let answer = conn.relay_question(&asked.server, &asked.question).await;
                         let _ = asked.reply.send(answer);
                     });
+                }
+            });
+        }
+        // A server's log message goes to the client calling it, else to every client.
+        if let Some(mut logs) = hub.take_logs() {
+            let clients = Rc::clone(&clients);
+            tokio::task::spawn_local(async move {
+                while let Some(log) = logs.recv().await {
+                    let live = clients.live();
+                    let calling: Vec<&Rc<Connection>> = live
+                        .iter()
+                        .filter(|c| c.calls.borrow().values().any(|(s, _)| *s == log.server))
+                        .collect();
+                    let to: Vec<&Rc<Connection>> = if calling.is_empty() {
+                        live.iter().collect()
+                    } else {
+                        calling
+                    };
+                    for conn in to {
+                        conn.log(&log);
+                    }
                 }
             });
         }
@@ -281,6 +323,20 @@ impl Connection {
 
     fn send(&self, message: Value) {
         let _ = self.out.send(message);
+    }
+
+    /// A server's log message, when it is as severe as the client asked for: under the
+    /// server's name (`SERVER`, or `SERVER/LOGGER` when the server named its logger).
+    fn log(&self, log: &super::hub::ServerLog) {
+        if log_rank(&log.level) < self.client.borrow().log_level {
+            return;
+        }
+        let logger = match &log.logger {
+            Some(logger) => format!("{}/{logger}", log.server),
+            None => log.server.clone(),
+        };
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": log.level, "logger": logger, "data": log.text}}));
     }
 
     /// A server's progress on one of this client's calls, under the client's token.
@@ -519,7 +575,24 @@ impl Connection {
                 }
                 Ok(result)
             }
-            "ping" | "logging/setLevel" => Ok(json!({})),
+            "ping" => Ok(json!({})),
+            "logging/setLevel" => {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let rank = LOG_LEVELS.iter().position(|l| *l == level).ok_or_else(|| {
+                    (
+                        -32602,
+                        format!(
+                            "unknown log level `{level}` (one of {})",
+                            LOG_LEVELS.join(", ")
+                        ),
+                    )
+                })?;
+                self.client.borrow_mut().log_level = rank;
+                Ok(json!({}))
+            }
             "tools/list" => {
                 if !*self.listed_once.borrow() {
                     self.hub.settle(FIRST_LIST_WAIT).await;
@@ -920,6 +993,7 @@ fn capabilities() -> Value {
         "tools": {"listChanged": true},
         "prompts": {"listChanged": true},
         "resources": {"listChanged": true, "subscribe": false},
+        "logging": {},
     })
 }
 

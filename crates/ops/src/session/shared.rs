@@ -76,9 +76,14 @@ impl Shared {
                 message: Some(text),
                 ..
             }
-            | SessionEvent::Log { text, .. }
             | SessionEvent::Notice { text, .. }
             | SessionEvent::Closed { reason: text } => *text = self.redactor.redact(text),
+            SessionEvent::Log { text, logger, .. } => {
+                *text = self.redactor.redact(text);
+                if let Some(logger) = logger {
+                    *logger = self.redactor.redact(logger);
+                }
+            }
             _ => {}
         }
         (self.events)(event)
