@@ -1353,6 +1353,63 @@ fn a_servers_log_messages_reach_the_client_under_its_name() {
     assert!(client.finish().success());
 }
 
+/// A server that asks for roots during a call gets the calling client's (server-everything's
+/// `get-roots-list`, through the gateway; only `file://` ones), and asks again when the client
+/// says they changed.
+#[test]
+fn a_server_gets_the_roots_of_the_client_calling_it() {
+    let home = Home::new();
+    let (node, script) = crate::support::peers::everything_command();
+    assert_code(
+        &home.run(&[
+            "add",
+            "everything",
+            "--no-test",
+            "--stdio",
+            "--",
+            &node,
+            script.to_str().unwrap(),
+        ]),
+        0,
+    );
+    assert_code(
+        &home.run(&["profile", "create", "rooted", "--server", "everything"]),
+        0,
+    );
+    let mut client = Client::start(&home, "rooted");
+    client.initialize("roots-test", json!({"roots": {"listChanged": true}}));
+    let roots_of = |folder: &'static str| {
+        move |request: &Value| {
+            assert_eq!(request["method"], "roots/list", "{request}");
+            json!({"roots": [
+                {"uri": format!("file:///tmp/{folder}"), "name": folder},
+                {"uri": "https://example.invalid/not-a-folder", "name": "web"},
+            ]})
+        }
+    };
+    let params = json!({"name": "everything__get-roots-list", "arguments": {}});
+    let listed = client.request_with("tools/call", params.clone(), roots_of("project-x"));
+    let text = text_of(&listed);
+    assert!(text.contains("project-x"), "{listed}");
+    assert!(!text.contains("not-a-folder"), "{listed}");
+
+    client.send(&json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}));
+    let mut seen = String::new();
+    for _ in 0..25 {
+        let listed = client.request_with("tools/call", params.clone(), roots_of("project-y"));
+        seen = text_of(&listed);
+        if seen.contains("project-y") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        seen.contains("project-y"),
+        "the server kept the old roots: {seen}"
+    );
+    assert!(client.finish().success());
+}
+
 /// A modern client opens a `subscriptions/listen` stream: it is acknowledged with what the
 /// gateway honours (tool list changes only), tool list changes arrive tagged with the stream's
 /// id (a broken server's restarts change the list), and the stream is never answered.

@@ -194,11 +194,19 @@ pub struct ServerQuestion {
     pub reply: tokio::sync::oneshot::Sender<session::Answer>,
 }
 
-/// Hands a server's questions to the hub's client side (a session's asker is `Send`, the
-/// client side lives on the gateway's one thread).
+/// A server asked which roots (folders) it may use: for the client calling it; the roots go
+/// back on `reply`.
+pub struct RootsAsked {
+    pub server: String,
+    pub reply: tokio::sync::oneshot::Sender<Vec<Value>>,
+}
+
+/// Hands a server's questions and its asks for roots to the hub's client side (a session's
+/// asker is `Send`, the client side lives on the gateway's one thread).
 struct RelayAsker {
     server: String,
     questions: tokio::sync::mpsc::UnboundedSender<ServerQuestion>,
+    roots: tokio::sync::mpsc::UnboundedSender<RootsAsked>,
 }
 
 impl session::Asker for RelayAsker {
@@ -218,6 +226,20 @@ impl session::Asker for RelayAsker {
                 Err(_) => session::Answer::Decline,
             }
         })
+    }
+
+    fn roots(&self) -> Option<futures::future::BoxFuture<'static, Vec<Value>>> {
+        let (reply, roots) = tokio::sync::oneshot::channel();
+        let sent = self.roots.send(RootsAsked {
+            server: self.server.clone(),
+            reply,
+        });
+        Some(Box::pin(async move {
+            match sent {
+                Ok(()) => roots.await.unwrap_or_default(),
+                Err(_) => Vec::new(),
+            }
+        }))
     }
 }
 
@@ -272,6 +294,9 @@ pub struct Hub {
     /// Where every session sends the questions its server asks.
     questions_tx: tokio::sync::mpsc::UnboundedSender<ServerQuestion>,
     questions_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<ServerQuestion>>>,
+    /// Where every session sends its server's asks for roots.
+    roots_tx: tokio::sync::mpsc::UnboundedSender<RootsAsked>,
+    roots_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<RootsAsked>>>,
     started_at_ms: u64,
     /// Where this gateway's status is kept for `serve --status`, once published.
     status: RefCell<Option<StatusFile>>,
@@ -314,6 +339,7 @@ impl Hub {
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let (questions_tx, questions_rx) = tokio::sync::mpsc::unbounded_channel();
         let (logs_tx, logs_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (roots_tx, roots_rx) = tokio::sync::mpsc::unbounded_channel();
         let (lists_tx, lists_rx) = tokio::sync::mpsc::unbounded_channel();
         Rc::new(Hub {
             lists_tx,
@@ -326,6 +352,8 @@ impl Hub {
             logs_rx: RefCell::new(Some(logs_rx)),
             questions_tx,
             questions_rx: RefCell::new(Some(questions_rx)),
+            roots_tx,
+            roots_rx: RefCell::new(Some(roots_rx)),
             members: servers_in_profile
                 .into_iter()
                 .map(|n| (n, RefCell::new(State::Starting)))
@@ -486,6 +514,18 @@ impl Hub {
         self.progress_rx.borrow_mut().take()
     }
 
+    /// The servers' asks for roots (taken once, by the side that talks to the client).
+    pub fn take_roots(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<RootsAsked>> {
+        self.roots_rx.borrow_mut().take()
+    }
+
+    /// Tell every connected server that the client's roots changed.
+    pub async fn roots_changed(&self) {
+        for (_, session) in self.ready() {
+            session.tell_roots_changed().await;
+        }
+    }
+
     /// The servers' log messages (taken once, by the side that talks to the client).
     pub fn take_logs(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<ServerLog>> {
         self.logs_rx.borrow_mut().take()
@@ -507,6 +547,7 @@ impl Hub {
             asker: Arc::new(RelayAsker {
                 server: name.to_owned(),
                 questions: self.questions_tx.clone(),
+                roots: self.roots_tx.clone(),
             }),
             events: Arc::new(move |event| match event {
                 session::SessionEvent::Progress {

@@ -71,6 +71,9 @@ struct ClientSide {
     log_level: usize,
 }
 
+/// How long a client has to say its roots.
+const ROOTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The log levels of MCP, least severe first.
 const LOG_LEVELS: [&str; 8] = [
     "debug",
@@ -152,8 +155,9 @@ const SERVER_QUESTION_KEY: &str = "plugboard-server-question";
 type PendingAsk = Rc<RefCell<Option<(String, String)>>>;
 
 /// Every client connected to one hub: a server's progress on a call and its questions during
-/// one go to the client that made the call, its log messages to that client (to each of them
-/// outside a call); a change of the tools goes to each of them.
+/// one go to the client that made the call, as do its asks for roots (to the only client,
+/// outside a call) and its log messages (to each client, outside a call); a change of the
+/// tools goes to each of them.
 pub(crate) struct Clients {
     connections: RefCell<Vec<std::rc::Weak<Connection>>>,
 }
@@ -196,6 +200,31 @@ impl Clients {
                     tokio::task::spawn_local(async move {
                         let answer = conn.relay_question(&asked.server, &asked.question).await;
                         let _ = asked.reply.send(answer);
+                    });
+                }
+            });
+        }
+        // A server's ask for roots goes to the client calling it (the only client, outside a
+        // call); without one, or one that shares none, it gets none.
+        if let Some(mut asks) = hub.take_roots() {
+            let clients = Rc::clone(&clients);
+            tokio::task::spawn_local(async move {
+                while let Some(asked) = asks.recv().await {
+                    let live = clients.live();
+                    let caller = live
+                        .iter()
+                        .find(|c| c.calls.borrow().values().any(|(s, _)| *s == asked.server))
+                        .or(match live.as_slice() {
+                            [only] => Some(only),
+                            _ => None,
+                        })
+                        .cloned();
+                    let Some(conn) = caller else {
+                        let _ = asked.reply.send(Vec::new());
+                        continue;
+                    };
+                    tokio::task::spawn_local(async move {
+                        let _ = asked.reply.send(conn.client_roots().await);
                     });
                 }
             });
@@ -442,6 +471,15 @@ impl Connection {
     }
 
     fn on_notification(&self, method: &str, params: &Map<String, Value>) {
+        // Servers that asked for roots before the client was there got none: they are told
+        // once it says it has some, as when it says they changed.
+        let roots_now = method == "notifications/initialized"
+            && self.client.borrow().capabilities.get("roots").is_some();
+        if roots_now || method == "notifications/roots/list_changed" {
+            let hub = Rc::clone(&self.hub);
+            tokio::task::spawn_local(async move { hub.roots_changed().await });
+            return;
+        }
         if method != "notifications/cancelled" {
             return;
         }
@@ -865,6 +903,18 @@ impl Connection {
     /// `elicitation/create` to the client with `params`; its whole reply, or `None` when none
     /// came within [`ASK_TIMEOUT`].
     async fn elicit_client(&self, params: Value) -> Option<Value> {
+        self.request_client("elicitation/create", params, ASK_TIMEOUT)
+            .await
+    }
+
+    /// Request `method` of the client; its whole reply, or `None` when none came within
+    /// `limit`.
+    async fn request_client(
+        &self,
+        method: &str,
+        params: Value,
+        limit: std::time::Duration,
+    ) -> Option<Value> {
         let id = {
             let mut next = self.next_id.borrow_mut();
             *next += 1;
@@ -874,14 +924,45 @@ impl Connection {
         self.pending
             .borrow_mut()
             .insert(Value::String(id.clone()).to_string(), tx);
-        self.send(
-            json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params}),
-        );
-        let answer = tokio::time::timeout(ASK_TIMEOUT, rx).await;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let answer = tokio::time::timeout(limit, rx).await;
         self.pending
             .borrow_mut()
             .remove(&Value::String(id).to_string());
         answer.ok().and_then(Result::ok)
+    }
+
+    /// The roots a legacy client that declared `roots` gives (`roots/list`, within
+    /// [`ROOTS_TIMEOUT`]): each an object with a `file://` URI; none from any other client.
+    async fn client_roots(&self) -> Vec<Value> {
+        let asks = {
+            let client = self.client.borrow();
+            client.modern == Some(false) && client.capabilities.get("roots").is_some()
+        };
+        if !asks {
+            return Vec::new();
+        }
+        let Some(reply) = self
+            .request_client("roots/list", json!({}), ROOTS_TIMEOUT)
+            .await
+        else {
+            return Vec::new();
+        };
+        reply
+            .pointer("/result/roots")
+            .and_then(Value::as_array)
+            .map(|roots| {
+                roots
+                    .iter()
+                    .filter(|root| {
+                        root.get("uri")
+                            .and_then(Value::as_str)
+                            .is_some_and(|uri| uri.starts_with("file://"))
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// A modern client's call to `server` is in flight: its question goes into that call's

@@ -118,7 +118,7 @@ impl ClientHandler for SessionHandler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         let call = self.shared.current_call();
-        let roots = self.shared.questions.list_roots(&self.shared, call);
+        let roots = self.shared.questions.list_roots(&self.shared, call).await;
         serde_json::from_value(roots).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 

@@ -1076,6 +1076,11 @@ impl Session {
         let _ = self.peer.notify_roots_list_changed().await;
     }
 
+    /// Tell the server the roots changed (it asks for them again).
+    pub async fn tell_roots_changed(&self) {
+        let _ = self.peer.notify_roots_list_changed().await;
+    }
+
     pub fn roots(&self) -> Vec<RootView> {
         self.shared.questions.roots()
     }

@@ -78,6 +78,12 @@ pub trait Asker: Send + Sync + 'static {
     /// Call `call_id` ended: its questions still open (asked by a legacy server on their
     /// own) are moot.
     fn call_ended(&self, _call_id: &str) {}
+
+    /// The roots to give a server that asks for them, when the asker has roots of its own to
+    /// give (a gateway asks its client); `None`: the session's own, the folders the user chose.
+    fn roots(&self) -> Option<BoxFuture<'static, Vec<Value>>> {
+        None
+    }
 }
 
 /// Declines every question (a session without anyone to ask).
@@ -154,8 +160,12 @@ impl Questions {
         *self.roots.write().unwrap_or_else(|p| p.into_inner()) = roots;
     }
 
-    /// The answer to `roots/list`: the roots the user chose.
-    pub(super) fn list_roots(&self, shared: &Shared, call_id: Option<String>) -> Value {
+    /// The answer to `roots/list`: the asker's roots when it has its own, else the roots the
+    /// user chose.
+    pub(super) async fn list_roots(&self, shared: &Shared, call_id: Option<String>) -> Value {
+        if let Some(asked) = self.asker.roots() {
+            return json!({"roots": asked.await});
+        }
         let roots = self.roots();
         let text = match roots.len() {
             0 => "the server asked which folders it may use; none are shared (choose some under Roots)".to_string(),
@@ -289,7 +299,7 @@ impl Questions {
                     self.elicit(shared, &params, Some(call_id.to_string()))
                         .await
                 }
-                "roots/list" => self.list_roots(shared, Some(call_id.to_string())),
+                "roots/list" => self.list_roots(shared, Some(call_id.to_string())).await,
                 "sampling/createMessage" => {
                     return Err(self.decline_sampling(shared, Some(call_id.to_string())));
                 }
