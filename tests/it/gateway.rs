@@ -1410,6 +1410,58 @@ fn a_server_gets_the_roots_of_the_client_calling_it() {
     assert!(client.finish().success());
 }
 
+/// The TypeScript SDK client (what Claude Desktop, VS Code and Cursor build on) through the
+/// gateway to server-everything: the server's log messages reach it under the server's name,
+/// and the server gets the roots it gives.
+#[test]
+fn the_typescript_sdk_client_hears_a_servers_logs_and_gives_it_roots() {
+    let home = Home::new();
+    let (node, script) = crate::support::peers::everything_command();
+    assert_code(
+        &home.run(&[
+            "add",
+            "everything",
+            "--no-test",
+            "--stdio",
+            "--",
+            &node,
+            script.to_str().unwrap(),
+        ]),
+        0,
+    );
+    assert_code(
+        &home.run(&["profile", "create", "sdk", "--server", "everything"]),
+        0,
+    );
+    let plan = json!({
+        "roots": [{"uri": "file:///tmp/sdk-project", "name": "sdk-project"}],
+        "linger_ms": 500,
+        "calls": [
+            {"name": "everything__get-roots-list"},
+            {"name": "everything__toggle-simulated-logging"},
+        ],
+    });
+    let seen = typescript_client(&home, "sdk", &plan);
+    let calls = &seen["calls"];
+    assert_eq!(calls[0]["is_error"], false, "{seen}");
+    assert!(
+        calls[0]["text"].as_str().unwrap().contains("sdk-project"),
+        "{seen}"
+    );
+    let logs = seen["logs"].as_array().unwrap();
+    assert!(
+        logs.iter().any(|l| l["logger"] == "everything"
+            && l["data"].as_str().is_some_and(|d| d.contains("message"))),
+        "no simulated log message: {seen}"
+    );
+    assert!(
+        logs.iter().all(|l| l["logger"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("everything"))),
+        "{seen}"
+    );
+}
+
 /// A modern client opens a `subscriptions/listen` stream: it is acknowledged with what the
 /// gateway honours (tool list changes only), tool list changes arrive tagged with the stream's
 /// id (a broken server's restarts change the list), and the stream is never answered.

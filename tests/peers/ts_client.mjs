@@ -5,19 +5,35 @@
 // Usage: node ts_client.mjs PLAN COMMAND [ARG...]
 //        node ts_client.mjs PLAN --url URL   (the SDK's streamable HTTP transport, sending the
 //                                            headers of the JSON object in MCP_CLIENT_HEADERS)
-//   PLAN: JSON {"calls": [{"name": ..., "arguments": {...}}], "elicitation": "accept" | "decline"}
+//   PLAN: JSON {"calls": [{"name": ..., "arguments": {...}}], "elicitation": "accept" | "decline",
+//               "roots": [{"uri", "name"}] (declared and given when asked; none declared without),
+//               "linger_ms": N (how long to wait after the calls, for what comes after them)}
 // A launched server gets this process's whole environment. Prints one JSON document on stdout:
-// {"server": name, "tools": [names], "calls": [{"is_error": bool, "text": str}], "asked": [messages]}.
+// {"server": name, "tools": [names], "calls": [{"is_error": bool, "text": str}], "asked": [messages],
+//  "logs": [{"level", "logger", "data"}] (the log messages it was sent)}.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 const [plan, command, ...args] = process.argv.slice(2);
-const { calls = [], elicitation = "decline" } = JSON.parse(plan);
+const { calls = [], elicitation = "decline", roots, linger_ms = 0 } = JSON.parse(plan);
 
-const client = new Client({ name: "ts-sdk-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+const capabilities = roots ? { elicitation: {}, roots: { listChanged: true } } : { elicitation: {} };
+const client = new Client({ name: "ts-sdk-test", version: "1.0.0" }, { capabilities });
+if (roots) {
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
+}
+const logs = [];
+client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) => {
+  const { level, logger, data } = notification.params;
+  logs.push({ level, logger, data });
+});
 const asked = [];
 client.setRequestHandler(ElicitRequestSchema, async (request) => {
   asked.push(request.params.message);
@@ -40,12 +56,14 @@ for (const call of calls) {
     text: (result.content ?? []).map((part) => part.text ?? "").join(""),
   });
 }
+await new Promise((resolve) => setTimeout(resolve, linger_ms));
 console.log(
   JSON.stringify({
     server: client.getServerVersion()?.name ?? null,
     tools: tools.tools.map((t) => t.name),
     calls: results,
     asked,
+    logs,
   }),
 );
 await client.close();
