@@ -1228,28 +1228,30 @@ fn a_lazy_profile_starts_a_server_on_its_first_use() {
     }
 }
 
+/// Profile `profile` of server-everything (npm), added as a stdio server.
+pub(crate) fn profile_of_everything(home: &Home, profile: &str) {
+    let (node, script) = crate::support::peers::everything_command();
+    let script = script.to_str().unwrap();
+    let add = [
+        "add",
+        "everything",
+        "--no-test",
+        "--stdio",
+        "--",
+        &node,
+        script,
+    ];
+    assert_code(&home.run(&add), 0);
+    let create = ["profile", "create", profile, "--server", "everything"];
+    assert_code(&home.run(&create), 0);
+}
+
 /// A server's progress on a call reaches the client under the client's own progress token
 /// (server-everything's long-running operation, through the gateway), before the result.
 #[test]
 fn a_servers_progress_reaches_the_client_under_its_token() {
     let home = Home::new();
-    let (node, script) = crate::support::peers::everything_command();
-    assert_code(
-        &home.run(&[
-            "add",
-            "everything",
-            "--no-test",
-            "--stdio",
-            "--",
-            &node,
-            script.to_str().unwrap(),
-        ]),
-        0,
-    );
-    assert_code(
-        &home.run(&["profile", "create", "busy", "--server", "everything"]),
-        0,
-    );
+    profile_of_everything(&home, "busy");
     let mut client = Client::start(&home, "busy");
     client.initialize("progress-test", json!({}));
     let names = client.tool_names();
@@ -1284,23 +1286,7 @@ fn a_servers_progress_reaches_the_client_under_its_token() {
 #[test]
 fn a_servers_log_messages_reach_the_client_under_its_name() {
     let home = Home::new();
-    let (node, script) = crate::support::peers::everything_command();
-    assert_code(
-        &home.run(&[
-            "add",
-            "everything",
-            "--no-test",
-            "--stdio",
-            "--",
-            &node,
-            script.to_str().unwrap(),
-        ]),
-        0,
-    );
-    assert_code(
-        &home.run(&["profile", "create", "chatty", "--server", "everything"]),
-        0,
-    );
+    profile_of_everything(&home, "chatty");
     let mut client = Client::start(&home, "chatty");
     let answer = client.initialize("log-test", json!({}));
     assert_eq!(
@@ -1359,23 +1345,7 @@ fn a_servers_log_messages_reach_the_client_under_its_name() {
 #[test]
 fn a_server_gets_the_roots_of_the_client_calling_it() {
     let home = Home::new();
-    let (node, script) = crate::support::peers::everything_command();
-    assert_code(
-        &home.run(&[
-            "add",
-            "everything",
-            "--no-test",
-            "--stdio",
-            "--",
-            &node,
-            script.to_str().unwrap(),
-        ]),
-        0,
-    );
-    assert_code(
-        &home.run(&["profile", "create", "rooted", "--server", "everything"]),
-        0,
-    );
+    profile_of_everything(&home, "rooted");
     let mut client = Client::start(&home, "rooted");
     client.initialize("roots-test", json!({"roots": {"listChanged": true}}));
     let roots_of = |folder: &'static str| {
@@ -1416,32 +1386,27 @@ fn a_server_gets_the_roots_of_the_client_calling_it() {
 #[test]
 fn the_typescript_sdk_client_hears_a_servers_logs_and_gives_it_roots() {
     let home = Home::new();
-    let (node, script) = crate::support::peers::everything_command();
-    assert_code(
-        &home.run(&[
-            "add",
-            "everything",
-            "--no-test",
-            "--stdio",
-            "--",
-            &node,
-            script.to_str().unwrap(),
-        ]),
-        0,
-    );
-    assert_code(
-        &home.run(&["profile", "create", "sdk", "--server", "everything"]),
-        0,
-    );
-    let plan = json!({
+    profile_of_everything(&home, "sdk");
+    let seen = typescript_client(&home, "sdk", &logs_and_roots_plan());
+    assert_the_sdk_client_heard_logs_and_gave_roots(&seen);
+}
+
+/// What an SDK client is asked to do with server-everything: give roots, have the server
+/// list them, start its simulated logging, and wait a little for what comes after.
+pub(crate) fn logs_and_roots_plan() -> Value {
+    json!({
         "roots": [{"uri": "file:///tmp/sdk-project", "name": "sdk-project"}],
         "linger_ms": 500,
         "calls": [
             {"name": "everything__get-roots-list"},
             {"name": "everything__toggle-simulated-logging"},
         ],
-    });
-    let seen = typescript_client(&home, "sdk", &plan);
+    })
+}
+
+/// What the TypeScript client reported after [`logs_and_roots_plan`]: the server listed its
+/// roots, and its log messages reached it under the server's name.
+pub(crate) fn assert_the_sdk_client_heard_logs_and_gave_roots(seen: &Value) {
     let calls = &seen["calls"];
     assert_eq!(calls[0]["is_error"], false, "{seen}");
     assert!(

@@ -301,6 +301,31 @@ fn the_typescript_sdk_client_uses_the_gateway_over_http() {
     assert!(gateway.stop().success());
 }
 
+/// The TypeScript SDK client over HTTP to server-everything: the server's log messages reach
+/// it on the endpoint's streams, and the server gets the roots it gives when asked through one.
+#[test]
+fn the_typescript_sdk_client_hears_logs_and_gives_roots_over_http() {
+    require_keyring();
+    let home = Home::new();
+    crate::gateway::profile_of_everything(&home, "http-everything");
+    let gateway = Gateway::start(&home, "http-everything");
+    let out = std::process::Command::new("node")
+        .arg(repo_root().join("tests/peers/ts_client.mjs"))
+        .arg(crate::gateway::logs_and_roots_plan().to_string())
+        .args(["--url", &gateway.url])
+        .env(
+            "MCP_CLIENT_HEADERS",
+            json!({"Authorization": gateway.authorization}).to_string(),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let seen: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    crate::gateway::assert_the_sdk_client_heard_logs_and_gave_roots(&seen);
+    assert!(gateway.stop().success());
+}
+
 /// A local process that opens connections and never finishes a request does not keep them:
 /// each is closed once its headers are late.
 #[test]
