@@ -264,6 +264,24 @@ async fn only_the_token_from_the_loopback_origin_gets_in() {
     assert_code(&out, 2);
 }
 
+/// What `node tests/peers/ts_client.mjs` reports after making the calls of `plan` to
+/// `gateway` over the SDK's streamable HTTP transport, with the gateway's token.
+fn typescript_client_over_http(gateway: &Gateway, plan: &Value) -> Value {
+    let out = std::process::Command::new("node")
+        .arg(repo_root().join("tests/peers/ts_client.mjs"))
+        .arg(plan.to_string())
+        .args(["--url", &gateway.url])
+        .env(
+            "MCP_CLIENT_HEADERS",
+            json!({"Authorization": gateway.authorization}).to_string(),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    serde_json::from_str(stdout(&out).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
+}
+
 /// The official TypeScript SDK client over its streamable HTTP transport: the profile's tools,
 /// a call, an `ask` answered through its elicitation handler (the question reaches it on a
 /// stream of the HTTP endpoint), a denied call refused.
@@ -283,20 +301,7 @@ fn the_typescript_sdk_client_uses_the_gateway_over_http() {
     ];
     assert_code(&home.run(&rules), 0);
     let gateway = Gateway::start(&home, "http-sdk");
-    let plan = sdk_plan("from typescript over http");
-    let out = std::process::Command::new("node")
-        .arg(repo_root().join("tests/peers/ts_client.mjs"))
-        .arg(plan.to_string())
-        .args(["--url", &gateway.url])
-        .env(
-            "MCP_CLIENT_HEADERS",
-            json!({"Authorization": gateway.authorization}).to_string(),
-        )
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_code(&out, 0);
-    let seen: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let seen = typescript_client_over_http(&gateway, &sdk_plan("from typescript over http"));
     assert_the_sdk_client_saw(&seen, "from typescript over http");
     assert!(gateway.stop().success());
 }
@@ -309,19 +314,7 @@ fn the_typescript_sdk_client_hears_logs_and_gives_roots_over_http() {
     let home = Home::new();
     crate::gateway::profile_of_everything(&home, "http-everything");
     let gateway = Gateway::start(&home, "http-everything");
-    let out = std::process::Command::new("node")
-        .arg(repo_root().join("tests/peers/ts_client.mjs"))
-        .arg(crate::gateway::logs_and_roots_plan().to_string())
-        .args(["--url", &gateway.url])
-        .env(
-            "MCP_CLIENT_HEADERS",
-            json!({"Authorization": gateway.authorization}).to_string(),
-        )
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_code(&out, 0);
-    let seen: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let seen = typescript_client_over_http(&gateway, &crate::gateway::logs_and_roots_plan());
     crate::gateway::assert_the_sdk_client_heard_logs_and_gave_roots(&seen);
     assert!(gateway.stop().success());
 }
