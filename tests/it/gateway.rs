@@ -1341,7 +1341,7 @@ fn a_servers_log_messages_reach_the_client_under_its_name() {
 
 /// A server that asks for roots during a call gets the calling client's (server-everything's
 /// `get-roots-list`, through the gateway; only `file://` ones), and asks again when the client
-/// says they changed.
+/// says they changed; its sampling request to a client that declared no sampling is declined.
 #[test]
 fn a_server_gets_the_roots_of_the_client_calling_it() {
     let home = Home::new();
@@ -1377,14 +1377,25 @@ fn a_server_gets_the_roots_of_the_client_calling_it() {
         seen.contains("project-y"),
         "the server kept the old roots: {seen}"
     );
+
+    // This client declared no sampling: the server's request is declined, saying why.
+    let params = json!({"name": "everything__trigger-sampling-request",
+        "arguments": {"prompt": "say hi"}});
+    let declined = client.request_with("tools/call", params, |request| {
+        panic!("the client was asked: {request}")
+    });
+    assert!(
+        declined.to_string().contains("takes no sampling requests"),
+        "{declined}"
+    );
     assert!(client.finish().success());
 }
 
 /// The TypeScript SDK client (what Claude Desktop, VS Code and Cursor build on) through the
 /// gateway to server-everything: the server's log messages reach it under the server's name,
-/// and the server gets the roots it gives.
+/// and the server gets the roots it gives and a completion of its model.
 #[test]
-fn the_typescript_sdk_client_hears_a_servers_logs_and_gives_it_roots() {
+fn the_typescript_sdk_client_hears_a_servers_logs_and_gives_it_roots_and_completions() {
     let home = Home::new();
     profile_of_everything(&home, "sdk");
     let seen = typescript_client(&home, "sdk", &logs_and_roots_plan());
@@ -1396,21 +1407,34 @@ fn the_typescript_sdk_client_hears_a_servers_logs_and_gives_it_roots() {
 pub(crate) fn logs_and_roots_plan() -> Value {
     json!({
         "roots": [{"uri": "file:///tmp/sdk-project", "name": "sdk-project"}],
+        "sampling": "a completion from the client's model",
         "linger_ms": 500,
         "calls": [
             {"name": "everything__get-roots-list"},
             {"name": "everything__toggle-simulated-logging"},
+            {"name": "everything__trigger-sampling-request", "arguments": {"prompt": "say hi"}},
         ],
     })
 }
 
 /// What the TypeScript client reported after [`logs_and_roots_plan`]: the server listed its
-/// roots, and its log messages reached it under the server's name.
+/// roots, got a completion of the client's model, and its log messages reached the client
+/// under the server's name.
 pub(crate) fn assert_the_sdk_client_heard_logs_and_gave_roots(seen: &Value) {
     let calls = &seen["calls"];
     assert_eq!(calls[0]["is_error"], false, "{seen}");
     assert!(
         calls[0]["text"].as_str().unwrap().contains("sdk-project"),
+        "{seen}"
+    );
+    assert_eq!(calls[2]["is_error"], false, "{seen}");
+    let completion = calls[2]["text"].as_str().unwrap();
+    assert!(
+        completion.contains("ts-test-model") && completion.contains("from the client's model"),
+        "{seen}"
+    );
+    assert!(
+        seen["sampled"][0].as_str().unwrap().contains("say hi"),
         "{seen}"
     );
     let logs = seen["logs"].as_array().unwrap();

@@ -307,9 +307,10 @@ fn the_typescript_sdk_client_uses_the_gateway_over_http() {
 }
 
 /// The TypeScript SDK client over HTTP to server-everything: the server's log messages reach
-/// it on the endpoint's streams, and the server gets the roots it gives when asked through one.
+/// it on the endpoint's streams, and the server gets the roots and the completion it gives
+/// when asked through one.
 #[test]
-fn the_typescript_sdk_client_hears_logs_and_gives_roots_over_http() {
+fn the_typescript_sdk_client_hears_logs_and_gives_roots_and_completions_over_http() {
     require_keyring();
     let home = Home::new();
     crate::gateway::profile_of_everything(&home, "http-everything");

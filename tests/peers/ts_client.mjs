@@ -7,27 +7,44 @@
 //                                            headers of the JSON object in MCP_CLIENT_HEADERS)
 //   PLAN: JSON {"calls": [{"name": ..., "arguments": {...}}], "elicitation": "accept" | "decline",
 //               "roots": [{"uri", "name"}] (declared and given when asked; none declared without),
+//               "sampling": TEXT (sampling declared; every request answered with TEXT by "ts-test-model"),
 //               "linger_ms": N (how long to wait after the calls, for what comes after them)}
 // A launched server gets this process's whole environment. Prints one JSON document on stdout:
 // {"server": name, "tools": [names], "calls": [{"is_error": bool, "text": str}], "asked": [messages],
-//  "logs": [{"level", "logger", "data"}] (the log messages it was sent)}.
+//  "logs": [{"level", "logger", "data"}] (the log messages it was sent),
+//  "sampled": [the text of each sampling request's first message]}.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
 const [plan, command, ...args] = process.argv.slice(2);
-const { calls = [], elicitation = "decline", roots, linger_ms = 0 } = JSON.parse(plan);
+const { calls = [], elicitation = "decline", roots, sampling, linger_ms = 0 } = JSON.parse(plan);
 
-const capabilities = roots ? { elicitation: {}, roots: { listChanged: true } } : { elicitation: {} };
+const capabilities = { elicitation: {} };
+if (roots) capabilities.roots = { listChanged: true };
+if (sampling) capabilities.sampling = {};
 const client = new Client({ name: "ts-sdk-test", version: "1.0.0" }, { capabilities });
 if (roots) {
   client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
+}
+const sampled = [];
+if (sampling) {
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    sampled.push(request.params.messages[0]?.content?.text ?? "");
+    return {
+      role: "assistant",
+      content: { type: "text", text: sampling },
+      model: "ts-test-model",
+      stopReason: "endTurn",
+    };
+  });
 }
 const logs = [];
 client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) => {
@@ -64,6 +81,7 @@ console.log(
     calls: results,
     asked,
     logs,
+    sampled,
   }),
 );
 await client.close();

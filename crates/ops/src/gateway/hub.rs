@@ -194,19 +194,36 @@ pub struct ServerQuestion {
     pub reply: tokio::sync::oneshot::Sender<session::Answer>,
 }
 
-/// A server asked which roots (folders) it may use: for the client calling it; the roots go
-/// back on `reply`.
-pub struct RootsAsked {
-    pub server: String,
-    pub reply: tokio::sync::oneshot::Sender<Vec<Value>>,
+/// A request of a server for the client calling it, with where its answer goes.
+pub enum ForClient {
+    /// Which roots (folders) it may use.
+    Roots {
+        server: String,
+        reply: tokio::sync::oneshot::Sender<Vec<Value>>,
+    },
+    /// A completion of the client's model (`sampling/createMessage`'s params, redacted): the
+    /// `CreateMessageResult`, or why not.
+    Sampling {
+        server: String,
+        params: Value,
+        reply: tokio::sync::oneshot::Sender<Result<Value, String>>,
+    },
 }
 
-/// Hands a server's questions and its asks for roots to the hub's client side (a session's
-/// asker is `Send`, the client side lives on the gateway's one thread).
+impl ForClient {
+    pub fn server(&self) -> &str {
+        match self {
+            ForClient::Roots { server, .. } | ForClient::Sampling { server, .. } => server,
+        }
+    }
+}
+
+/// Hands a server's questions and its requests for the client to the hub's client side (a
+/// session's asker is `Send`, the client side lives on the gateway's one thread).
 struct RelayAsker {
     server: String,
     questions: tokio::sync::mpsc::UnboundedSender<ServerQuestion>,
-    roots: tokio::sync::mpsc::UnboundedSender<RootsAsked>,
+    for_client: tokio::sync::mpsc::UnboundedSender<ForClient>,
 }
 
 impl session::Asker for RelayAsker {
@@ -230,7 +247,7 @@ impl session::Asker for RelayAsker {
 
     fn roots(&self) -> Option<futures::future::BoxFuture<'static, Vec<Value>>> {
         let (reply, roots) = tokio::sync::oneshot::channel();
-        let sent = self.roots.send(RootsAsked {
+        let sent = self.for_client.send(ForClient::Roots {
             server: self.server.clone(),
             reply,
         });
@@ -238,6 +255,25 @@ impl session::Asker for RelayAsker {
             match sent {
                 Ok(()) => roots.await.unwrap_or_default(),
                 Err(_) => Vec::new(),
+            }
+        }))
+    }
+
+    fn sample(
+        &self,
+        params: Value,
+    ) -> Option<futures::future::BoxFuture<'static, Result<Value, String>>> {
+        let (reply, result) = tokio::sync::oneshot::channel();
+        let sent = self.for_client.send(ForClient::Sampling {
+            server: self.server.clone(),
+            params,
+            reply,
+        });
+        let gone = || "the gateway closed before its client answered".to_string();
+        Some(Box::pin(async move {
+            match sent {
+                Ok(()) => result.await.unwrap_or_else(|_| Err(gone())),
+                Err(_) => Err(gone()),
             }
         }))
     }
@@ -294,9 +330,9 @@ pub struct Hub {
     /// Where every session sends the questions its server asks.
     questions_tx: tokio::sync::mpsc::UnboundedSender<ServerQuestion>,
     questions_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<ServerQuestion>>>,
-    /// Where every session sends its server's asks for roots.
-    roots_tx: tokio::sync::mpsc::UnboundedSender<RootsAsked>,
-    roots_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<RootsAsked>>>,
+    /// Where every session sends its server's requests for the client.
+    for_client_tx: tokio::sync::mpsc::UnboundedSender<ForClient>,
+    for_client_rx: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<ForClient>>>,
     started_at_ms: u64,
     /// Where this gateway's status is kept for `serve --status`, once published.
     status: RefCell<Option<StatusFile>>,
@@ -339,7 +375,7 @@ impl Hub {
         let (progress_tx, progress_rx) = tokio::sync::mpsc::unbounded_channel();
         let (questions_tx, questions_rx) = tokio::sync::mpsc::unbounded_channel();
         let (logs_tx, logs_rx) = tokio::sync::mpsc::unbounded_channel();
-        let (roots_tx, roots_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (for_client_tx, for_client_rx) = tokio::sync::mpsc::unbounded_channel();
         let (lists_tx, lists_rx) = tokio::sync::mpsc::unbounded_channel();
         Rc::new(Hub {
             lists_tx,
@@ -352,8 +388,8 @@ impl Hub {
             logs_rx: RefCell::new(Some(logs_rx)),
             questions_tx,
             questions_rx: RefCell::new(Some(questions_rx)),
-            roots_tx,
-            roots_rx: RefCell::new(Some(roots_rx)),
+            for_client_tx,
+            for_client_rx: RefCell::new(Some(for_client_rx)),
             members: servers_in_profile
                 .into_iter()
                 .map(|n| (n, RefCell::new(State::Starting)))
@@ -514,9 +550,9 @@ impl Hub {
         self.progress_rx.borrow_mut().take()
     }
 
-    /// The servers' asks for roots (taken once, by the side that talks to the client).
-    pub fn take_roots(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<RootsAsked>> {
-        self.roots_rx.borrow_mut().take()
+    /// The servers' requests for the client (taken once, by the side that talks to it).
+    pub fn take_for_client(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<ForClient>> {
+        self.for_client_rx.borrow_mut().take()
     }
 
     /// Tell every connected server that the client's roots changed.
@@ -547,7 +583,7 @@ impl Hub {
             asker: Arc::new(RelayAsker {
                 server: name.to_owned(),
                 questions: self.questions_tx.clone(),
-                roots: self.roots_tx.clone(),
+                for_client: self.for_client_tx.clone(),
             }),
             events: Arc::new(move |event| match event {
                 session::SessionEvent::Progress {

@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::hub::{ASK_TIMEOUT, AskUser, Asked, Caller, Hub, ListGenerations};
+use super::hub::{ASK_TIMEOUT, AskUser, Asked, Caller, ForClient, Hub, ListGenerations};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
@@ -155,9 +155,9 @@ const SERVER_QUESTION_KEY: &str = "plugboard-server-question";
 type PendingAsk = Rc<RefCell<Option<(String, String)>>>;
 
 /// Every client connected to one hub: a server's progress on a call and its questions during
-/// one go to the client that made the call, as do its asks for roots (to the only client,
-/// outside a call) and its log messages (to each client, outside a call); a change of the
-/// tools goes to each of them.
+/// one go to the client that made the call, as do its requests for roots and completions (to
+/// the only client, outside a call) and its log messages (to each client, outside a call); a
+/// change of the tools goes to each of them.
 pub(crate) struct Clients {
     connections: RefCell<Vec<std::rc::Weak<Connection>>>,
 }
@@ -204,27 +204,47 @@ impl Clients {
                 }
             });
         }
-        // A server's ask for roots goes to the client calling it (the only client, outside a
-        // call); without one, or one that shares none, it gets none.
-        if let Some(mut asks) = hub.take_roots() {
+        // A server's request for the client (roots, a completion) goes to the client calling
+        // it (the only client, outside a call); without one it gets no roots and no completion.
+        if let Some(mut requests) = hub.take_for_client() {
             let clients = Rc::clone(&clients);
             tokio::task::spawn_local(async move {
-                while let Some(asked) = asks.recv().await {
+                while let Some(request) = requests.recv().await {
                     let live = clients.live();
+                    let server = request.server();
                     let caller = live
                         .iter()
-                        .find(|c| c.calls.borrow().values().any(|(s, _)| *s == asked.server))
+                        .find(|c| c.calls.borrow().values().any(|(s, _)| s == server))
                         .or(match live.as_slice() {
                             [only] => Some(only),
                             _ => None,
                         })
                         .cloned();
-                    let Some(conn) = caller else {
-                        let _ = asked.reply.send(Vec::new());
-                        continue;
-                    };
                     tokio::task::spawn_local(async move {
-                        let _ = asked.reply.send(conn.client_roots().await);
+                        match request {
+                            ForClient::Roots { reply, .. } => {
+                                let roots = match caller {
+                                    Some(conn) => conn.client_roots().await,
+                                    None => Vec::new(),
+                                };
+                                let _ = reply.send(roots);
+                            }
+                            ForClient::Sampling {
+                                server,
+                                params,
+                                reply,
+                            } => {
+                                let result = match caller {
+                                    Some(conn) => conn.client_sample(&server, params).await,
+                                    None => Err(format!(
+                                        "sampling declined: no client of the gateway is \
+                                         calling `{server}` (Plugboard holds no language model \
+                                         of its own)"
+                                    )),
+                                };
+                                let _ = reply.send(result);
+                            }
+                        }
                     });
                 }
             });
@@ -930,6 +950,36 @@ impl Connection {
             .borrow_mut()
             .remove(&Value::String(id).to_string());
         answer.ok().and_then(Result::ok)
+    }
+
+    /// A completion of the client's model for `server` (`sampling/createMessage` with
+    /// `params`) when it is a legacy client that declared `sampling` (within [`ASK_TIMEOUT`];
+    /// the client asks its user as it would for a server of its own): its result, or why not.
+    async fn client_sample(&self, server: &str, params: Value) -> Result<Value, String> {
+        let takes = {
+            let client = self.client.borrow();
+            client.modern == Some(false) && client.capabilities.get("sampling").is_some()
+        };
+        if !takes {
+            return Err(format!(
+                "sampling declined: the client calling `{server}` through the gateway takes no \
+                 sampling requests (Plugboard holds no language model of its own)"
+            ));
+        }
+        let Some(reply) = self
+            .request_client("sampling/createMessage", params, ASK_TIMEOUT)
+            .await
+        else {
+            return Err(format!(
+                "the client did not answer `{server}`'s sampling request within {} s",
+                ASK_TIMEOUT.as_secs()
+            ));
+        };
+        match (reply.get("result"), reply.pointer("/error/message")) {
+            (Some(result), _) if result.is_object() => Ok(result.clone()),
+            (_, Some(Value::String(why))) => Err(why.clone()),
+            _ => Err("the client's answer to the sampling request was not a result".into()),
+        }
     }
 
     /// The roots a legacy client that declared `roots` gives (`roots/list`, within

@@ -105,12 +105,21 @@ impl ClientHandler for SessionHandler {
 
     async fn create_message(
         &self,
-        _params: CreateMessageRequestParams,
+        params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let call = self.shared.current_call();
-        let message = self.shared.questions.decline_sampling(&self.shared, call);
-        Err(ErrorData::new(ErrorCode(USER_REJECTED), message, None))
+        let params = serde_json::to_value(&params).unwrap_or(Value::Null);
+        match self
+            .shared
+            .questions
+            .sample(&self.shared, &params, call)
+            .await
+        {
+            Ok(result) => serde_json::from_value(result)
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
+            Err(message) => Err(ErrorData::new(ErrorCode(USER_REJECTED), message, None)),
+        }
     }
 
     async fn list_roots(

@@ -84,6 +84,13 @@ pub trait Asker: Send + Sync + 'static {
     fn roots(&self) -> Option<BoxFuture<'static, Vec<Value>>> {
         None
     }
+
+    /// Pass a server's `sampling/createMessage` (its `params`, redacted) on, when the asker
+    /// has someone to pass it to (a gateway, its client): the `CreateMessageResult`, or why
+    /// not. `None`: it is declined (Plugboard holds no model).
+    fn sample(&self, _params: Value) -> Option<BoxFuture<'static, Result<Value, String>>> {
+        None
+    }
 }
 
 /// Declines every question (a session without anyone to ask).
@@ -175,8 +182,24 @@ impl Questions {
         json!({"roots": roots})
     }
 
-    /// The answer to `sampling/createMessage`: a refusal, said to the user too.
-    pub(super) fn decline_sampling(&self, shared: &Shared, call_id: Option<String>) -> String {
+    /// The answer to `sampling/createMessage`: the asker's client's, when it has one to pass it
+    /// to (the request's text redacted); else a refusal, said to the user too.
+    pub(super) async fn sample(
+        &self,
+        shared: &Shared,
+        params: &Value,
+        call_id: Option<String>,
+    ) -> Result<Value, String> {
+        let mut params = params.clone();
+        shared.redactor().redact_json(&mut params);
+        match self.asker.sample(params) {
+            Some(passed) => passed.await,
+            None => Err(self.decline_sampling(shared, call_id)),
+        }
+    }
+
+    /// A refusal of `sampling/createMessage`, said to the user too.
+    fn decline_sampling(&self, shared: &Shared, call_id: Option<String>) -> String {
         shared.emit(SessionEvent::Notice {
             call_id,
             text: format!("{SAMPLING_DECLINED}; it was declined"),
@@ -301,7 +324,8 @@ impl Questions {
                 }
                 "roots/list" => self.list_roots(shared, Some(call_id.to_string())).await,
                 "sampling/createMessage" => {
-                    return Err(self.decline_sampling(shared, Some(call_id.to_string())));
+                    self.sample(shared, &params, Some(call_id.to_string()))
+                        .await?
                 }
                 other => {
                     return Err(format!(
