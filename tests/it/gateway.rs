@@ -1339,6 +1339,51 @@ fn a_servers_log_messages_reach_the_client_under_its_name() {
     assert!(client.finish().success());
 }
 
+/// A server that floods its log reaches its client with at most the limit of a second, the
+/// rest said to have been left out, and no terminal escape in the text.
+#[test]
+fn a_flood_of_log_messages_is_cut_at_the_limit_and_said() {
+    let home = Home::new();
+    let noisy = add_fixture(&home, "noisy", &["--misbehave", "log-flood=200"], None);
+    assert_code(
+        &home.run(&["profile", "create", "flood", "--server", "noisy"]),
+        0,
+    );
+    let mut client = Client::start(&home, "flood");
+    client.initialize("flood-test", json!({}));
+    let call_logs = |client: &mut Client, id: u64| {
+        client.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "noisy__echo", "arguments": {"message": "hi"}}}));
+        let mut logs = vec![];
+        loop {
+            let message = client.read();
+            if message["method"] == "notifications/message" {
+                logs.push(message["params"].clone());
+            } else if message["id"] == id {
+                assert_eq!(text_of(&message), "hi", "{message}");
+                return logs;
+            }
+        }
+    };
+    let first = call_logs(&mut client, 1);
+    assert_eq!(first.len(), 50, "{first:?}");
+    assert_eq!(first[0]["logger"], "noisy", "{first:?}");
+    assert_eq!(first[0]["data"], "flood [31m#0", "the escape is taken out");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let second = call_logs(&mut client, 2);
+    assert_eq!(second[0]["level"], "warning", "{second:?}");
+    assert!(
+        second[0]["data"]
+            .as_str()
+            .unwrap()
+            .starts_with("150 log messages of `noisy` were left out"),
+        "{second:?}"
+    );
+    assert_eq!(second.len(), 51, "{second:?}");
+    assert!(client.finish().success());
+    assert_no_process_left(&noisy);
+}
+
 /// A server that asks for roots during a call gets the calling client's (server-everything's
 /// `get-roots-list`, through the gateway; only `file://` ones), and asks again when the client
 /// says they changed; its sampling request to a client that declared no sampling is declined.

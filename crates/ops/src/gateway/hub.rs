@@ -574,6 +574,8 @@ impl Hub {
     }
 
     async fn start_one(self: Rc<Self>, name: &str, attempts: u32) {
+        self.note_keeps_controls(name);
+        let keeps_controls = self.keeps_controls(name);
         let progress = self.progress_tx.clone();
         let logs = self.logs_tx.clone();
         let lists = self.lists_tx.clone();
@@ -604,9 +606,19 @@ impl Hub {
                 }
                 session::SessionEvent::Log {
                     level,
-                    logger,
-                    text,
+                    mut logger,
+                    mut text,
                 } => {
+                    // Cleaned as a result's text is: no terminal or bidi controls.
+                    if !keeps_controls {
+                        if let Some(clean) = crate::traffic::strip_text(&text) {
+                            text = clean;
+                        }
+                        if let Some(clean) = logger.as_deref().and_then(crate::traffic::strip_text)
+                        {
+                            logger = Some(clean);
+                        }
+                    }
                     let _ = logs.send(ServerLog {
                         server: server.clone(),
                         level,
@@ -619,7 +631,6 @@ impl Hub {
             trace: false,
             ..SessionOptions::default()
         };
-        self.note_keeps_controls(name);
         let opened = tokio::time::timeout(
             START_TIMEOUT,
             session::open_installed(&self.servers, name, options),

@@ -12,6 +12,7 @@
 //! - [`hooks`]: commands a profile runs before and after the calls they match;
 //! - [`activity`]: the record of every call (its shape, never its values);
 //! - [`serve`]: a client's side, in either protocol era, and serving it on stdio;
+//! - [`server_logs`]: the servers' log messages on their way to the clients (levels, a limit);
 //! - [`http`]: serving clients over streamable HTTP on loopback (`serve --http`), and
 //!   [`access`]: who may (the profile's bearer token, the host and origin checks);
 //! - [`status`]: the gateways running now.
@@ -26,6 +27,7 @@ pub mod known;
 pub mod permissions;
 pub mod profiles;
 pub mod serve;
+pub mod server_logs;
 pub mod status;
 
 pub use permissions::Permission;

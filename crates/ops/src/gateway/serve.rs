@@ -22,7 +22,8 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::hub::{ASK_TIMEOUT, AskUser, Asked, Caller, ForClient, Hub, ListGenerations};
+use super::hub::{ASK_TIMEOUT, AskUser, Asked, Caller, ForClient, Hub, ListGenerations, ServerLog};
+use super::server_logs::{LOG_LEVELS, LOGS_PER_SECOND, LogLimit, log_rank};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
@@ -73,23 +74,6 @@ struct ClientSide {
 
 /// How long a client has to say its roots.
 const ROOTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The log levels of MCP, least severe first.
-const LOG_LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
-
-/// Where `level` is in [`LOG_LEVELS`]; a level MCP does not name counts as `info`.
-fn log_rank(level: &str) -> usize {
-    LOG_LEVELS.iter().position(|l| *l == level).unwrap_or(1)
-}
 
 /// One client's side of the gateway: its era and capabilities, the requests in flight and the
 /// questions put to it. Every message for the client goes to `out`, in order.
@@ -249,11 +233,24 @@ impl Clients {
                 }
             });
         }
-        // A server's log message goes to the client calling it, else to every client.
+        // A server's log message goes to the client calling it, else to every client; a
+        // server's messages beyond the limit of a second are left out, and said to be.
         if let Some(mut logs) = hub.take_logs() {
             let clients = Rc::clone(&clients);
             tokio::task::spawn_local(async move {
+                let mut limit = LogLimit::default();
                 while let Some(log) = logs.recv().await {
+                    let admitted = limit.admit(&log.server, std::time::Instant::now());
+                    let said = (admitted.left_out_before > 0).then(|| ServerLog {
+                        server: log.server.clone(),
+                        level: "warning".into(),
+                        logger: None,
+                        text: format!(
+                            "{} log messages of `{}` were left out (more than {LOGS_PER_SECOND} \
+                             a second)",
+                            admitted.left_out_before, log.server
+                        ),
+                    });
                     let live = clients.live();
                     let calling: Vec<&Rc<Connection>> = live
                         .iter()
@@ -265,7 +262,12 @@ impl Clients {
                         calling
                     };
                     for conn in to {
-                        conn.log(&log);
+                        if let Some(said) = &said {
+                            conn.log(said);
+                        }
+                        if admitted.passes {
+                            conn.log(&log);
+                        }
                     }
                 }
             });
@@ -376,7 +378,7 @@ impl Connection {
 
     /// A server's log message, when it is as severe as the client asked for: under the
     /// server's name (`SERVER`, or `SERVER/LOGGER` when the server named its logger).
-    fn log(&self, log: &super::hub::ServerLog) {
+    fn log(&self, log: &ServerLog) {
         if log_rank(&log.level) < self.client.borrow().log_level {
             return;
         }
