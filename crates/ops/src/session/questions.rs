@@ -387,3 +387,56 @@ pub fn web_host(url: &str) -> Option<String> {
         None => host,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::redact::Redactor;
+
+    const SECRET: &str = "s3cret-value-for-the-test";
+
+    /// Passes every sampling request on, keeping what it was given.
+    struct Passing(Arc<Mutex<Option<Value>>>);
+
+    impl Asker for Passing {
+        fn ask(&self, _question: Question) -> BoxFuture<'static, Answer> {
+            Box::pin(async { Answer::Decline })
+        }
+
+        fn sample(&self, params: Value) -> Option<BoxFuture<'static, Result<Value, String>>> {
+            *self.0.lock().unwrap() = Some(params);
+            Some(Box::pin(async { Ok(json!({"role": "assistant"})) }))
+        }
+    }
+
+    #[tokio::test]
+    async fn what_a_server_sends_out_has_its_secrets_redacted() {
+        let given = Arc::new(Mutex::new(None));
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let sink = {
+            let events = Arc::clone(&events);
+            Arc::new(move |event: SessionEvent| events.lock().unwrap().push(event))
+        };
+        let questions = Questions::new(Arc::new(Passing(Arc::clone(&given))), None);
+        let shared = Shared::new(Redactor::new([SECRET]), sink, questions);
+
+        let request = json!({"messages": [{"role": "user",
+            "content": {"type": "text", "text": format!("use {SECRET} please")}}]});
+        let answer = shared.questions.sample(&shared, &request, None).await;
+        assert_eq!(answer, Ok(json!({"role": "assistant"})));
+        let passed = given.lock().unwrap().clone().unwrap().to_string();
+        assert!(!passed.contains(SECRET), "{passed}");
+        assert!(passed.contains("please"), "{passed}");
+
+        shared.emit(SessionEvent::Log {
+            level: "info".into(),
+            logger: Some(format!("logger {SECRET}")),
+            text: format!("text {SECRET}"),
+        });
+        let said = format!("{:?}", events.lock().unwrap());
+        assert!(!said.contains(SECRET), "{said}");
+        assert!(said.contains("logger") && said.contains("text"), "{said}");
+    }
+}
