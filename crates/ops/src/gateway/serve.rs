@@ -23,7 +23,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 use super::hub::{ASK_TIMEOUT, AskUser, Asked, Caller, ForClient, Hub, ListGenerations, ServerLog};
-use super::server_logs::{LOG_LEVELS, LOGS_PER_SECOND, LogLimit, log_rank};
+use super::server_logs::{LOG_LEVELS, LOGS_PER_SECOND, LogLimit, level_index, log_rank};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
@@ -171,12 +171,7 @@ impl Clients {
             let clients = Rc::clone(&clients);
             tokio::task::spawn_local(async move {
                 while let Some(asked) = questions.recv().await {
-                    let caller = clients.find(|c| {
-                        c.calls
-                            .borrow()
-                            .values()
-                            .any(|(server, _)| *server == asked.server)
-                    });
+                    let caller = clients.find(|c| c.is_calling(&asked.server));
                     let Some(conn) = caller else {
                         let _ = asked.reply.send(Answer::Decline);
                         continue;
@@ -198,7 +193,7 @@ impl Clients {
                     let server = request.server();
                     let caller = live
                         .iter()
-                        .find(|c| c.calls.borrow().values().any(|(s, _)| s == server))
+                        .find(|c| c.is_calling(server))
                         .or(match live.as_slice() {
                             [only] => Some(only),
                             _ => None,
@@ -252,10 +247,8 @@ impl Clients {
                         ),
                     });
                     let live = clients.live();
-                    let calling: Vec<&Rc<Connection>> = live
-                        .iter()
-                        .filter(|c| c.calls.borrow().values().any(|(s, _)| *s == log.server))
-                        .collect();
+                    let calling: Vec<&Rc<Connection>> =
+                        live.iter().filter(|c| c.is_calling(&log.server)).collect();
                     let to: Vec<&Rc<Connection>> = if calling.is_empty() {
                         live.iter().collect()
                     } else {
@@ -374,6 +367,11 @@ impl Connection {
 
     fn send(&self, message: Value) {
         let _ = self.out.send(message);
+    }
+
+    /// Whether one of this client's calls is in flight on `server`.
+    fn is_calling(&self, server: &str) -> bool {
+        self.calls.borrow().values().any(|(s, _)| s == server)
     }
 
     /// A server's log message, when it is as severe as the client asked for: under the
@@ -641,7 +639,7 @@ impl Connection {
                     .get("level")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let rank = LOG_LEVELS.iter().position(|l| *l == level).ok_or_else(|| {
+                let rank = level_index(level).ok_or_else(|| {
                     (
                         -32602,
                         format!(

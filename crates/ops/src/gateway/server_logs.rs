@@ -20,9 +20,14 @@ pub const LOG_LEVELS: [&str; 8] = [
 /// The most log messages of one server passed on in a second.
 pub const LOGS_PER_SECOND: u32 = 50;
 
+/// Where `level` is in [`LOG_LEVELS`], when MCP names it.
+pub fn level_index(level: &str) -> Option<usize> {
+    LOG_LEVELS.iter().position(|l| *l == level)
+}
+
 /// Where `level` is in [`LOG_LEVELS`]; a level MCP does not name counts as `info`.
 pub fn log_rank(level: &str) -> usize {
-    LOG_LEVELS.iter().position(|l| *l == level).unwrap_or(1)
+    level_index(level).unwrap_or(1)
 }
 
 /// What [`LogLimit::admit`] says of one message.
