@@ -497,6 +497,9 @@ pub enum ProfileCommand {
         /// Refuse calls matching RULE
         #[arg(long, value_name = "RULE")]
         deny: Vec<String>,
+        /// Hide the tools matching RULE from this profile's clients (not listed, not called)
+        #[arg(long, value_name = "RULE")]
+        hide: Vec<String>,
         /// Drop the rule RULE
         #[arg(long, value_name = "RULE")]
         clear: Vec<String>,

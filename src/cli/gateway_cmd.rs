@@ -21,6 +21,7 @@ use crate::gateway::serve::serve_stdio;
 use crate::gateway::status::{StatusFile, running};
 use crate::gateway::{Permission, ProfileError, ProfileStore, servers_of};
 use crate::manage::Servers;
+use plugboard_ops::profile_overview::overview;
 
 impl From<ProfileError> for CliError {
     fn from(err: ProfileError) -> Self {
@@ -190,28 +191,48 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
             );
         }
         ProfileCommand::List { json } => {
-            let profiles = store.list()?;
+            let profiles = overview(servers)?;
             if json.json {
                 let shown: Vec<_> = profiles
                     .iter()
-                    .map(|(name, p)| {
-                        json!({"name": name, "servers": servers_of(p, &config),
-                               "all_enabled": p.servers.is_none(), "permissions": p.permissions})
+                    .map(|p| {
+                        let rules = store
+                            .get(&p.name)
+                            .map(|p| p.permissions)
+                            .unwrap_or_default();
+                        json!({"name": p.name, "servers": p.servers,
+                               "all_enabled": p.all_enabled, "permissions": rules,
+                               "tools": p.tools, "tokens": p.tokens, "hidden": p.hidden,
+                               "untested": p.untested, "clients": p.clients})
                     })
                     .collect();
                 return print_json(&shown);
             }
-            let mut rows = vec![vec!["PROFILE".to_owned(), "SERVERS".into(), "RULES".into()]];
-            for (name, p) in &profiles {
-                let servers = servers_of(p, &config);
+            let mut rows = vec![vec![
+                "PROFILE".to_owned(),
+                "SERVERS".into(),
+                "TOOLS".into(),
+                "TOKENS".into(),
+                "RULES".into(),
+            ]];
+            for p in &profiles {
                 rows.push(vec![
-                    name.clone(),
-                    if p.servers.is_none() {
-                        format!("every enabled server ({})", servers.len())
+                    p.name.clone(),
+                    if p.all_enabled {
+                        format!("every enabled server ({})", p.servers.len())
                     } else {
-                        servers.join(", ")
+                        p.servers.join(", ")
                     },
-                    p.permissions.len().to_string(),
+                    match (p.hidden, p.untested.len()) {
+                        (0, 0) => p.tools.to_string(),
+                        (hidden, 0) => format!("{} ({hidden} hidden)", p.tools),
+                        (0, untested) => format!("{}+ ({untested} untested)", p.tools),
+                        (hidden, untested) => {
+                            format!("{}+ ({hidden} hidden, {untested} untested)", p.tools)
+                        }
+                    },
+                    p.tokens.to_string(),
+                    p.rules.to_string(),
                 ]);
             }
             print_table(&rows);
@@ -266,6 +287,7 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
             allow,
             ask,
             deny,
+            hide,
             clear,
             hook,
             clear_hooks,
@@ -302,6 +324,7 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
                     (&allow, Permission::Allow),
                     (&ask, Permission::Ask),
                     (&deny, Permission::Deny),
+                    (&hide, Permission::Hide),
                 ] {
                     for rule in rules {
                         p.permissions.insert(rule.clone(), permission);

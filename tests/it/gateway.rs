@@ -1228,6 +1228,133 @@ fn a_lazy_profile_starts_a_server_on_its_first_use() {
     }
 }
 
+/// A profile hides tools from its clients by the same rules as its permissions: a hidden
+/// server but the tool it names, one hidden tool, or every tool with side effects. A hidden
+/// tool is not listed, not counted in the profile's tools and tokens, and a call to it by name
+/// is refused without its server being started. A rule that names no installed server is
+/// refused, and the profile is left as it was.
+#[test]
+fn a_profile_hides_tools_from_its_clients() {
+    use crate::support::fixture::live_with_marker;
+    let home = Home::new();
+    let alpha = add_fixture(&home, "alpha", &[], None);
+    let beta = add_fixture(&home, "beta", &[], None);
+    for args in [
+        vec!["test", "alpha"],
+        vec!["test", "beta"],
+        vec![
+            "profile", "create", "focus", "--server", "alpha", "--server", "beta",
+        ],
+        vec![
+            "profile",
+            "edit",
+            "focus",
+            "--lazy",
+            "--hide",
+            "beta",
+            "--allow",
+            "beta__echo",
+            "--hide",
+            "alpha__add",
+        ],
+        vec!["profile", "create", "reading", "--server", "alpha"],
+        vec!["profile", "edit", "reading", "--hide", "*side_effects"],
+    ] {
+        assert_code(&home.run(&args), 0);
+    }
+    let profiles = home.path().join("profiles.json");
+    let before = std::fs::read(&profiles).unwrap();
+    let mistyped = home.run(&["profile", "edit", "focus", "--hide", "alhpa__add"]);
+    assert_code(&mistyped, 2);
+    assert!(
+        String::from_utf8_lossy(&mistyped.stderr).contains("names no installed server"),
+        "{mistyped:?}"
+    );
+    assert_eq!(
+        std::fs::read(&profiles).unwrap(),
+        before,
+        "the profile changed"
+    );
+
+    // What its clients get, counted as the app shows it.
+    let listed: Value =
+        serde_json::from_str(&stdout(&home.run(&["profile", "list", "--json"]))).unwrap();
+    let of = |name: &str| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no `{name}` in {listed}"))
+            .clone()
+    };
+    let (all, focus, reading) = (of("default"), of("focus"), of("reading"));
+    assert_eq!(
+        (all["tools"].as_u64(), all["hidden"].as_u64()),
+        (Some(6), Some(0)),
+        "{all}"
+    );
+    assert_eq!(
+        (focus["tools"].as_u64(), focus["hidden"].as_u64()),
+        (Some(3), Some(3)),
+        "{focus}"
+    );
+    assert_eq!(
+        (reading["tools"].as_u64(), reading["hidden"].as_u64()),
+        (Some(2), Some(1)),
+        "{reading}"
+    );
+    assert!(
+        focus["tokens"].as_u64().unwrap() < all["tokens"].as_u64().unwrap(),
+        "{focus} {all}"
+    );
+
+    let mut client = Client::start(&home, "focus");
+    client.initialize("hiding-test", json!({}));
+    let mut names = client.tool_names();
+    names.sort();
+    assert_eq!(
+        names,
+        ["alpha__check_credentials", "alpha__echo", "beta__echo"]
+    );
+    for (tool, arguments) in [
+        ("beta__add", json!({"a": 1, "b": 2})),
+        ("alpha__add", json!({"a": 1, "b": 2})),
+    ] {
+        let refused = client.call(tool, arguments);
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        assert!(
+            text_of(&refused).contains("hidden in profile `focus`")
+                && text_of(&refused).contains(&format!("--allow {tool}")),
+            "{refused}"
+        );
+    }
+    assert!(
+        live_with_marker(&alpha).is_empty() && live_with_marker(&beta).is_empty(),
+        "a server was started for a hidden tool"
+    );
+    let echoed = client.call("beta__echo", json!({"message": "shown"}));
+    assert_eq!(text_of(&echoed), "shown", "{echoed}");
+    assert!(client.finish().success());
+    assert_eq!(recorded_decisions(&home), ["hidden", "hidden", "allow"]);
+
+    // Every tool with side effects hidden: a read-only profile, whose server is started.
+    let mut client = Client::start(&home, "reading");
+    client.initialize("hiding-test", json!({}));
+    let mut names = client.tool_names();
+    names.sort();
+    assert_eq!(names, ["alpha__check_credentials", "alpha__echo"]);
+    let refused = client.call("alpha__add", json!({"a": 1, "b": 2}));
+    assert!(
+        text_of(&refused).contains("hidden in profile `reading`"),
+        "{refused}"
+    );
+    assert!(client.finish().success());
+    for marker in [&alpha, &beta] {
+        assert_no_process_left(marker);
+    }
+}
+
 /// Profile `profile` of server-everything (npm), added as a stdio server.
 pub(crate) fn profile_of_everything(home: &Home, profile: &str) {
     let (node, script) = crate::support::peers::everything_command();

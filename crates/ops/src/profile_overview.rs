@@ -7,8 +7,11 @@ use serde::Serialize;
 
 use crate::clients::ClientStatus;
 use crate::gateway::profiles::{Profile, ProfileError, ProfileStore, servers_of};
+use crate::gateway::{Permission, permissions::decide};
 use crate::manage::Servers;
-use crate::tools::ServerTools;
+use crate::probe::naming;
+use crate::session::ToolRisk;
+use crate::tools::{ServerTools, ToolView};
 
 /// One profile, summed up.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -18,9 +21,12 @@ pub struct ProfileOverview {
     pub servers: Vec<String>,
     /// `default`: every enabled server, whatever is installed later.
     pub all_enabled: bool,
-    /// The enabled tools of those servers that were tested, and what their definitions cost.
+    /// The tools a client of it gets from the servers that were tested (enabled, not hidden by
+    /// the profile), and what their definitions cost.
     pub tools: usize,
     pub tokens: usize,
+    /// The enabled tools of those servers the profile hides.
+    pub hidden: usize,
     /// Servers whose tools are not known yet (never tested).
     pub untested: Vec<String>,
     pub rules: usize,
@@ -62,12 +68,17 @@ fn summed(
         .filter_map(of)
         .filter(|t| t.observed_at_ms.is_some())
         .collect();
+    let (listed, hidden): (Vec<_>, Vec<_>) = tested
+        .iter()
+        .flat_map(|server| listed_tools(server, profile))
+        .partition(|(_, shown)| *shown);
     ProfileOverview {
         name: name.to_owned(),
         servers: served.to_vec(),
         all_enabled: profile.servers.is_none(),
-        tools: tested.iter().map(|t| t.enabled).sum(),
-        tokens: tested.iter().map(|t| t.tokens).sum(),
+        tools: listed.len(),
+        tokens: listed.iter().map(|(t, _)| t.tokens).sum(),
+        hidden: hidden.len(),
         untested: served
             .iter()
             .filter(|s| of(s).is_none_or(|t| t.observed_at_ms.is_none()))
@@ -82,4 +93,29 @@ fn summed(
             .map(|c| c.label.to_owned())
             .collect(),
     }
+}
+
+/// Each enabled tool of `server`, and whether `profile` lists it (by its namespaced name, as
+/// the gateway decides).
+fn listed_tools<'a>(
+    server: &'a ServerTools,
+    profile: &'a Profile,
+) -> impl Iterator<Item = (&'a ToolView, bool)> {
+    let enabled: Vec<&ToolView> = server.tools.iter().filter(|t| t.enabled).collect();
+    let names: Vec<&str> = enabled.iter().map(|t| t.name.as_str()).collect();
+    let namespaced = naming::namespaced_names(&server.server, &names);
+    enabled
+        .into_iter()
+        .zip(namespaced)
+        .map(move |(tool, namespaced)| {
+            let risk = ToolRisk::of(tool.annotations.as_ref());
+            let permission = decide(
+                &profile.permissions,
+                &server.server,
+                &namespaced,
+                risk,
+                Permission::Allow,
+            );
+            (tool, permission != Permission::Hide)
+        })
 }

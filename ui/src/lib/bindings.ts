@@ -177,7 +177,10 @@ export type ActivityView = {
 	profile: string,
 	server: string,
 	tool: string,
-	/**  `allow`, `ask_accepted`, `ask_declined`, `ask_unanswered`, `deny`, `hook_blocked`, … */
+	/**
+	 *  `allow`, `ask_accepted`, `ask_declined`, `ask_unanswered`, `deny`, `hidden`,
+	 *  `hook_blocked`, …
+	 */
 	decision: string,
 	outcome: string,
 	duration_ms: number | null,
@@ -1170,6 +1173,8 @@ export type ProfileView = {
 	/**  Enabled tools of its tested servers, and what their definitions cost a model. */
 	tools: number,
 	tokens: number,
+	/**  Enabled tools of those servers the profile hides from its clients. */
+	hidden: number,
 	/**  Its servers that were never tested (their tools are not counted). */
 	untested: string[],
 	rules: number,

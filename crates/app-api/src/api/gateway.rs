@@ -21,6 +21,8 @@ pub struct ProfileView {
     /// Enabled tools of its tested servers, and what their definitions cost a model.
     pub tools: u32,
     pub tokens: u32,
+    /// Enabled tools of those servers the profile hides from its clients.
+    pub hidden: u32,
     /// Its servers that were never tested (their tools are not counted).
     pub untested: Vec<String>,
     pub rules: u32,
@@ -52,7 +54,8 @@ pub struct ActivityView {
     pub profile: String,
     pub server: String,
     pub tool: String,
-    /// `allow`, `ask_accepted`, `ask_declined`, `ask_unanswered`, `deny`, `hook_blocked`, …
+    /// `allow`, `ask_accepted`, `ask_declined`, `ask_unanswered`, `deny`, `hidden`,
+    /// `hook_blocked`, …
     pub decision: String,
     pub outcome: String,
     pub duration_ms: f64,
@@ -70,6 +73,7 @@ fn view(p: ProfileOverview) -> ProfileView {
         command: format!("plugboard serve --profile {}", p.name),
         tools: count(p.tools),
         tokens: count(p.tokens),
+        hidden: count(p.hidden),
         rules: count(p.rules),
         hooks: count(p.hooks),
         name: p.name,
@@ -113,6 +117,7 @@ impl From<ProfileError> for ApiError {
                 ApiError::field("name", message)
             }
             ProfileError::UnknownServer { .. } => ApiError::field("servers", message),
+            ProfileError::UnknownRule { .. } => ApiError::field("permissions", message),
             ProfileError::File { .. } => ApiError::new(ErrorCode::Io, message),
             _ => ApiError::new(ErrorCode::Internal, message),
         }

@@ -844,18 +844,37 @@ impl Hub {
         (!parts.is_empty()).then(|| parts.join("\n\n"))
     }
 
-    /// The merged tools: every enabled tool of every connected server, namespaced.
+    /// The merged tools: every enabled tool of every connected server, namespaced, but those
+    /// the profile hides.
     pub fn list_tools(&self) -> Vec<Value> {
         self.merged(
             |lists| lists.tools,
             |server, tool| server.tool_disabled(tool),
+            |server, namespaced, tool| self.hidden(server, namespaced, tool),
             &self.tools,
         )
     }
 
+    /// Whether the profile hides `server`'s tool `tool` (listed as `namespaced`).
+    fn hidden(&self, server: &str, namespaced: &str, tool: &Value) -> bool {
+        let risk = ToolRisk::of(tool.get("annotations"));
+        decide(
+            &self.profile.permissions,
+            server,
+            namespaced,
+            risk,
+            self.floor,
+        ) == Permission::Hide
+    }
+
     /// The merged prompts, namespaced.
     pub fn list_prompts(&self) -> Vec<Value> {
-        self.merged(|lists| lists.prompts, |_, _| false, &self.prompts)
+        self.merged(
+            |lists| lists.prompts,
+            |_, _| false,
+            |_, _, _| false,
+            &self.prompts,
+        )
     }
 
     /// The merged resources (URIs as the servers gave them; each routed back to its server).
@@ -892,10 +911,15 @@ impl Hub {
         out
     }
 
+    /// One merged list: `pick`'s items of every listable server but those switched `off` on
+    /// the server and those the profile `hides` (by the server, its namespaced name and the
+    /// item), namespaced and unique, each routed back to its server in `routes` (the hidden
+    /// ones too, so that the pipeline refuses them by name).
     fn merged(
         &self,
         pick: impl Fn(session::Lists) -> Vec<Value>,
-        hidden: impl Fn(&Listable, &str) -> bool,
+        off: impl Fn(&Listable, &str) -> bool,
+        hides: impl Fn(&str, &str, &Value) -> bool,
         routes: &RefCell<HashMap<String, Route>>,
     ) -> Vec<Value> {
         let mut out = vec![];
@@ -904,7 +928,7 @@ impl Hub {
         for (server, listed) in self.listable() {
             let items: Vec<Value> = pick(listed.lists())
                 .into_iter()
-                .filter(|item| !hidden(&listed, name_of(item)))
+                .filter(|item| !off(&listed, name_of(item)))
                 .collect();
             let names: Vec<&str> = items.iter().map(name_of).collect();
             for (mut item, namespaced) in items
@@ -913,6 +937,14 @@ impl Hub {
                 .zip(naming::namespaced_names(&server, &names))
             {
                 let own = name_of(&item).to_owned();
+                if hides(&server, &namespaced, &item) {
+                    // Not listed, but routed: a call by its name is refused as hidden.
+                    routes.entry(namespaced).or_insert(Route {
+                        server: server.clone(),
+                        name: own,
+                    });
+                    continue;
+                }
                 let namespaced = self.unique(namespaced, &mut taken, &server, &own);
                 routes.insert(
                     namespaced.clone(),
@@ -1193,6 +1225,27 @@ impl Hub {
             result: Ok(tool_error(&text)),
             decision,
         };
+        let rules = &self.profile.permissions;
+        let hidden = || {
+            refused(
+                "hidden",
+                format!(
+                    "`{namespaced}` is hidden in profile `{}` (`plugboard profile edit {} --allow {namespaced}` shows it)",
+                    self.profile_name, self.profile_name
+                ),
+            )
+        };
+        // Hidden by its name or its server's, whatever it may do: not started for it.
+        if decide(
+            rules,
+            &route.server,
+            namespaced,
+            ToolRisk::ReadOnly,
+            Permission::Allow,
+        ) == Permission::Hide
+        {
+            return hidden();
+        }
         let session = match self.session_for(&route.server).await {
             Ok(session) => session,
             Err(why) => return refused("server_down", why),
@@ -1217,7 +1270,6 @@ impl Hub {
         }
         let risk = session.tool_risk(&route.name);
         let mut decision = "allow";
-        let rules = &self.profile.permissions;
         let profile_says = decide(rules, &route.server, namespaced, risk, Permission::Allow);
         match decide(rules, &route.server, namespaced, risk, self.floor) {
             Permission::Allow => {}
@@ -1239,6 +1291,8 @@ impl Hub {
                     ),
                 );
             }
+            // Never listed to this client; called by a name it guessed or kept.
+            Permission::Hide => return hidden(),
             Permission::Ask => {
                 let question = format!(
                     "Allow `{}` of server `{}` to run{}?",

@@ -1,7 +1,8 @@
-//! The permission of one call through the gateway: `allow`, `ask` or `deny`, from the
+//! The permission of one tool through the gateway: `allow`, `ask`, `deny` or `hide`, from the
 //! profile's rules (the most specific wins: the namespaced tool, then its server, then
 //! `*side_effects` for a tool not declared read-only), narrowed by the organisation policy's
-//! floor. Tools not declared read-only count as having side effects.
+//! floor. Tools not declared read-only count as having side effects. A hidden tool is neither
+//! listed to the profile's clients nor called: a profile's own set of tools, and of tokens.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +22,8 @@ pub enum Permission {
     Ask,
     /// Refused.
     Deny,
+    /// Not listed to the profile's clients, and refused: as if the server had no such tool.
+    Hide,
 }
 
 impl Permission {
@@ -29,6 +32,7 @@ impl Permission {
             "allow" => Some(Permission::Allow),
             "ask" => Some(Permission::Ask),
             "deny" => Some(Permission::Deny),
+            "hide" => Some(Permission::Hide),
             _ => None,
         }
     }
@@ -38,12 +42,14 @@ impl Permission {
             Permission::Allow => "allow",
             Permission::Ask => "ask",
             Permission::Deny => "deny",
+            Permission::Hide => "hide",
         }
     }
 }
 
 /// The permission of `server`'s tool `namespaced` (of `risk`) under `rules`; for a tool not
-/// declared read-only, never weaker than `side_effects_floor` (an organisation's policy).
+/// declared read-only, never weaker than `side_effects_floor` (an organisation's policy). A
+/// policy cannot hide a tool, only a profile can.
 pub fn decide(
     rules: &BTreeMap<String, Permission>,
     server: &str,
@@ -110,5 +116,56 @@ mod tests {
             d("gh", "gh__read", ToolRisk::ReadOnly, Permission::Deny),
             Permission::Allow
         );
+    }
+
+    #[test]
+    fn a_profile_hides_a_server_but_the_tools_it_names_and_a_hidden_tool_stays_hidden() {
+        let rules = BTreeMap::from([
+            ("gh".to_owned(), Permission::Hide),
+            ("gh__search".to_owned(), Permission::Ask),
+            ("fs__write".to_owned(), Permission::Hide),
+        ]);
+        let d = |server, tool, risk, floor| decide(&rules, server, tool, risk, floor);
+        assert_eq!(
+            d("gh", "gh__delete", ToolRisk::Destructive, Permission::Allow),
+            Permission::Hide
+        );
+        assert_eq!(
+            d("gh", "gh__search", ToolRisk::ReadOnly, Permission::Deny),
+            Permission::Ask
+        );
+        // Whatever the policy's floor, a hidden tool stays hidden (not listed as denied).
+        assert_eq!(
+            d("fs", "fs__write", ToolRisk::Writes, Permission::Deny),
+            Permission::Hide
+        );
+        assert_eq!(
+            d("fs", "fs__read", ToolRisk::Writes, Permission::Ask),
+            Permission::Ask
+        );
+        // `*side_effects = hide`: a profile of read-only tools.
+        let read_only = BTreeMap::from([(SIDE_EFFECTS_RULE.to_owned(), Permission::Hide)]);
+        assert_eq!(
+            decide(
+                &read_only,
+                "fs",
+                "fs__write",
+                ToolRisk::Writes,
+                Permission::Allow
+            ),
+            Permission::Hide
+        );
+        assert_eq!(
+            decide(
+                &read_only,
+                "fs",
+                "fs__read",
+                ToolRisk::ReadOnly,
+                Permission::Allow
+            ),
+            Permission::Allow
+        );
+        assert_eq!(Permission::parse("hide"), Some(Permission::Hide));
+        assert_eq!(Permission::Hide.as_str(), "hide");
     }
 }

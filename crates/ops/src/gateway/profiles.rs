@@ -1,5 +1,6 @@
 //! Profiles: named sets of installed servers a gateway serves, with per-profile permissions
-//! (`profiles.json` in the config directory, private). The profile `default` is built in:
+//! (which also hide tools: a profile's own tools) (`profiles.json` in the config directory,
+//! private; every rule names an installed server). The profile `default` is built in:
 //! every enabled server. A profile names servers by name; a rename or remove of a server is
 //! followed here ([`ProfileStore::follow_rename`], [`ProfileStore::follow_remove`]).
 
@@ -11,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::hooks::Hook;
 use super::permissions::Permission;
 use crate::config::{Config, validate_name};
+use crate::probe::naming;
 
 /// The built-in profile: every enabled server.
 pub const DEFAULT_PROFILE: &str = "default";
@@ -24,7 +26,8 @@ pub struct Profile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub servers: Option<Vec<String>>,
     /// Permissions by rule: a server name (`github`), a namespaced tool (`github__delete_repo`),
-    /// or `*side_effects` (every tool not declared read-only). The most specific rule wins.
+    /// or `*side_effects` (every tool not declared read-only). The most specific rule wins;
+    /// `hide` keeps the tools it covers out of the profile's list.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub permissions: BTreeMap<String, Permission>,
     /// Commands run before and after the calls their matchers cover, in order.
@@ -62,6 +65,11 @@ pub enum ProfileError {
     InvalidName(String),
     #[error("`{server}` is not an installed server")]
     UnknownServer { server: String },
+    #[error(
+        "`{rule}` names no installed server: a rule is a server's name, `SERVER__TOOL` (a tool as \
+         the gateway lists it) or `{SIDE_EFFECTS_RULE}`"
+    )]
+    UnknownRule { rule: String },
     #[error("the profile `default` is built in (every enabled server); create another one")]
     BuiltIn,
     #[error("{}: {detail}", path.display())]
@@ -195,6 +203,7 @@ impl ProfileStore {
                 servers.dedup();
                 check_installed(servers, config)?;
             }
+            check_rules(&profile.permissions, config)?;
             Ok(profile.clone())
         })
     }
@@ -269,6 +278,27 @@ fn check_installed(servers: &[String], config: &Config) -> Result<(), ProfileErr
         Some(server) => Err(ProfileError::UnknownServer {
             server: server.clone(),
         }),
+        None => Ok(()),
+    }
+}
+
+/// Every rule names an installed server (or is `*side_effects`): a mistyped rule would match
+/// nothing and leave the tools it meant as they were.
+fn check_rules(rules: &BTreeMap<String, Permission>, config: &Config) -> Result<(), ProfileError> {
+    let names_a_server = |rule: &str| {
+        config.names().any(|server| {
+            rule == server
+                || rule
+                    .strip_prefix(&naming::server_part(server))
+                    .and_then(|rest| rest.strip_prefix("__"))
+                    .is_some_and(|tool| !tool.is_empty())
+        })
+    };
+    match rules
+        .keys()
+        .find(|rule| *rule != SIDE_EFFECTS_RULE && !names_a_server(rule))
+    {
+        Some(rule) => Err(ProfileError::UnknownRule { rule: rule.clone() }),
         None => Ok(()),
     }
 }
