@@ -1563,6 +1563,147 @@ fn a_server_gets_the_roots_of_the_client_calling_it() {
     assert!(client.finish().success());
 }
 
+/// A modern client (2026-07-28) that declared roots and sampling is put a server's requests
+/// for them inside the answer to its call (`input_required`), as its questions are: the server
+/// gets the client's `file://` roots only and its model's completion; a client that declared
+/// neither is put nothing and the server gets no roots and a refusal.
+#[test]
+fn a_modern_client_gives_a_server_its_roots_and_completions_inside_the_call_s_answer() {
+    let home = Home::new();
+    profile_of_everything(&home, "modern-rooted");
+    let mut client = Client::start(&home, "modern-rooted");
+    let meta = |capabilities: Value| {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "modern-roots", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+        })
+    };
+    let giving = meta(json!({"roots": {}, "sampling": {}}));
+    client.request("server/discover", json!({"_meta": giving}));
+    client.request("tools/list", json!({"_meta": giving}));
+    // The call, then (each time it comes back `input_required`) again with what `respond`
+    // gives for the request it was put; the requests put, and the final answer.
+    let call = |client: &mut Client,
+                meta: &Value,
+                tool: &str,
+                arguments: Value,
+                respond: &dyn Fn(&Value) -> Value| {
+        let mut params = json!({"name": tool, "arguments": arguments, "_meta": meta});
+        let mut put = vec![];
+        for _ in 0..4 {
+            let answer = client.request("tools/call", params.clone());
+            if answer["result"]["resultType"] != "input_required" {
+                return (put, answer);
+            }
+            let request = answer["result"]["inputRequests"]["plugboard-server-question"].clone();
+            params["requestState"] = answer["result"]["requestState"].clone();
+            params["inputResponses"] = json!({"plugboard-server-question": respond(&request)});
+            put.push(request);
+        }
+        panic!("more than 4 rounds: {put:?}");
+    };
+    let (put, listed) = call(
+        &mut client,
+        &giving,
+        "everything__get-roots-list",
+        json!({}),
+        &|request| {
+            assert_eq!(request["method"], "roots/list", "{request}");
+            json!({"roots": [
+                {"uri": "file:///tmp/modern-project", "name": "modern-project"},
+                {"uri": "https://example.invalid/not-a-folder", "name": "web"},
+            ]})
+        },
+    );
+    assert_eq!(put.len(), 1, "{put:?}");
+    let text = text_of(&listed);
+    assert!(text.contains("modern-project"), "{listed}");
+    assert!(!text.contains("not-a-folder"), "{listed}");
+
+    let (put, sampled) = call(
+        &mut client,
+        &giving,
+        "everything__trigger-sampling-request",
+        json!({"prompt": "say hi"}),
+        &|request| {
+            assert_eq!(request["method"], "sampling/createMessage", "{request}");
+            json!({"role": "assistant", "model": "modern-test-model",
+                   "content": {"type": "text", "text": "hi from the modern client's model"}})
+        },
+    );
+    assert_eq!(put.len(), 1, "{put:?}");
+    assert!(put[0]["params"].to_string().contains("say hi"), "{put:?}");
+    let text = text_of(&sampled);
+    assert!(
+        text.contains("modern-test-model") && text.contains("from the modern client's model"),
+        "{sampled}"
+    );
+
+    // A modern client that declared neither is put nothing.
+    let silent = meta(json!({}));
+    let (put, declined) = call(
+        &mut client,
+        &silent,
+        "everything__trigger-sampling-request",
+        json!({"prompt": "say hi"}),
+        &|request| panic!("the client was put {request}"),
+    );
+    assert!(put.is_empty());
+    assert!(
+        declined.to_string().contains("takes no sampling requests"),
+        "{declined}"
+    );
+    assert!(client.finish().success());
+}
+
+/// The Python SDK's client (2.x) in the modern era, through the gateway to server-everything:
+/// the server's requests for roots and a completion reach it inside its calls' answers, its
+/// SDK answers them and retries, and the server gets its `file://` root and its completion.
+#[test]
+fn the_python_sdk_client_in_the_modern_era_gives_a_server_its_roots_and_completions() {
+    let home = Home::new();
+    profile_of_everything(&home, "py-modern");
+    let python = repo_root().join(".tools/peers-venv/bin/python");
+    let plan = json!({
+        "modern": true,
+        "roots": [{"uri": "file:///tmp/py-project", "name": "py-project"}],
+        "sampling": "a completion from the Python client's model",
+        "calls": [
+            {"tool": "everything__get-roots-list"},
+            {"tool": "everything__trigger-sampling-request", "arguments": {"prompt": "say hi"}},
+        ],
+    });
+    let out = std::process::Command::new(python)
+        .arg(repo_root().join("tests/peers/python_tools_client.py"))
+        .arg(plan.to_string())
+        .arg(plugboard_bin())
+        .args(["serve", "--profile", "py-modern"])
+        .env("PLUGBOARD_HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let seen: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(seen["version"], "2026-07-28", "{seen}");
+    let calls = &seen["calls"];
+    assert_eq!(calls[0]["is_error"], false, "{seen}");
+    assert!(
+        calls[0]["text"].as_str().unwrap().contains("py-project"),
+        "{seen}"
+    );
+    assert_eq!(calls[1]["is_error"], false, "{seen}");
+    let completion = calls[1]["text"].as_str().unwrap();
+    assert!(
+        completion.contains("py-test-model") && completion.contains("Python client's model"),
+        "{seen}"
+    );
+    assert!(
+        seen["sampled"][0].as_str().unwrap().contains("say hi"),
+        "{seen}"
+    );
+}
+
 /// The TypeScript SDK client (what Claude Desktop, VS Code and Cursor build on) through the
 /// gateway to server-everything: the server's log messages reach it under the server's name,
 /// and the server gets the roots it gives and a completion of its model.

@@ -4,14 +4,17 @@ the server to say its tool list changed.
 
 Usage: python_tools_client.py PLAN COMMAND [ARG...]
 
-PLAN is JSON: {"calls": [{"tool": NAME, "arguments": {...}}], "ready_file": PATH, "modern": bool}.
+PLAN is JSON: {"calls": [{"tool": NAME, "arguments": {...}}], "ready_file": PATH, "modern": bool,
+"roots": [{"uri", "name"}], "sampling": TEXT}. With "roots" and "sampling" (modern only) the client
+declares them and answers the server's requests: its roots, and a completion of model
+`py-test-model` whose text is TEXT.
 Listings walk every page. With "ready_file", after listing and calling the client writes that
 file and waits (up to 30 s) for notifications/tools/list_changed, then lists again. With
 "modern", the SDK's high-level client negotiates the era itself (server/discover first, so
 2026-07-28 with a server that speaks it) and waits for the change on a subscriptions/listen
 stream that asked for toolsListChanged. Prints one JSON document on stdout:
 {"version", "tools": [names], "calls": [{"tool", "is_error", "text", "error": {"code", "message"} | null}],
-"changed": bool, "tools_after": [names] | null}.
+"changed": bool, "tools_after": [names] | null, "sampled": [the text of each sampling request]}.
 """
 
 import asyncio
@@ -70,14 +73,41 @@ def say_ready(plan):
         ready.write("ready")
 
 
+def answering(plan, sampled):
+    """The callbacks that give the plan's roots and completions (none when it has none)."""
+    callbacks = {}
+    if "roots" in plan:
+
+        async def list_roots(context):
+            return types.ListRootsResult(roots=[types.Root(**root) for root in plan["roots"]])
+
+        callbacks["list_roots_callback"] = list_roots
+    if "sampling" in plan:
+
+        async def sample(context, params):
+            sampled.append(
+                " ".join(getattr(m.content, "text", "") for m in params.messages)
+            )
+            return types.CreateMessageResult(
+                role="assistant",
+                model="py-test-model",
+                content=types.TextContent(type="text", text=plan["sampling"]),
+            )
+
+        callbacks["sampling_callback"] = sample
+    return callbacks
+
+
 async def modern_run(params, plan):
-    async with Client(params, cache=None) as client:
+    sampled = []
+    async with Client(params, cache=None, **answering(plan, sampled)) as client:
         out = {
             "version": client.protocol_version,
             "tools": await all_tools_modern(client),
             "calls": await make_calls(client.call_tool, plan),
             "changed": False,
             "tools_after": None,
+            "sampled": sampled,
         }
         if plan.get("ready_file"):
             async with client.listen(tools_list_changed=True) as stream:

@@ -5,9 +5,10 @@
 //! go out on the streams it opens with `subscriptions/listen`). Requests run
 //! concurrently; each answer is written as one line when it is ready, a server's progress on a
 //! call reaches the client under the client's own `progressToken`, and a server's question
-//! during a call goes to the client as an elicitation named as that server's (to a modern client
-//! inside the call's answer, the call parked at its server until the client calls again with
-//! the answer: `Connection::call_for_modern`). The gateway's own
+//! during a call goes to the client as an elicitation named as that server's, as do its
+//! requests for the client's roots and model (to a modern client inside the call's answer, the
+//! call parked at its server until the client calls again with the answer:
+//! `Connection::call_for_modern`). The gateway's own
 //! question before a call (`ask`) goes to a legacy client as an elicitation request on the same
 //! stream, and to a modern one inside the call's answer (`input_required`), the call going on
 //! when it comes again with the answer (`Connection::asker`). When
@@ -107,18 +108,20 @@ pub(crate) struct Connection {
     parked: RefCell<Vec<(String, ParkedCall)>>,
 }
 
-/// A server's question for the modern client that made the call: the elicitation to put in
-/// the call's answer, and where the client's answer goes.
+/// A server's request for the modern client that made the call (an elicitation, `roots/list`
+/// or `sampling/createMessage`): what to put in the call's answer, and where the client's
+/// response goes (`None`: it never came).
 struct RelayedQuestion {
-    elicitation: Value,
-    reply: oneshot::Sender<Answer>,
+    method: &'static str,
+    params: Value,
+    reply: oneshot::Sender<Option<Value>>,
 }
 
 /// A modern client's call whose server waits for an answer: the call goes on when the client
 /// calls again with it (the same tool and arguments, the `requestState`).
 struct ParkedCall {
     fingerprint: String,
-    reply: oneshot::Sender<Answer>,
+    reply: oneshot::Sender<Option<Value>>,
     flight: InFlight,
 }
 
@@ -201,9 +204,9 @@ impl Clients {
                         .cloned();
                     tokio::task::spawn_local(async move {
                         match request {
-                            ForClient::Roots { reply, .. } => {
+                            ForClient::Roots { server, reply } => {
                                 let roots = match caller {
-                                    Some(conn) => conn.client_roots().await,
+                                    Some(conn) => conn.client_roots(&server).await,
                                     None => Vec::new(),
                                 };
                                 let _ = reply.send(roots);
@@ -709,11 +712,15 @@ impl Connection {
         }
     }
 
-    /// Whether this is a modern client that can be put its servers' questions (it declared
-    /// elicitation): then each call runs on its own and may be answered `input_required`.
+    /// Whether this is a modern client that can be put its servers' requests (it declared
+    /// elicitation, roots or sampling): then each call runs on its own and may be answered
+    /// `input_required`.
     fn relays_modern_questions(&self) -> bool {
         let client = self.client.borrow();
-        client.modern == Some(true) && client.capabilities.get("elicitation").is_some()
+        client.modern == Some(true)
+            && ["elicitation", "roots", "sampling"]
+                .iter()
+                .any(|c| client.capabilities.get(c).is_some())
     }
 
     /// A modern client's `tools/call` (request `request`): the answer to a question its server
@@ -738,7 +745,11 @@ impl Connection {
             });
         let flight = match parked {
             Some(parked) => {
-                let _ = parked.reply.send(answer_of(params, SERVER_QUESTION_KEY));
+                let response = params
+                    .get("inputResponses")
+                    .and_then(|r| r.get(SERVER_QUESTION_KEY))
+                    .cloned();
+                let _ = parked.reply.send(response);
                 parked.flight
             }
             None => self.start_for_modern(params, call_id),
@@ -805,7 +816,7 @@ impl Connection {
             },
             Some(question) = flight.questions.recv() => {
                 let state = format!("plugboard-relay-{:032x}", rand::random::<u128>());
-                let elicitation = question.elicitation;
+                let (method, asked) = (question.method, question.params);
                 let mut parked = self.parked.borrow_mut();
                 if parked.len() >= PENDING_ASKS {
                     // The oldest never came back: its server's question is declined.
@@ -822,8 +833,8 @@ impl Connection {
                 Ok(json!({
                     "resultType": "input_required",
                     "inputRequests": {SERVER_QUESTION_KEY: {
-                        "method": "elicitation/create",
-                        "params": elicitation,
+                        "method": method,
+                        "params": asked,
                     }},
                     "requestState": state,
                 }))
@@ -953,12 +964,16 @@ impl Connection {
     }
 
     /// A completion of the client's model for `server` (`sampling/createMessage` with
-    /// `params`) when it is a legacy client that declared `sampling` (within [`ASK_TIMEOUT`];
-    /// the client asks its user as it would for a server of its own): its result, or why not.
+    /// `params`) when the client declared `sampling` (within [`ASK_TIMEOUT`]; the client asks
+    /// its user as it would for a server of its own): its result, or why not. A legacy client
+    /// is sent the request; a modern one gets it inside the answer to its call to `server`.
     async fn client_sample(&self, server: &str, params: Value) -> Result<Value, String> {
-        let takes = {
+        let (takes, modern) = {
             let client = self.client.borrow();
-            client.modern == Some(false) && client.capabilities.get("sampling").is_some()
+            (
+                client.capabilities.get("sampling").is_some(),
+                client.modern == Some(true),
+            )
         };
         if !takes {
             return Err(format!(
@@ -966,14 +981,29 @@ impl Connection {
                  sampling requests (Plugboard holds no language model of its own)"
             ));
         }
+        let no_answer = || {
+            format!(
+                "the client did not answer `{server}`'s sampling request within {} s",
+                ASK_TIMEOUT.as_secs()
+            )
+        };
+        if modern {
+            return match self
+                .relay_to_modern(server, "sampling/createMessage", params, ASK_TIMEOUT)
+                .await
+            {
+                Some(result) if result.get("content").is_some() => Ok(result),
+                Some(_) => {
+                    Err("the client's answer to the sampling request was not a result".into())
+                }
+                None => Err(no_answer()),
+            };
+        }
         let Some(reply) = self
             .request_client("sampling/createMessage", params, ASK_TIMEOUT)
             .await
         else {
-            return Err(format!(
-                "the client did not answer `{server}`'s sampling request within {} s",
-                ASK_TIMEOUT.as_secs()
-            ));
+            return Err(no_answer());
         };
         match (reply.get("result"), reply.pointer("/error/message")) {
             (Some(result), _) if result.is_object() => Ok(result.clone()),
@@ -982,24 +1012,32 @@ impl Connection {
         }
     }
 
-    /// The roots a legacy client that declared `roots` gives (`roots/list`, within
-    /// [`ROOTS_TIMEOUT`]): each an object with a `file://` URI; none from any other client.
-    async fn client_roots(&self) -> Vec<Value> {
-        let asks = {
+    /// The roots a client that declared `roots` gives `server` (`roots/list`, within
+    /// [`ROOTS_TIMEOUT`]): each an object with a `file://` URI; none from any other client. A
+    /// legacy client is sent the request; a modern one gets it inside the answer to its call
+    /// to `server` (outside a call it cannot be asked).
+    async fn client_roots(&self, server: &str) -> Vec<Value> {
+        let (asks, modern) = {
             let client = self.client.borrow();
-            client.modern == Some(false) && client.capabilities.get("roots").is_some()
+            (
+                client.capabilities.get("roots").is_some(),
+                client.modern == Some(true),
+            )
         };
         if !asks {
             return Vec::new();
         }
-        let Some(reply) = self
-            .request_client("roots/list", json!({}), ROOTS_TIMEOUT)
-            .await
-        else {
-            return Vec::new();
+        let listed = if modern {
+            self.relay_to_modern(server, "roots/list", json!({}), ROOTS_TIMEOUT)
+                .await
+        } else {
+            self.request_client("roots/list", json!({}), ROOTS_TIMEOUT)
+                .await
+                .and_then(|reply| reply.get("result").cloned())
         };
-        reply
-            .pointer("/result/roots")
+        listed
+            .as_ref()
+            .and_then(|result| result.get("roots"))
             .and_then(Value::as_array)
             .map(|roots| {
                 roots
@@ -1015,9 +1053,16 @@ impl Connection {
             .unwrap_or_default()
     }
 
-    /// A modern client's call to `server` is in flight: its question goes into that call's
-    /// answer, and the client's answer (within [`ASK_TIMEOUT`]) comes back here.
-    async fn relay_to_modern(&self, server: &str, elicitation: Value) -> Answer {
+    /// A modern client's call to `server` is in flight: `server`'s request (`method` with
+    /// `params`) goes into that call's answer, and the client's response (within `limit`)
+    /// comes back here; `None` without a call in flight or a response in time.
+    async fn relay_to_modern(
+        &self,
+        server: &str,
+        method: &'static str,
+        params: Value,
+        limit: std::time::Duration,
+    ) -> Option<Value> {
         let route = {
             let calls = self.calls.borrow();
             let routes = self.question_routes.borrow();
@@ -1026,17 +1071,15 @@ impl Connection {
                 .filter(|(s, _)| s == server)
                 .find_map(|(_, call_id)| routes.get(call_id).cloned())
         };
-        let Some(route) = route else {
-            return Answer::Decline;
-        };
-        let (reply, answer) = oneshot::channel();
-        if route.send(RelayedQuestion { elicitation, reply }).is_err() {
-            return Answer::Decline;
-        }
-        match tokio::time::timeout(ASK_TIMEOUT, answer).await {
-            Ok(Ok(answer)) => answer,
-            _ => Answer::Decline,
-        }
+        let (reply, response) = oneshot::channel();
+        route?
+            .send(RelayedQuestion {
+                method,
+                params,
+                reply,
+            })
+            .ok()?;
+        tokio::time::timeout(limit, response).await.ok()?.ok()?
     }
 
     /// Pass `server`'s question to the client as an elicitation, named as coming from that
@@ -1063,19 +1106,15 @@ impl Connection {
             }
             QuestionMode::Url { .. } => return Answer::Decline,
         };
-        if !legacy {
-            return self.relay_to_modern(server, params).await;
-        }
-        let Some(reply) = self.elicit_client(params).await else {
-            return Answer::Decline;
+        let response = if legacy {
+            self.elicit_client(params)
+                .await
+                .and_then(|reply| reply.get("result").cloned())
+        } else {
+            self.relay_to_modern(server, "elicitation/create", params, ASK_TIMEOUT)
+                .await
         };
-        match reply.pointer("/result/action").and_then(Value::as_str) {
-            Some("accept") => Answer::Accept {
-                content: reply.pointer("/result/content").cloned(),
-            },
-            Some("cancel") => Answer::Cancel,
-            _ => Answer::Decline,
-        }
+        answer_of(response.as_ref())
     }
 }
 
@@ -1099,9 +1138,8 @@ fn finish_call(routed: super::hub::Routed, pending: &PendingAsk) -> Result<Value
     }
 }
 
-/// A modern client's answer to a question it was put (`inputResponses[key]`).
-fn answer_of(params: &Map<String, Value>, key: &str) -> Answer {
-    let response = params.get("inputResponses").and_then(|r| r.get(key));
+/// A client's answer to an elicitation (its `ElicitResult`): no answer is a decline.
+fn answer_of(response: Option<&Value>) -> Answer {
     match response
         .and_then(|r| r.get("action"))
         .and_then(Value::as_str)
