@@ -1430,10 +1430,11 @@ fn a_servers_log_messages_reach_the_client_under_its_name() {
         &json!({"jsonrpc": "2.0", "id": 90, "method": "tools/call", "params": {
         "name": "everything__toggle-simulated-logging", "arguments": {}}}),
     );
-    // It logs once at once and then every 5 s; a ping after each pause collects what came.
+    // It logs once at once and then every 5 s; a ping after each pause collects what came
+    // (for up to 20 s: a loaded machine starts it slowly).
     let mut logs = vec![];
     let mut answered = false;
-    for round in 0..20 {
+    for round in 0..40 {
         if answered && !logs.is_empty() {
             break;
         }
@@ -1561,6 +1562,59 @@ fn a_server_gets_the_roots_of_the_client_calling_it() {
         "{declined}"
     );
     assert!(client.finish().success());
+}
+
+/// A server that floods its user with questions (20 elicitations at once in one call): they
+/// reach the client one at a time, each after the answer to the one before, and beyond the 8
+/// a server may have put or waiting, the rest are declined without the client being asked.
+#[test]
+fn a_servers_questions_reach_the_client_one_at_a_time_and_a_flood_is_declined() {
+    let home = Home::new();
+    let marker = add_fixture(&home, "asky", &["--misbehave", "ask-flood=20"], None);
+    assert_code(
+        &home.run(&["profile", "create", "asking", "--server", "asky"]),
+        0,
+    );
+    let mut client = Client::start(&home, "asking");
+    client.initialize("flooded", json!({"elicitation": {}}));
+    client.tool_names();
+    let mut asked = 0;
+    let answered = client.request_with(
+        "tools/call",
+        json!({"name": "asky__echo", "arguments": {"message": "hi"}}),
+        |request| {
+            assert_eq!(request["method"], "elicitation/create", "{request}");
+            asked += 1;
+            if asked == 1 {
+                // Time for the whole flood to reach the gateway before the first answer.
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+            json!({"action": "accept", "content": {"confirmed": true}})
+        },
+    );
+    assert_eq!(asked, 8, "{answered}");
+    assert_eq!(
+        text_of(&answered),
+        "8 of 20 questions accepted",
+        "{answered}"
+    );
+    // The turns are free again: the next call's questions are put as before.
+    let mut asked_again = 0;
+    let again = client.request_with(
+        "tools/call",
+        json!({"name": "asky__echo", "arguments": {"message": "hi"}}),
+        |_| {
+            asked_again += 1;
+            if asked_again == 1 {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+            json!({"action": "decline"})
+        },
+    );
+    assert_eq!(asked_again, 8, "{again}");
+    assert_eq!(text_of(&again), "0 of 20 questions accepted", "{again}");
+    assert!(client.finish().success());
+    assert_no_process_left(&marker);
 }
 
 /// A modern client (2026-07-28) that declared roots and sampling is put a server's requests

@@ -13,6 +13,7 @@
 //! - [`activity`]: the record of every call (its shape, never its values);
 //! - [`serve`]: a client's side, in either protocol era, and serving it on stdio;
 //! - [`server_logs`]: the servers' log messages on their way to the clients (levels, a limit);
+//! - [`user_turns`]: a server's questions for the user, one at a time and a bounded number;
 //! - [`http`]: serving clients over streamable HTTP on loopback (`serve --http`), and
 //!   [`access`]: who may (the profile's bearer token, the host and origin checks);
 //! - [`status`]: the gateways running now.
@@ -29,6 +30,7 @@ pub mod profiles;
 pub mod serve;
 pub mod server_logs;
 pub mod status;
+pub mod user_turns;
 
 pub use permissions::Permission;
 pub use profiles::{DEFAULT_PROFILE, Profile, ProfileError, ProfileStore, servers_of};

@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::hub::{ASK_TIMEOUT, AskUser, Asked, Caller, ForClient, Hub, ListGenerations, ServerLog};
 use super::server_logs::{LOG_LEVELS, LOGS_PER_SECOND, LogLimit, level_index, log_rank};
+use super::user_turns::{QUESTIONS_PER_SERVER, Turn, UserTurns};
 use crate::connect::era::{
     self, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
@@ -147,14 +148,27 @@ type PendingAsk = Rc<RefCell<Option<(String, String)>>>;
 /// change of the tools goes to each of them.
 pub(crate) struct Clients {
     connections: RefCell<Vec<std::rc::Weak<Connection>>>,
+    /// Each server's questions for the user (elicitations, sampling) take turns.
+    turns: UserTurns,
 }
 
 impl Clients {
+    /// Wait for `server`'s turn to put a question to `conn`'s user; `None` when too many of
+    /// its questions wait already. A modern client needs no turn: it is put each question
+    /// inside the answer to the call it concerns, at the pace it calls.
+    async fn turn(&self, conn: &Connection, server: &str) -> Option<Option<Turn>> {
+        if conn.client.borrow().modern == Some(true) {
+            return Some(None);
+        }
+        self.turns.take(server).await.map(Some)
+    }
+
     /// Start handing the hub's progress, questions and tool list changes to its clients. Must
     /// run inside a `LocalSet`.
     pub fn start(hub: &Rc<Hub>) -> Rc<Clients> {
         let clients = Rc::new(Clients {
             connections: RefCell::default(),
+            turns: UserTurns::default(),
         });
         // A server's progress on a call goes to its client under the client's own token.
         if let Some(mut progress) = hub.take_progress() {
@@ -179,8 +193,15 @@ impl Clients {
                         let _ = asked.reply.send(Answer::Decline);
                         continue;
                     };
+                    let clients = Rc::clone(&clients);
                     tokio::task::spawn_local(async move {
-                        let answer = conn.relay_question(&asked.server, &asked.question).await;
+                        // Too many of this server's questions wait already: declined.
+                        let answer = match clients.turn(&conn, &asked.server).await {
+                            Some(_turn) => {
+                                conn.relay_question(&asked.server, &asked.question).await
+                            }
+                            None => Answer::Decline,
+                        };
                         let _ = asked.reply.send(answer);
                     });
                 }
@@ -202,6 +223,7 @@ impl Clients {
                             _ => None,
                         })
                         .cloned();
+                    let clients = Rc::clone(&clients);
                     tokio::task::spawn_local(async move {
                         match request {
                             ForClient::Roots { server, reply } => {
@@ -216,9 +238,19 @@ impl Clients {
                                 params,
                                 reply,
                             } => {
-                                let result = match caller {
-                                    Some(conn) => conn.client_sample(&server, params).await,
-                                    None => Err(format!(
+                                let turn = match &caller {
+                                    Some(conn) => clients.turn(conn, &server).await,
+                                    None => None,
+                                };
+                                let result = match (caller, turn) {
+                                    (Some(conn), Some(_turn)) => {
+                                        conn.client_sample(&server, params).await
+                                    }
+                                    (Some(_), None) => Err(format!(
+                                        "sampling declined: {QUESTIONS_PER_SERVER} requests of \
+                                         `{server}` for the user are waiting already"
+                                    )),
+                                    (None, _) => Err(format!(
                                         "sampling declined: no client of the gateway is \
                                          calling `{server}` (Plugboard holds no language model \
                                          of its own)"
