@@ -40,6 +40,7 @@ pub const COMMANDS: &[&str] = &[
     "remove_profile",
     "activity",
     "set_profile_lazy",
+    "set_profile_rule",
     "running_gateways",
     "gateway_questions",
     "answer_gateway_question",

@@ -384,6 +384,19 @@ pub fn set_profile_lazy(
     api.set_profile_lazy(&name, lazy)
 }
 
+/// Give a profile the rule `rule` with `permission` (`allow`, `ask`, `deny`, `hide`), or
+/// (`null`) take it away; every profile after.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_profile_rule(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    rule: String,
+    permission: Option<String>,
+) -> Res<Vec<ProfileView>> {
+    api.set_profile_rule(&name, &rule, permission.as_deref())
+}
+
 /// The questions gateways wait on now ("may this call run?"), oldest first.
 #[tauri::command(async)]
 #[specta::specta]

@@ -106,6 +106,7 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::set_tools,
             commands::budget,
             commands::set_profile_lazy,
+            commands::set_profile_rule,
             commands::running_gateways,
             commands::gateway_questions,
             commands::answer_gateway_question,

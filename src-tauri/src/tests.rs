@@ -256,6 +256,24 @@ fn no_stored_secret_ever_crosses_ipc() {
         ("remove_profile", json!({"name": "work"})),
         ("activity", json!({"server": null, "last": 50})),
         ("set_profile_lazy", json!({"name": "default", "lazy": true})),
+        // A rule given and taken away; one naming no installed server, and a permission that
+        // is none, refused.
+        (
+            "set_profile_rule",
+            json!({"name": "default", "rule": "fx2__echo", "permission": "hide"}),
+        ),
+        (
+            "set_profile_rule",
+            json!({"name": "default", "rule": "fx2__echo", "permission": null}),
+        ),
+        (
+            "set_profile_rule",
+            json!({"name": "default", "rule": "ghost__echo", "permission": "deny"}),
+        ),
+        (
+            "set_profile_rule",
+            json!({"name": "default", "rule": "fx2", "permission": "sometimes"}),
+        ),
         ("running_gateways", json!({})),
         // The gateways' questions: none open; answering one that is not open is refused.
         ("gateway_questions", json!({})),
@@ -328,7 +346,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 12, "the twelve bad calls fail: {answers:#?}");
+    assert_eq!(errors, 14, "the fourteen bad calls fail: {answers:#?}");
     assert!(
         answers
             .iter()

@@ -196,12 +196,8 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
                 let shown: Vec<_> = profiles
                     .iter()
                     .map(|p| {
-                        let rules = store
-                            .get(&p.name)
-                            .map(|p| p.permissions)
-                            .unwrap_or_default();
                         json!({"name": p.name, "servers": p.servers,
-                               "all_enabled": p.all_enabled, "permissions": rules,
+                               "all_enabled": p.all_enabled, "permissions": p.permissions,
                                "tools": p.tools, "tokens": p.tokens, "hidden": p.hidden,
                                "untested": p.untested, "clients": p.clients})
                     })
@@ -232,7 +228,7 @@ pub fn profile(servers: &Servers, command: ProfileCommand) -> Result<(), CliErro
                         }
                     },
                     p.tokens.to_string(),
-                    p.rules.to_string(),
+                    p.permissions.len().to_string(),
                 ]);
             }
             print_table(&rows);

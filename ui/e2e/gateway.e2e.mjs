@@ -2,7 +2,7 @@
 // Cursor's file (one entry in place of the per-server launchers), and a call a client makes
 // through that gateway showing in the activity, without its values.
 
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
@@ -35,6 +35,20 @@ async function callThroughGateway(profile, tool, args) {
     child.stdin.end();
     await new Promise((done) => child.on("close", done));
   }
+}
+
+/** Choose `value` in the `<select>` at `selector`, as a user would. */
+async function chooseIn(selector, value) {
+  await s.waitFor(selector);
+  const chosen = await s.execute(
+    `const el = document.querySelector(${JSON.stringify(selector)}); if (![...el.options].some((o) => o.value === ${JSON.stringify(value)})) return false; el.value = ${JSON.stringify(value)}; el.dispatchEvent(new Event('change', { bubbles: true })); return true;`,
+  );
+  if (!chosen) throw new Error(`no option ${value} in ${selector}`);
+}
+
+/** The permission rules of profile `work`, as kept in profiles.json. */
+function workRules() {
+  return JSON.parse(readFileSync(join(home, "profiles.json"), "utf8")).profiles?.work?.permissions ?? {};
 }
 
 /** Profiles, the gateway in Cursor's file, the activity. */
@@ -91,11 +105,16 @@ export async function gateway() {
   });
 
   await step("gateway: a client that cannot ask gets the user's answer through the app's dialog", async () => {
-    const edit = spawnSync(CLI, ["profile", "edit", "work", "--ask", "fx2__echo"], { env: { ...process.env, ...appEnv() }, encoding: "utf8" });
-    if (edit.status !== 0) throw new Error(`profile edit: ${edit.stderr}`);
     const word = "e2e-asked-call-31b7";
     // The Gateway page lists the running gateway while the question waits.
     await (await s.find('[data-testid="nav-gateway"]')).click();
+    // "Ask first" for every tool of fx2, set on the profile's card.
+    await (await s.waitFor('[data-testid="profile"][data-name="work"] [data-testid="profile-rules"] summary')).click();
+    await chooseIn('[data-testid="profile"][data-name="work"] [data-testid="profile-rule-target"]', "fx2");
+    await chooseIn('[data-testid="profile"][data-name="work"] [data-testid="profile-rule-new-permission"]', "ask");
+    await (await s.find('[data-testid="profile"][data-name="work"] [data-testid="profile-rule-add"]')).click();
+    await s.waitFor('[data-testid="profile"][data-name="work"] [data-testid="profile-rule"][data-rule="fx2"]', { what: "the new rule" });
+    if (workRules().fx2 !== "ask") throw new Error(`profiles.json: ${JSON.stringify(workRules())}`);
     for (const allow of [true, false]) {
       // The client declares no elicitation: the gateway asks the app and waits.
       const calling = callThroughGateway("work", "fx2__echo", { message: word });
@@ -123,6 +142,14 @@ export async function gateway() {
       if (allow && (answer.result?.isError || !said.includes(word))) throw new Error(`allowed, the call gave ${said}`);
       if (!allow && (!answer.result?.isError || !said.includes("declined"))) throw new Error(`denied, the call gave ${said}`);
     }
+    // The rule becomes "hide" (fx2's tools leave the profile's list), then goes.
+    const rule = '[data-testid="profile"][data-name="work"] [data-testid="profile-rule"][data-rule="fx2"]';
+    await chooseIn(`${rule} [data-testid="profile-rule-permission"]`, "hide");
+    await s.waitUntil(async () => workRules().fx2 === "hide", { what: "the rule to hide fx2's tools" });
+    await shot("33-gateway-rules");
+    await (await s.find(`${rule} [data-testid="profile-rule-remove"]`)).click();
+    await s.waitGone(rule);
+    if ("fx2" in workRules()) throw new Error(`profiles.json: ${JSON.stringify(workRules())}`);
     await (await s.find('[data-testid="nav-installed"]')).click();
   });
 }

@@ -1,12 +1,17 @@
-//! Each gateway profile at a glance, for the app's Gateway page (beside the gateway, not in
-//! it: it reads the clients' files and the budget, which know the gateway's entries): the servers it serves, the tools and
-//! tokens a client of it gets (from the servers' last tests), its rules and hooks, and the
-//! clients whose files launch its gateway.
+//! Each gateway profile at a glance, for the app's Gateway page and `plugboard profile list`
+//! (beside the gateway, not in it: it reads the clients' files and the budget, which know the
+//! gateway's entries): the servers it serves, the tools and tokens a client of it gets (from
+//! the servers' last tests, without the tools it hides), its rules and what they may name, its
+//! hooks, and the clients whose files launch its gateway.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::clients::ClientStatus;
-use crate::gateway::profiles::{Profile, ProfileError, ProfileStore, servers_of};
+use crate::gateway::profiles::{
+    Profile, ProfileError, ProfileStore, SIDE_EFFECTS_RULE, servers_of,
+};
 use crate::gateway::{Permission, permissions::decide};
 use crate::manage::Servers;
 use crate::probe::naming;
@@ -29,7 +34,11 @@ pub struct ProfileOverview {
     pub hidden: usize,
     /// Servers whose tools are not known yet (never tested).
     pub untested: Vec<String>,
-    pub rules: usize,
+    /// Its permission rules (a rule: a server, a namespaced tool or `*side_effects`).
+    pub permissions: BTreeMap<String, Permission>,
+    /// What a rule of it may name: `*side_effects`, its servers, and the tools a client of it
+    /// may be listed (those of its tested servers, namespaced), in that order.
+    pub targets: Vec<String>,
     pub hooks: usize,
     /// Its servers start on first use.
     pub lazy: bool,
@@ -84,7 +93,19 @@ fn summed(
             .filter(|s| of(s).is_none_or(|t| t.observed_at_ms.is_none()))
             .cloned()
             .collect(),
-        rules: profile.permissions.len(),
+        permissions: profile.permissions.clone(),
+        targets: std::iter::once(SIDE_EFFECTS_RULE.to_owned())
+            .chain(served.iter().cloned())
+            .chain(tested.iter().flat_map(|server| {
+                let enabled: Vec<&str> = server
+                    .tools
+                    .iter()
+                    .filter(|t| t.enabled)
+                    .map(|t| t.name.as_str())
+                    .collect();
+                naming::namespaced_names(&server.server, &enabled)
+            }))
+            .collect(),
         hooks: profile.hooks.len(),
         lazy: profile.lazy,
         clients: clients

@@ -161,6 +161,11 @@ export const commands = {
 	budget: () => typedError<BudgetView, ApiError>(__TAURI_INVOKE("budget")),
 	/**  Make a profile start its servers on first use (`lazy`) or all at once. */
 	setProfileLazy: (name: string, lazy: boolean) => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("set_profile_lazy", { name, lazy })),
+	/**
+	 *  Give a profile the rule `rule` with `permission` (`allow`, `ask`, `deny`, `hide`), or
+	 *  (`null`) take it away; every profile after.
+	 */
+	setProfileRule: (name: string, rule: string, permission: string | null) => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("set_profile_rule", { name, rule, permission })),
 	/**  The gateways running now, with each server's state. */
 	runningGateways: () => __TAURI_INVOKE<RunningGatewayView[]>("running_gateways"),
 	/**  The questions gateways wait on now ("may this call run?"), oldest first. */
@@ -1177,7 +1182,10 @@ export type ProfileView = {
 	hidden: number,
 	/**  Its servers that were never tested (their tools are not counted). */
 	untested: string[],
-	rules: number,
+	/**  Its permission rules, by rule. */
+	rules: RuleView[],
+	/**  What a new rule may name: `*side_effects`, its servers, the tools of its tested servers. */
+	targets: string[],
 	hooks: number,
 	/**  Its servers start on their first use, not all when its gateway starts. */
 	lazy: boolean,
@@ -1330,6 +1338,14 @@ export type RootView = {
 	/**  A `file://` URI. */
 	uri: string,
 	name: string | null,
+};
+
+/**  One permission rule of a profile. */
+export type RuleView = {
+	/**  A server, a namespaced tool (`server__tool`) or `*side_effects`. */
+	rule: string,
+	/**  `allow`, `ask`, `deny` or `hide`. */
+	permission: string,
 };
 
 /**  A gateway running now (`plugboard serve` launched by an app). */

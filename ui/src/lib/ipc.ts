@@ -195,6 +195,8 @@ export const api = {
   runningGateways: (): Promise<RunningGatewayView[]> => commands.runningGateways(),
   /** Make a profile start its servers on first use, or all at once; every profile after. */
   setProfileLazy: (name: string, lazy: boolean): Promise<ProfileView[]> => unwrap(() => commands.setProfileLazy(name, lazy)),
+  setProfileRule: (name: string, rule: string, permission: string | null): Promise<ProfileView[]> =>
+    unwrap(() => commands.setProfileRule(name, rule, permission)),
   /** The last calls made through gateways, newest first. */
   activity: (server: string | null, last: number): Promise<ActivityView[]> => commands.activity(server, last),
   /** The questions gateways wait on ("may this call run?"), oldest first. */

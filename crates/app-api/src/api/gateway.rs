@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::{Api, ApiError, ErrorCode, FieldError};
 use crate::gateway::activity::{ActivityLog, ActivityRecord};
 use crate::gateway::status::ServerStatus;
-use crate::gateway::{ProfileError, ProfileStore};
+use crate::gateway::{Permission, ProfileError, ProfileStore};
 use crate::profile_overview::{ProfileOverview, overview};
 
 /// One profile on the Gateway page.
@@ -25,7 +25,10 @@ pub struct ProfileView {
     pub hidden: u32,
     /// Its servers that were never tested (their tools are not counted).
     pub untested: Vec<String>,
-    pub rules: u32,
+    /// Its permission rules, by rule.
+    pub rules: Vec<RuleView>,
+    /// What a new rule may name: `*side_effects`, its servers, the tools of its tested servers.
+    pub targets: Vec<String>,
     pub hooks: u32,
     /// Its servers start on their first use, not all when its gateway starts.
     pub lazy: bool,
@@ -33,6 +36,15 @@ pub struct ProfileView {
     pub clients: Vec<String>,
     /// What a client's file runs for it.
     pub command: String,
+}
+
+/// One permission rule of a profile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, specta::Type)]
+pub struct RuleView {
+    /// A server, a namespaced tool (`server__tool`) or `*side_effects`.
+    pub rule: String,
+    /// `allow`, `ask`, `deny` or `hide`.
+    pub permission: String,
 }
 
 /// A gateway running now (`plugboard serve` launched by an app).
@@ -74,7 +86,15 @@ fn view(p: ProfileOverview) -> ProfileView {
         tools: count(p.tools),
         tokens: count(p.tokens),
         hidden: count(p.hidden),
-        rules: count(p.rules),
+        rules: p
+            .permissions
+            .iter()
+            .map(|(rule, permission)| RuleView {
+                rule: rule.clone(),
+                permission: permission.as_str().to_owned(),
+            })
+            .collect(),
+        targets: p.targets,
         hooks: count(p.hooks),
         name: p.name,
         servers: p.servers,
@@ -158,6 +178,36 @@ impl Api {
         let config = self.servers.config().load()?;
         self.profile_store()
             .edit(name, &config, |p| p.lazy = lazy)?;
+        self.profiles()
+    }
+
+    /// Give profile `name` the rule `rule` with `permission` (`allow`, `ask`, `deny`, `hide`),
+    /// or (`None`) take the rule away; returns every profile.
+    pub fn set_profile_rule(
+        &self,
+        name: &str,
+        rule: &str,
+        permission: Option<&str>,
+    ) -> Result<Vec<ProfileView>, ApiError> {
+        let permission = match permission {
+            Some(text) => Some(Permission::parse(text).ok_or_else(|| {
+                ApiError::field(
+                    "permission",
+                    format!("`{text}` is not a permission: allow, ask, deny or hide"),
+                )
+            })?),
+            None => None,
+        };
+        let config = self.servers.config().load()?;
+        self.profile_store()
+            .edit(name, &config, |p| match permission {
+                Some(permission) => {
+                    p.permissions.insert(rule.to_owned(), permission);
+                }
+                None => {
+                    p.permissions.remove(rule);
+                }
+            })?;
         self.profiles()
     }
 
