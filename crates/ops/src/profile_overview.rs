@@ -77,16 +77,21 @@ fn summed(
         .filter_map(of)
         .filter(|t| t.observed_at_ms.is_some())
         .collect();
-    let (listed, hidden): (Vec<_>, Vec<_>) = tested
+    let offered: Vec<(&ServerTools, &ToolView, String)> = tested
         .iter()
-        .flat_map(|server| listed_tools(server, profile))
-        .partition(|(_, shown)| *shown);
+        .flat_map(|server| {
+            namespaced_tools(server).map(move |(tool, namespaced)| (*server, tool, namespaced))
+        })
+        .collect();
+    let (listed, hidden): (Vec<_>, Vec<_>) = offered
+        .iter()
+        .partition(|(server, tool, namespaced)| !hides(profile, server, tool, namespaced));
     ProfileOverview {
         name: name.to_owned(),
         servers: served.to_vec(),
         all_enabled: profile.servers.is_none(),
         tools: listed.len(),
-        tokens: listed.iter().map(|(t, _)| t.tokens).sum(),
+        tokens: listed.iter().map(|(_, tool, _)| tool.tokens).sum(),
         hidden: hidden.len(),
         untested: served
             .iter()
@@ -96,15 +101,7 @@ fn summed(
         permissions: profile.permissions.clone(),
         targets: std::iter::once(SIDE_EFFECTS_RULE.to_owned())
             .chain(served.iter().cloned())
-            .chain(tested.iter().flat_map(|server| {
-                let enabled: Vec<&str> = server
-                    .tools
-                    .iter()
-                    .filter(|t| t.enabled)
-                    .map(|t| t.name.as_str())
-                    .collect();
-                naming::namespaced_names(&server.server, &enabled)
-            }))
+            .chain(offered.iter().map(|(_, _, namespaced)| namespaced.clone()))
             .collect(),
         hooks: profile.hooks.len(),
         lazy: profile.lazy,
@@ -116,27 +113,22 @@ fn summed(
     }
 }
 
-/// Each enabled tool of `server`, and whether `profile` lists it (by its namespaced name, as
-/// the gateway decides).
-fn listed_tools<'a>(
-    server: &'a ServerTools,
-    profile: &'a Profile,
-) -> impl Iterator<Item = (&'a ToolView, bool)> {
+/// Each enabled tool of `server` with its namespaced name, as the gateway names it.
+fn namespaced_tools(server: &ServerTools) -> impl Iterator<Item = (&ToolView, String)> {
     let enabled: Vec<&ToolView> = server.tools.iter().filter(|t| t.enabled).collect();
     let names: Vec<&str> = enabled.iter().map(|t| t.name.as_str()).collect();
     let namespaced = naming::namespaced_names(&server.server, &names);
-    enabled
-        .into_iter()
-        .zip(namespaced)
-        .map(move |(tool, namespaced)| {
-            let risk = ToolRisk::of(tool.annotations.as_ref());
-            let permission = decide(
-                &profile.permissions,
-                &server.server,
-                &namespaced,
-                risk,
-                Permission::Allow,
-            );
-            (tool, permission != Permission::Hide)
-        })
+    enabled.into_iter().zip(namespaced)
+}
+
+/// Whether `profile` hides `server`'s tool `tool` (named `namespaced`), as the gateway decides.
+fn hides(profile: &Profile, server: &ServerTools, tool: &ToolView, namespaced: &str) -> bool {
+    let risk = ToolRisk::of(tool.annotations.as_ref());
+    decide(
+        &profile.permissions,
+        &server.server,
+        namespaced,
+        risk,
+        Permission::Allow,
+    ) == Permission::Hide
 }
