@@ -1719,18 +1719,9 @@ fn the_python_sdk_client_in_the_modern_era_gives_a_server_its_roots_and_completi
     let home = Home::new();
     profile_of_everything(&home, "py-modern");
     let python = repo_root().join(".tools/peers-venv/bin/python");
-    let plan = json!({
-        "modern": true,
-        "roots": [{"uri": "file:///tmp/py-project", "name": "py-project"}],
-        "sampling": "a completion from the Python client's model",
-        "calls": [
-            {"tool": "everything__get-roots-list"},
-            {"tool": "everything__trigger-sampling-request", "arguments": {"prompt": "say hi"}},
-        ],
-    });
     let out = std::process::Command::new(python)
         .arg(repo_root().join("tests/peers/python_tools_client.py"))
-        .arg(plan.to_string())
+        .arg(python_roots_plan().to_string())
         .arg(plugboard_bin())
         .args(["serve", "--profile", "py-modern"])
         .env("PLUGBOARD_HOME", home.path())
@@ -1739,6 +1730,26 @@ fn the_python_sdk_client_in_the_modern_era_gives_a_server_its_roots_and_completi
         .unwrap();
     assert_code(&out, 0);
     let seen: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_the_python_client_gave_roots_and_a_completion(&seen);
+}
+
+/// What the Python SDK's client is asked to do with server-everything in the modern era: give
+/// a root and a completion when asked, and have the server list the one and ask for the other.
+pub(crate) fn python_roots_plan() -> Value {
+    json!({
+        "modern": true,
+        "roots": [{"uri": "file:///tmp/py-project", "name": "py-project"}],
+        "sampling": "a completion from the Python client's model",
+        "calls": [
+            {"tool": "everything__get-roots-list"},
+            {"tool": "everything__trigger-sampling-request", "arguments": {"prompt": "say hi"}},
+        ],
+    })
+}
+
+/// What the Python client reported after [`python_roots_plan`]: it spoke 2026-07-28, the
+/// server listed its root and got its completion.
+pub(crate) fn assert_the_python_client_gave_roots_and_a_completion(seen: &Value) {
     assert_eq!(seen["version"], "2026-07-28", "{seen}");
     let calls = &seen["calls"];
     assert_eq!(calls[0]["is_error"], false, "{seen}");

@@ -306,6 +306,32 @@ fn the_typescript_sdk_client_uses_the_gateway_over_http() {
     assert!(gateway.stop().success());
 }
 
+/// The Python SDK's client (2.x) in the modern era over streamable HTTP, through the gateway
+/// to server-everything: the server's requests for roots and a completion reach it inside its
+/// calls' answers on its POSTs, and the server gets what it gives.
+#[test]
+fn the_python_sdk_client_gives_roots_and_completions_over_http_in_the_modern_era() {
+    require_keyring();
+    let home = Home::new();
+    crate::gateway::profile_of_everything(&home, "py-http");
+    let gateway = Gateway::start(&home, "py-http");
+    let out = std::process::Command::new(repo_root().join(".tools/peers-venv/bin/python"))
+        .arg(repo_root().join("tests/peers/python_tools_client.py"))
+        .arg(crate::gateway::python_roots_plan().to_string())
+        .args(["--url", &gateway.url])
+        .env(
+            "MCP_CLIENT_HEADERS",
+            json!({"Authorization": gateway.authorization}).to_string(),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_code(&out, 0);
+    let seen: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    crate::gateway::assert_the_python_client_gave_roots_and_a_completion(&seen);
+    assert!(gateway.stop().success());
+}
+
 /// The TypeScript SDK client over HTTP to server-everything: the server's log messages reach
 /// it on the endpoint's streams, and the server gets the roots and the completion it gives
 /// when asked through one.

@@ -3,6 +3,8 @@ server command the way another MCP client would, lists its tools, calls some, an
 the server to say its tool list changed.
 
 Usage: python_tools_client.py PLAN COMMAND [ARG...]
+       python_tools_client.py PLAN --url URL   (streamable HTTP, "modern" only; the headers of
+                                                every request as JSON in MCP_CLIENT_HEADERS)
 
 PLAN is JSON: {"calls": [{"tool": NAME, "arguments": {...}}], "ready_file": PATH, "modern": bool,
 "roots": [{"uri", "name"}], "sampling": TEXT}. With "roots" and "sampling" (modern only) the client
@@ -23,8 +25,10 @@ import os
 import sys
 
 import anyio
+import httpx2
 from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 
@@ -98,9 +102,9 @@ def answering(plan, sampled):
     return callbacks
 
 
-async def modern_run(params, plan):
+async def modern_run(server, plan):
     sampled = []
-    async with Client(params, cache=None, **answering(plan, sampled)) as client:
+    async with Client(server, cache=None, **answering(plan, sampled)) as client:
         out = {
             "version": client.protocol_version,
             "tools": await all_tools_modern(client),
@@ -152,6 +156,13 @@ async def session_run(read, write, plan):
 
 async def main() -> None:
     plan = json.loads(sys.argv[1])
+    if sys.argv[2] == "--url":
+        headers = json.loads(os.environ.get("MCP_CLIENT_HEADERS", "{}"))
+        http = httpx2.AsyncClient(headers=headers, timeout=60)
+        async with http:
+            out = await modern_run(streamable_http_client(sys.argv[3], http_client=http), plan)
+        print(json.dumps(out))
+        return
     params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:], env=dict(os.environ))
     if plan.get("modern"):
         out = await modern_run(params, plan)

@@ -196,10 +196,10 @@ pub struct ServerQuestion {
 
 /// A request of a server for the client calling it, with where its answer goes.
 pub enum ForClient {
-    /// Which roots (folders) it may use.
+    /// Which roots (folders) it may use, or why none can be given now.
     Roots {
         server: String,
-        reply: tokio::sync::oneshot::Sender<Vec<Value>>,
+        reply: tokio::sync::oneshot::Sender<Result<Vec<Value>, String>>,
     },
     /// A completion of the client's model (`sampling/createMessage`'s params, redacted): the
     /// `CreateMessageResult`, or why not.
@@ -245,16 +245,17 @@ impl session::Asker for RelayAsker {
         })
     }
 
-    fn roots(&self) -> Option<futures::future::BoxFuture<'static, Vec<Value>>> {
+    fn roots(&self) -> Option<futures::future::BoxFuture<'static, Result<Vec<Value>, String>>> {
         let (reply, roots) = tokio::sync::oneshot::channel();
         let sent = self.for_client.send(ForClient::Roots {
             server: self.server.clone(),
             reply,
         });
+        let gone = || "the gateway closed before its client answered".to_string();
         Some(Box::pin(async move {
             match sent {
-                Ok(()) => roots.await.unwrap_or_default(),
-                Err(_) => Vec::new(),
+                Ok(()) => roots.await.unwrap_or_else(|_| Err(gone())),
+                Err(_) => Err(gone()),
             }
         }))
     }

@@ -229,7 +229,10 @@ impl Clients {
                             ForClient::Roots { server, reply } => {
                                 let roots = match caller {
                                     Some(conn) => conn.client_roots(&server).await,
-                                    None => Vec::new(),
+                                    None => Err(format!(
+                                        "no client of the gateway is calling `{server}` to be \
+                                         asked for its roots; ask again during a call"
+                                    )),
                                 };
                                 let _ = reply.send(roots);
                             }
@@ -1047,29 +1050,55 @@ impl Connection {
     /// The roots a client that declared `roots` gives `server` (`roots/list`, within
     /// [`ROOTS_TIMEOUT`]): each an object with a `file://` URI; none from any other client. A
     /// legacy client is sent the request; a modern one gets it inside the answer to its call
-    /// to `server` (outside a call it cannot be asked).
-    async fn client_roots(&self, server: &str) -> Vec<Value> {
-        let (asks, modern) = {
+    /// to `server`. Why none can be given now, when the client was not asked (a modern one
+    /// outside a call) or did not answer: the server may ask again (during a call), where an
+    /// empty list would tell it the client has none.
+    async fn client_roots(&self, server: &str) -> Result<Vec<Value>, String> {
+        let (known, asks, modern) = {
             let client = self.client.borrow();
             (
+                client.modern.is_some(),
                 client.capabilities.get("roots").is_some(),
                 client.modern == Some(true),
             )
         };
-        if !asks {
-            return Vec::new();
+        if !known {
+            return Err(
+                "the client has not said yet whether it gives roots; ask again once it has".into(),
+            );
         }
+        if !asks {
+            return Ok(Vec::new());
+        }
+        if modern && !self.is_calling(server) {
+            return Err(format!(
+                "the client (of the 2026-07-28 era) can be asked for its roots only during a \
+                 call to `{server}`; ask again during one"
+            ));
+        }
+        let no_answer = || {
+            format!(
+                "the client did not give its roots within {} s",
+                ROOTS_TIMEOUT.as_secs()
+            )
+        };
         let listed = if modern {
             self.relay_to_modern(server, "roots/list", json!({}), ROOTS_TIMEOUT)
                 .await
+                .ok_or_else(no_answer)?
         } else {
-            self.request_client("roots/list", json!({}), ROOTS_TIMEOUT)
+            let reply = self
+                .request_client("roots/list", json!({}), ROOTS_TIMEOUT)
                 .await
-                .and_then(|reply| reply.get("result").cloned())
+                .ok_or_else(no_answer)?;
+            match (reply.get("result"), reply.pointer("/error/message")) {
+                (Some(result), _) => result.clone(),
+                (_, Some(Value::String(why))) => return Err(why.clone()),
+                _ => return Err("the client's answer to `roots/list` was not a result".into()),
+            }
         };
-        listed
-            .as_ref()
-            .and_then(|result| result.get("roots"))
+        Ok(listed
+            .get("roots")
             .and_then(Value::as_array)
             .map(|roots| {
                 roots
@@ -1082,7 +1111,7 @@ impl Connection {
                     .cloned()
                     .collect()
             })
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 
     /// A modern client's call to `server` is in flight: `server`'s request (`method` with

@@ -127,7 +127,12 @@ impl ClientHandler for SessionHandler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         let call = self.shared.current_call();
-        let roots = self.shared.questions.list_roots(&self.shared, call).await;
+        let roots = self
+            .shared
+            .questions
+            .list_roots(&self.shared, call)
+            .await
+            .map_err(|why| ErrorData::internal_error(why, None))?;
         serde_json::from_value(roots).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 

@@ -80,8 +80,10 @@ pub trait Asker: Send + Sync + 'static {
     fn call_ended(&self, _call_id: &str) {}
 
     /// The roots to give a server that asks for them, when the asker has roots of its own to
-    /// give (a gateway asks its client); `None`: the session's own, the folders the user chose.
-    fn roots(&self) -> Option<BoxFuture<'static, Vec<Value>>> {
+    /// give (a gateway asks its client), or why none can be given now (the server is answered
+    /// an error, and may ask again later); `None`: the session's own, the folders the user
+    /// chose.
+    fn roots(&self) -> Option<BoxFuture<'static, Result<Vec<Value>, String>>> {
         None
     }
 
@@ -167,11 +169,15 @@ impl Questions {
         *self.roots.write().unwrap_or_else(|p| p.into_inner()) = roots;
     }
 
-    /// The answer to `roots/list`: the asker's roots when it has its own, else the roots the
-    /// user chose.
-    pub(super) async fn list_roots(&self, shared: &Shared, call_id: Option<String>) -> Value {
+    /// The answer to `roots/list`: the asker's roots when it has its own (or why it has none
+    /// to give now), else the roots the user chose.
+    pub(super) async fn list_roots(
+        &self,
+        shared: &Shared,
+        call_id: Option<String>,
+    ) -> Result<Value, String> {
         if let Some(asked) = self.asker.roots() {
-            return json!({"roots": asked.await});
+            return asked.await.map(|roots| json!({"roots": roots}));
         }
         let roots = self.roots();
         let text = match roots.len() {
@@ -179,7 +185,7 @@ impl Questions {
             n => format!("the server asked which folders it may use; {n} shared"),
         };
         shared.emit(SessionEvent::Notice { call_id, text });
-        json!({"roots": roots})
+        Ok(json!({"roots": roots}))
     }
 
     /// The answer to `sampling/createMessage`: the asker's client's, when it has one to pass it
@@ -322,7 +328,7 @@ impl Questions {
                     self.elicit(shared, &params, Some(call_id.to_string()))
                         .await
                 }
-                "roots/list" => self.list_roots(shared, Some(call_id.to_string())).await,
+                "roots/list" => self.list_roots(shared, Some(call_id.to_string())).await?,
                 "sampling/createMessage" => {
                     self.sample(shared, &params, Some(call_id.to_string()))
                         .await?
