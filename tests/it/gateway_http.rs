@@ -267,8 +267,15 @@ async fn only_the_token_from_the_loopback_origin_gets_in() {
 /// What `node tests/peers/ts_client.mjs` reports after making the calls of `plan` to
 /// `gateway` over the SDK's streamable HTTP transport, with the gateway's token.
 fn typescript_client_over_http(gateway: &Gateway, plan: &Value) -> Value {
-    let out = std::process::Command::new("node")
-        .arg(repo_root().join("tests/peers/ts_client.mjs"))
+    let mut client = std::process::Command::new("node");
+    client.arg(repo_root().join("tests/peers/ts_client.mjs"));
+    peer_over_http(client, gateway, plan)
+}
+
+/// Run a peer client (`client`, its script given) with `plan` against `gateway`'s URL, with
+/// the gateway's bearer token in `MCP_CLIENT_HEADERS`; what it reported.
+fn peer_over_http(mut client: std::process::Command, gateway: &Gateway, plan: &Value) -> Value {
+    let out = client
         .arg(plan.to_string())
         .args(["--url", &gateway.url])
         .env(
@@ -315,19 +322,9 @@ fn the_python_sdk_client_gives_roots_and_completions_over_http_in_the_modern_era
     let home = Home::new();
     crate::gateway::profile_of_everything(&home, "py-http");
     let gateway = Gateway::start(&home, "py-http");
-    let out = std::process::Command::new(repo_root().join(".tools/peers-venv/bin/python"))
-        .arg(repo_root().join("tests/peers/python_tools_client.py"))
-        .arg(crate::gateway::python_roots_plan().to_string())
-        .args(["--url", &gateway.url])
-        .env(
-            "MCP_CLIENT_HEADERS",
-            json!({"Authorization": gateway.authorization}).to_string(),
-        )
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_code(&out, 0);
-    let seen: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let mut client = std::process::Command::new(repo_root().join(".tools/peers-venv/bin/python"));
+    client.arg(repo_root().join("tests/peers/python_tools_client.py"));
+    let seen = peer_over_http(client, &gateway, &crate::gateway::python_roots_plan());
     crate::gateway::assert_the_python_client_gave_roots_and_a_completion(&seen);
     assert!(gateway.stop().success());
 }
