@@ -1751,18 +1751,32 @@ pub(crate) fn python_roots_plan() -> Value {
 /// server listed its root and got its completion.
 pub(crate) fn assert_the_python_client_gave_roots_and_a_completion(seen: &Value) {
     assert_eq!(seen["version"], "2026-07-28", "{seen}");
-    let calls = &seen["calls"];
-    assert_eq!(calls[0]["is_error"], false, "{seen}");
+    assert_the_server_got_roots_and_a_completion(
+        seen,
+        [0, 1],
+        "py-project",
+        ["py-test-model", "Python client's model"],
+    );
+}
+
+/// What a peer client reported: its call `calls[0]` (the server listing its roots) holds
+/// `root`, its call `calls[1]` (the server's sampling request) the client's `completion`
+/// (model and text), and the client saw the prompt "say hi".
+fn assert_the_server_got_roots_and_a_completion(
+    seen: &Value,
+    calls: [usize; 2],
+    root: &str,
+    completion: [&str; 2],
+) {
+    let [roots_call, sampling_call] = calls.map(|n| &seen["calls"][n]);
+    assert_eq!(roots_call["is_error"], false, "{seen}");
     assert!(
-        calls[0]["text"].as_str().unwrap().contains("py-project"),
+        roots_call["text"].as_str().unwrap().contains(root),
         "{seen}"
     );
-    assert_eq!(calls[1]["is_error"], false, "{seen}");
-    let completion = calls[1]["text"].as_str().unwrap();
-    assert!(
-        completion.contains("py-test-model") && completion.contains("Python client's model"),
-        "{seen}"
-    );
+    assert_eq!(sampling_call["is_error"], false, "{seen}");
+    let text = sampling_call["text"].as_str().unwrap();
+    assert!(completion.iter().all(|part| text.contains(part)), "{seen}");
     assert!(
         seen["sampled"][0].as_str().unwrap().contains("say hi"),
         "{seen}"
@@ -1799,21 +1813,11 @@ pub(crate) fn logs_and_roots_plan() -> Value {
 /// roots, got a completion of the client's model, and its log messages reached the client
 /// under the server's name.
 pub(crate) fn assert_the_sdk_client_heard_logs_and_gave_roots(seen: &Value) {
-    let calls = &seen["calls"];
-    assert_eq!(calls[0]["is_error"], false, "{seen}");
-    assert!(
-        calls[0]["text"].as_str().unwrap().contains("sdk-project"),
-        "{seen}"
-    );
-    assert_eq!(calls[2]["is_error"], false, "{seen}");
-    let completion = calls[2]["text"].as_str().unwrap();
-    assert!(
-        completion.contains("ts-test-model") && completion.contains("from the client's model"),
-        "{seen}"
-    );
-    assert!(
-        seen["sampled"][0].as_str().unwrap().contains("say hi"),
-        "{seen}"
+    assert_the_server_got_roots_and_a_completion(
+        seen,
+        [0, 2],
+        "sdk-project",
+        ["ts-test-model", "from the client's model"],
     );
     let logs = seen["logs"].as_array().unwrap();
     assert!(

@@ -1003,47 +1003,54 @@ impl Connection {
     /// its user as it would for a server of its own): its result, or why not. A legacy client
     /// is sent the request; a modern one gets it inside the answer to its call to `server`.
     async fn client_sample(&self, server: &str, params: Value) -> Result<Value, String> {
-        let (takes, modern) = {
-            let client = self.client.borrow();
-            (
-                client.capabilities.get("sampling").is_some(),
-                client.modern == Some(true),
-            )
-        };
+        let takes = self.client.borrow().capabilities.get("sampling").is_some();
         if !takes {
             return Err(format!(
                 "sampling declined: the client calling `{server}` through the gateway takes no \
                  sampling requests (Plugboard holds no language model of its own)"
             ));
         }
+        let result = self
+            .request_for(server, "sampling/createMessage", params, ASK_TIMEOUT)
+            .await?;
+        if result.get("content").is_none() {
+            return Err("the client's answer to `sampling/createMessage` was not a result".into());
+        }
+        Ok(result)
+    }
+
+    /// `server`'s request `method` (with `params`) of this client: a legacy client is sent it,
+    /// a modern one gets it inside the answer to its call to `server`. The client's result
+    /// (within `limit`), or why there is none (no answer in time, the client's error).
+    async fn request_for(
+        &self,
+        server: &str,
+        method: &'static str,
+        params: Value,
+        limit: std::time::Duration,
+    ) -> Result<Value, String> {
         let no_answer = || {
             format!(
-                "the client did not answer `{server}`'s sampling request within {} s",
-                ASK_TIMEOUT.as_secs()
+                "the client did not answer `{server}`'s `{method}` within {} s",
+                limit.as_secs()
             )
         };
-        if modern {
-            return match self
-                .relay_to_modern(server, "sampling/createMessage", params, ASK_TIMEOUT)
+        if self.client.borrow().modern == Some(true) {
+            return self
+                .relay_to_modern(server, method, params, limit)
                 .await
-            {
-                Some(result) if result.get("content").is_some() => Ok(result),
-                Some(_) => {
-                    Err("the client's answer to the sampling request was not a result".into())
-                }
-                None => Err(no_answer()),
-            };
+                .ok_or_else(no_answer);
         }
-        let Some(reply) = self
-            .request_client("sampling/createMessage", params, ASK_TIMEOUT)
+        let reply = self
+            .request_client(method, params, limit)
             .await
-        else {
-            return Err(no_answer());
-        };
+            .ok_or_else(no_answer)?;
         match (reply.get("result"), reply.pointer("/error/message")) {
-            (Some(result), _) if result.is_object() => Ok(result.clone()),
+            (Some(result), _) => Ok(result.clone()),
             (_, Some(Value::String(why))) => Err(why.clone()),
-            _ => Err("the client's answer to the sampling request was not a result".into()),
+            _ => Err(format!(
+                "the client's answer to `{method}` was not a result"
+            )),
         }
     }
 
@@ -1076,27 +1083,9 @@ impl Connection {
                  call to `{server}`; ask again during one"
             ));
         }
-        let no_answer = || {
-            format!(
-                "the client did not give its roots within {} s",
-                ROOTS_TIMEOUT.as_secs()
-            )
-        };
-        let listed = if modern {
-            self.relay_to_modern(server, "roots/list", json!({}), ROOTS_TIMEOUT)
-                .await
-                .ok_or_else(no_answer)?
-        } else {
-            let reply = self
-                .request_client("roots/list", json!({}), ROOTS_TIMEOUT)
-                .await
-                .ok_or_else(no_answer)?;
-            match (reply.get("result"), reply.pointer("/error/message")) {
-                (Some(result), _) => result.clone(),
-                (_, Some(Value::String(why))) => return Err(why.clone()),
-                _ => return Err("the client's answer to `roots/list` was not a result".into()),
-            }
-        };
+        let listed = self
+            .request_for(server, "roots/list", json!({}), ROOTS_TIMEOUT)
+            .await?;
         Ok(listed
             .get("roots")
             .and_then(Value::as_array)
@@ -1147,13 +1136,12 @@ impl Connection {
     /// server, when the client declared it can answer it (URL questions need its `url`
     /// elicitation); otherwise, and without an answer in time, it is declined.
     async fn relay_question(&self, server: &str, question: &Question) -> Answer {
-        let (legacy, elicitation) = {
-            let client = self.client.borrow();
-            (
-                client.modern == Some(false),
-                client.capabilities.get("elicitation").cloned(),
-            )
-        };
+        let elicitation = self
+            .client
+            .borrow()
+            .capabilities
+            .get("elicitation")
+            .cloned();
         let Some(elicitation) = elicitation else {
             return Answer::Decline;
         };
@@ -1167,15 +1155,10 @@ impl Connection {
             }
             QuestionMode::Url { .. } => return Answer::Decline,
         };
-        let response = if legacy {
-            self.elicit_client(params)
-                .await
-                .and_then(|reply| reply.get("result").cloned())
-        } else {
-            self.relay_to_modern(server, "elicitation/create", params, ASK_TIMEOUT)
-                .await
-        };
-        answer_of(response.as_ref())
+        let response = self
+            .request_for(server, "elicitation/create", params, ASK_TIMEOUT)
+            .await;
+        answer_of(response.ok().as_ref())
     }
 }
 
