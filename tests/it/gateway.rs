@@ -1509,7 +1509,59 @@ fn a_flood_of_log_messages_is_cut_at_the_limit_and_said() {
     );
     assert_eq!(second.len(), 51, "{second:?}");
     assert!(client.finish().success());
+
+    // A client of the 2026-07-28 era says in each request the least severe level it wants.
+    let mut client = Client::start(&home, "flood");
+    let call_at = |client: &mut Client, id: u64, level: &str| {
+        client.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "noisy__echo", "arguments": {"message": "hi"}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/logLevel": level}}}),
+        );
+        let mut logs = 0;
+        loop {
+            let message = client.read();
+            if message["method"] == "notifications/message" {
+                logs += 1;
+            } else if message["id"] == id {
+                assert_eq!(text_of(&message), "hi", "{message}");
+                return logs;
+            }
+        }
+    };
+    assert_eq!(call_at(&mut client, 1, "info"), 50);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(
+        call_at(&mut client, 2, "error"),
+        0,
+        "info and warning are left out"
+    );
+    assert!(client.finish().success());
     assert_no_process_left(&noisy);
+}
+
+/// A client that kept the tools it listed before may call one as soon as it has launched the
+/// gateway: the call waits for its server to come up instead of failing while it starts.
+#[test]
+fn a_call_made_at_once_waits_for_its_server_to_start() {
+    let home = Home::new();
+    let late = add_fixture(&home, "late", &["--misbehave", "slow-start=1000"], None);
+    assert_code(
+        &home.run(&["profile", "create", "late", "--server", "late"]),
+        0,
+    );
+    let mut client = Client::start(&home, "late");
+    let answer = client.request(
+        "tools/call",
+        json!({"name": "late__echo", "arguments": {"message": "waited"}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}),
+    );
+    assert_eq!(text_of(&answer), "waited", "{answer}");
+    assert!(client.finish().success());
+    assert_no_process_left(&late);
 }
 
 /// A server that asks for roots during a call gets the calling client's (server-everything's

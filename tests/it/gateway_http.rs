@@ -571,3 +571,143 @@ async fn a_call_is_streamed_only_when_something_comes_before_its_answer() {
         assert_no_process_left(marker);
     }
 }
+
+/// A `tools/call` of a 2026-07-28 client named `client`, declaring `capabilities`.
+fn modern_call(id: u64, client: &str, capabilities: Value, tool: &str, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+    "name": tool, "arguments": {"message": message},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }}})
+}
+
+/// Two clients of the 2026-07-28 era at once, each request saying who sent it: the same request
+/// id from both never mixes their answers, and a server's question during one client's call
+/// is judged by what that client declared, not by the other's request that came meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_modern_clients_at_once_get_their_own_answers_and_questions() {
+    require_keyring();
+    let home = Home::new();
+    let mut markers = vec![add_fixture(&home, "slow", &["--call-delay", "1500"], None)];
+    // Asks its caller to confirm each call, 800 ms after the call came.
+    markers.push(add_fixture(
+        &home,
+        "asker",
+        &["--misbehave", "input-required", "--call-delay", "800"],
+        None,
+    ));
+    assert_code(
+        &home.run(&[
+            "profile", "create", "both", "--server", "slow", "--server", "asker",
+        ]),
+        0,
+    );
+    let gateway = Gateway::start(&home, "both");
+    let (url, token) = (gateway.url.clone(), gateway.authorization.clone());
+    let mut list = modern_call(1, "lister", json!({}), "", "");
+    list["method"] = json!("tools/list");
+    list["params"] = json!({"_meta": list["params"]["_meta"]});
+    let (status, _, listed) = post(&url, &[("Authorization", &token)], &list).await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(
+        listed["result"]["tools"].as_array().unwrap().len(),
+        6,
+        "{listed}"
+    );
+
+    // The clients number their requests alike, then apart; the one whose server asks declared
+    // elicitation, then not.
+    for (a_id, b_id, a_answers) in [(1, 1, true), (2, 3, true), (4, 5, false)] {
+        // One client calls the server that will ask it something; 300 ms later another, which
+        // declared the opposite, calls the slow server.
+        let declares = |yes: bool| {
+            if yes {
+                json!({"elicitation": {}})
+            } else {
+                json!({})
+            }
+        };
+        let asked = modern_call(
+            a_id,
+            "client-a",
+            declares(a_answers),
+            "asker__echo",
+            "from a",
+        );
+        let (asked_url, asked_token, retry) = (url.clone(), token.clone(), asked.clone());
+        let asking = tokio::spawn(async move {
+            post(&asked_url, &[("Authorization", &asked_token)], &asked).await
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let slow_call = modern_call(
+            b_id,
+            "client-b",
+            declares(!a_answers),
+            "slow__echo",
+            "from b",
+        );
+        let (status, _, answer) = post(&url, &[("Authorization", &token)], &slow_call).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["id"], b_id, "{answer}");
+        assert_eq!(answer["result"]["content"][0]["text"], "from b", "{answer}");
+
+        let (status, _, answer) = asking.await.unwrap();
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["id"], a_id, "{answer}");
+        if !a_answers {
+            assert_ne!(
+                answer["result"]["resultType"], "input_required",
+                "a client that declared no elicitation is put no question: {answer}"
+            );
+            assert_eq!(
+                answer["result"]["content"][0]["text"], "the call was not confirmed",
+                "the server's question was declined for it: {answer}"
+            );
+            continue;
+        }
+        assert_eq!(
+            answer["result"]["resultType"], "input_required",
+            "the client that declared elicitation is put its server's question: {answer}"
+        );
+        let requests = answer["result"]["inputRequests"].as_object().unwrap();
+        let (key, question) = requests.iter().next().unwrap();
+        assert_eq!(question["method"], "elicitation/create", "{answer}");
+        let mut retry = retry;
+        retry["id"] = json!(a_id + 100);
+        retry["params"]["requestState"] = answer["result"]["requestState"].clone();
+        retry["params"]["inputResponses"] =
+            json!({key: {"action": "accept", "content": {"confirmed": true}}});
+        let (status, _, answer) = post(&url, &[("Authorization", &token)], &retry).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["result"]["content"][0]["text"], "from a", "{answer}");
+    }
+
+    let out = home.run(&["activity", "--json"]);
+    let records: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let callers = |server: &str| -> Vec<Value> {
+        records
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["server"] == server)
+            .map(|r| r["client"].clone())
+            .collect()
+    };
+    assert_eq!(
+        callers("asker"),
+        [json!("client-a"), json!("client-a"), json!("client-a")],
+        "{records}"
+    );
+    assert_eq!(
+        callers("slow"),
+        [json!("client-b"), json!("client-b"), json!("client-b")],
+        "{records}"
+    );
+
+    assert!(gateway.stop().success());
+    for marker in &markers {
+        assert_no_process_left(marker);
+    }
+}

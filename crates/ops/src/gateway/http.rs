@@ -1,8 +1,11 @@
 //! `plugboard serve --http`: the gateway as a streamable HTTP endpoint (`/mcp`) on loopback,
 //! for clients that connect to a URL instead of launching a command. Every request passes
 //! [`Access`] (host, origin, bearer token) before its body is read. A legacy client's
-//! `initialize` opens a session (`Mcp-Session-Id`) with a [`Connection`] of its own; a modern
-//! client's requests say who it is in each and share one. A request is answered on its POST:
+//! `initialize` opens a session (`Mcp-Session-Id`) with a [`Connection`] of its own; each
+//! request of a modern client, which says in each who sent it and what that client can answer,
+//! gets a connection of its own (what one request leaves for the next, a question put or a
+//! call waiting for its answer, is found by its random `requestState`, as in
+//! [`AcrossRequests`]). A request is answered on its POST:
 //! as JSON, or, when the client accepts it, as an event stream that also carries what the
 //! gateway tells that client meanwhile (a question, progress), unless the session opened a
 //! stream of its own with GET. DELETE ends a session. All of it runs on the gateway's one
@@ -24,7 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::access::{Access, Refused};
 use super::hub::Hub;
-use super::serve::{Clients, Connection, META_SUBSCRIPTION_ID};
+use super::serve::{AcrossRequests, Clients, Connection, META_SUBSCRIPTION_ID};
 use crate::connect::era::META_PROTOCOL_VERSION;
 
 /// The path the gateway answers on.
@@ -129,23 +132,25 @@ struct Endpoint {
     clients: Rc<Clients>,
     access: Access,
     sessions: RefCell<HashMap<String, Rc<Session>>>,
-    /// The modern clients' requests, which carry who they are each time.
-    sessionless: Rc<Session>,
     opened: Cell<u64>,
+    /// What the modern clients' requests leave for their next ones.
+    modern: Rc<AcrossRequests>,
+    /// The modern clients' requests so far (each tags its calls with its number).
+    modern_requests: Cell<u64>,
 }
 
 /// Serve `hub` on `listener` (bound to a loopback address) until the process is told to stop
 /// (Ctrl-C or SIGTERM); then every server is closed. Must run inside a `LocalSet`.
 pub async fn serve_http(hub: Rc<Hub>, listener: TcpListener, access: Access) {
     let clients = Clients::start(&hub);
-    let sessionless = Session::start(&hub, &clients, "m-".into());
     let endpoint = Rc::new(Endpoint {
         hub: Rc::clone(&hub),
         clients,
         access,
         sessions: RefCell::default(),
-        sessionless,
         opened: Cell::new(0),
+        modern: Rc::default(),
+        modern_requests: Cell::new(0),
     });
     hub.start_all();
     let mut terminate =
@@ -256,7 +261,8 @@ impl Endpoint {
                 None => return plain(StatusCode::NOT_FOUND, "no such session; initialize again"),
             }
         } else if is_modern(&message) || method.is_none() {
-            (Rc::clone(&self.sessionless), None)
+            let is_request = method.is_some();
+            return self.post_modern(message, id, is_request, streams).await;
         } else {
             return plain(
                 StatusCode::BAD_REQUEST,
@@ -290,6 +296,40 @@ impl Endpoint {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
         response
+    }
+
+    /// A modern client's message, served by a connection of its own (the request says who
+    /// sent it and what it can answer): a request's answer as JSON, or as an event stream of
+    /// what comes before it. Such a client is sent no requests, so an answer from it answers
+    /// nothing.
+    async fn post_modern(
+        &self,
+        message: Value,
+        id: Option<Value>,
+        is_request: bool,
+        streams: bool,
+    ) -> Response<Body> {
+        let number = self.modern_requests.get() + 1;
+        self.modern_requests.set(number);
+        let (out, outgoing) = mpsc::unbounded_channel();
+        let conn = Connection::for_request(
+            Rc::clone(&self.hub),
+            out,
+            format!("m{number}-"),
+            Rc::clone(&self.modern),
+        );
+        self.clients.add(&conn);
+        let (true, Some(id)) = (is_request, id) else {
+            Rc::clone(&conn).on_message(message).await;
+            return empty(StatusCode::ACCEPTED);
+        };
+        tokio::task::spawn_local(Rc::clone(&conn).on_message(message));
+        let messages = until_answered(conn, outgoing, id.clone());
+        if streams {
+            answer_or_stream(messages, &id).await
+        } else {
+            only_the_answer(messages, &id).await
+        }
     }
 
     /// A new session; with [`MAX_SESSIONS`] open, the one unused the longest ends first.
@@ -373,6 +413,59 @@ fn stream_of_request(
     rx
 }
 
+/// What `conn` tells its client until the answer to its request `id`, which ends it. When the
+/// client closes the stream first, the request is cancelled (a modern client's subscription
+/// ends that way).
+fn until_answered(
+    conn: Rc<Connection>,
+    mut outgoing: mpsc::UnboundedReceiver<Value>,
+    id: Value,
+) -> mpsc::UnboundedReceiver<Value> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::task::spawn_local(async move {
+        loop {
+            let message = tokio::select! {
+                message = outgoing.recv() => message,
+                _ = tx.closed() => None,
+            };
+            let Some(message) = message else { break };
+            let last = answers(&message, &id);
+            if tx.send(message).is_err() {
+                break;
+            }
+            if last {
+                return;
+            }
+        }
+        let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id}});
+        conn.on_message(cancelled).await;
+    });
+    rx
+}
+
+/// The answer to request `id` as JSON, for a client that takes no event stream (what came
+/// before it is left out).
+async fn only_the_answer(
+    mut messages: mpsc::UnboundedReceiver<Value>,
+    id: &Value,
+) -> Response<Body> {
+    while let Some(message) = messages.recv().await {
+        if answers(&message, id) {
+            return json_response(StatusCode::OK, &message);
+        }
+    }
+    plain(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the request got no answer",
+    )
+}
+
+/// Whether `message` is the answer to request `id`.
+fn answers(message: &Value, id: &Value) -> bool {
+    message.get("method").is_none() && message.get("id") == Some(id)
+}
+
 /// Whether a message comes from a client of the 2026-07-28 era (it says so in each request).
 fn is_modern(message: &Value) -> bool {
     message.get("method").and_then(Value::as_str) == Some("server/discover")
@@ -395,8 +488,7 @@ async fn answer_or_stream(
             "the request got no answer",
         );
     };
-    let answers = first.get("method").is_none() && first.get("id") == Some(id);
-    if answers {
+    if answers(&first, id) {
         return json_response(StatusCode::OK, &first);
     }
     event_stream(Some(first), messages)

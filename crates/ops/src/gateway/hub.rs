@@ -1073,8 +1073,9 @@ impl Hub {
             .map(|r| r.server.clone())
     }
 
-    /// The session of `server` for a request, starting it when it is idle (and, in a profile
-    /// that starts servers on first use, waiting while it starts); or why there is none.
+    /// The session of `server` for a request, starting it when it is idle and waiting while it
+    /// starts (a client that kept the tools it listed before may call one at once); or why
+    /// there is none.
     async fn session_for(self: &Rc<Self>, server: &str) -> Result<Rc<Session>, String> {
         let Some(slot) = self.members.get(server) else {
             return Err(format!("`{server}` is not a server of this profile"));
@@ -1089,12 +1090,7 @@ impl Hub {
                     return Err(format!("server `{server}` is down: {why}. {hint}"));
                 }
                 State::Idle(_) => self.wake(server),
-                State::Starting if self.profile.lazy => {}
-                State::Starting => {
-                    return Err(format!(
-                        "server `{server}` is still starting; try again in a moment"
-                    ));
-                }
+                State::Starting => {}
             }
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
                 return Err(format!(
@@ -1251,6 +1247,9 @@ impl Hub {
             Ok(session) => session,
             Err(why) => return refused("server_down", why),
         };
+        // A server that came up meanwhile has listed its tools: the name this one has there.
+        let listed = self.tools.borrow().get(namespaced).cloned();
+        let route = listed.as_ref().unwrap_or(route);
         if session.tool_disabled(&route.name) {
             return refused(
                 "disabled",

@@ -97,7 +97,20 @@ pub(crate) struct Connection {
     subscriptions: RefCell<HashMap<String, (Value, Wanted)>>,
     /// The lists' changes this client has been told of.
     told: Cell<ListGenerations>,
-    listed_once: RefCell<bool>,
+    /// What this client's requests leave for its next ones.
+    across: Rc<AcrossRequests>,
+    /// Serves a single HTTP request of a modern client (which says who it is in each): it
+    /// hears a server's log messages only while calling that server.
+    one_request: bool,
+}
+
+/// What a client's requests leave for its next ones: a connection's own, or over HTTP shared by
+/// every request of the modern clients (each request a connection of its own, since each
+/// says who sent it; what is left is found by its random `requestState`).
+#[derive(Default)]
+pub(crate) struct AcrossRequests {
+    /// Whether a list of the tools was answered (the first waits for servers still starting).
+    listed_once: Cell<bool>,
     /// Questions put to a modern client inside a call's answer, by the `requestState` they
     /// went with: the call they ask about (its tool and arguments), so that an answer is taken
     /// only for that call, once.
@@ -188,7 +201,7 @@ impl Clients {
             let clients = Rc::clone(&clients);
             tokio::task::spawn_local(async move {
                 while let Some(asked) = questions.recv().await {
-                    let caller = clients.find(|c| c.is_calling(&asked.server));
+                    let caller = clients.caller(&asked.server, "elicitation");
                     let Some(conn) = caller else {
                         let _ = asked.reply.send(Answer::Decline);
                         continue;
@@ -213,16 +226,16 @@ impl Clients {
             let clients = Rc::clone(&clients);
             tokio::task::spawn_local(async move {
                 while let Some(request) = requests.recv().await {
-                    let live = clients.live();
-                    let server = request.server();
-                    let caller = live
-                        .iter()
-                        .find(|c| c.is_calling(server))
-                        .or(match live.as_slice() {
-                            [only] => Some(only),
+                    let capability = match &request {
+                        ForClient::Roots { .. } => "roots",
+                        ForClient::Sampling { .. } => "sampling",
+                    };
+                    let caller = clients.caller(request.server(), capability).or_else(|| {
+                        match clients.live().as_slice() {
+                            [only] => Some(Rc::clone(only)),
                             _ => None,
-                        })
-                        .cloned();
+                        }
+                    });
                     let clients = Rc::clone(&clients);
                     tokio::task::spawn_local(async move {
                         match request {
@@ -320,7 +333,24 @@ impl Clients {
     }
 
     pub fn add(&self, conn: &Rc<Connection>) {
-        self.connections.borrow_mut().push(Rc::downgrade(conn));
+        let mut connections = self.connections.borrow_mut();
+        connections.retain(|c| c.strong_count() > 0);
+        connections.push(Rc::downgrade(conn));
+    }
+
+    /// The client calling `server` that its request goes to: one that declared `capability`
+    /// first (with several calling it, another's capabilities do not decide).
+    fn caller(&self, server: &str, capability: &str) -> Option<Rc<Connection>> {
+        let calling: Vec<Rc<Connection>> = self
+            .live()
+            .into_iter()
+            .filter(|c| c.is_calling(server))
+            .collect();
+        calling
+            .iter()
+            .find(|c| c.declares(capability))
+            .or(calling.first())
+            .cloned()
     }
 
     /// The connections still in use (the others are forgotten).
@@ -385,6 +415,27 @@ pub(crate) fn not_json(error: &serde_json::Error) -> Value {
 impl Connection {
     /// A client whose messages go to `out`; `tag` tells its calls from other clients'.
     pub fn new(hub: Rc<Hub>, out: mpsc::UnboundedSender<Value>, tag: String) -> Rc<Connection> {
+        Self::with(hub, out, tag, Rc::default(), false)
+    }
+
+    /// One request of a modern client over HTTP, whose messages go to `out` (that request's
+    /// answer); `across` is what the modern clients' requests leave for their next ones.
+    pub fn for_request(
+        hub: Rc<Hub>,
+        out: mpsc::UnboundedSender<Value>,
+        tag: String,
+        across: Rc<AcrossRequests>,
+    ) -> Rc<Connection> {
+        Self::with(hub, out, tag, across, true)
+    }
+
+    fn with(
+        hub: Rc<Hub>,
+        out: mpsc::UnboundedSender<Value>,
+        tag: String,
+        across: Rc<AcrossRequests>,
+        one_request: bool,
+    ) -> Rc<Connection> {
         Rc::new(Connection {
             out,
             tag,
@@ -395,16 +446,19 @@ impl Connection {
             progress_tokens: RefCell::default(),
             told: Cell::new(hub.generations()),
             subscriptions: RefCell::default(),
-            listed_once: RefCell::new(false),
-            asks: RefCell::default(),
-            question_routes: RefCell::default(),
-            parked: RefCell::default(),
+            across,
+            one_request,
             hub,
         })
     }
 
     fn send(&self, message: Value) {
         let _ = self.out.send(message);
+    }
+
+    /// Whether the client declared `capability`.
+    fn declares(&self, capability: &str) -> bool {
+        self.client.borrow().capabilities.get(capability).is_some()
     }
 
     /// Whether one of this client's calls is in flight on `server`.
@@ -415,7 +469,9 @@ impl Connection {
     /// A server's log message, when it is as severe as the client asked for: under the
     /// server's name (`SERVER`, or `SERVER/LOGGER` when the server named its logger).
     fn log(&self, log: &ServerLog) {
-        if log_rank(&log.level) < self.client.borrow().log_level {
+        if log_rank(&log.level) < self.client.borrow().log_level
+            || (self.one_request && !self.is_calling(&log.server))
+        {
             return;
         }
         let logger = match &log.logger {
@@ -452,7 +508,7 @@ impl Connection {
             (
                 now.tools != told.tools,
                 "tools",
-                legacy && *self.listed_once.borrow(),
+                legacy && self.across.listed_once.get(),
             ),
             (now.prompts != told.prompts, "prompts", legacy),
             (now.resources != told.resources, "resources", legacy),
@@ -531,8 +587,7 @@ impl Connection {
     fn on_notification(&self, method: &str, params: &Map<String, Value>) {
         // Servers that asked for roots before the client was there got none: they are told
         // once it says it has some, as when it says they changed.
-        let roots_now = method == "notifications/initialized"
-            && self.client.borrow().capabilities.get("roots").is_some();
+        let roots_now = method == "notifications/initialized" && self.declares("roots");
         if roots_now || method == "notifications/roots/list_changed" {
             let hub = Rc::clone(&self.hub);
             tokio::task::spawn_local(async move { hub.roots_changed().await });
@@ -615,6 +670,13 @@ impl Connection {
             if let Some(capabilities) = meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)) {
                 client.capabilities = capabilities.clone();
             }
+            if let Some(level) = meta
+                .and_then(|m| m.get(era::META_LOG_LEVEL))
+                .and_then(Value::as_str)
+                .and_then(level_index)
+            {
+                client.log_level = level;
+            }
             if let Some(name) = meta
                 .and_then(|m| m.get(era::META_CLIENT_INFO))
                 .and_then(|i| i.get("name"))
@@ -690,9 +752,9 @@ impl Connection {
                 Ok(json!({}))
             }
             "tools/list" => {
-                if !*self.listed_once.borrow() {
+                if !self.across.listed_once.get() {
                     self.hub.settle(FIRST_LIST_WAIT).await;
-                    *self.listed_once.borrow_mut() = true;
+                    self.across.listed_once.set(true);
                 }
                 Ok(json!({"tools": self.hub.list_tools()}))
             }
@@ -772,7 +834,7 @@ impl Connection {
             .get("requestState")
             .and_then(Value::as_str)
             .and_then(|state| {
-                let mut parked = self.parked.borrow_mut();
+                let mut parked = self.across.parked.borrow_mut();
                 let at = parked
                     .iter()
                     .position(|(s, p)| s == state && p.fingerprint == fingerprint)?;
@@ -787,9 +849,10 @@ impl Connection {
                 let _ = parked.reply.send(response);
                 parked.flight
             }
-            None => self.start_for_modern(params, call_id),
+            None => self.start_for_modern(params, call_id.clone()),
         };
-        // Cancelling this request cancels the call, whichever request started it.
+        // Cancelling this request cancels the call, whichever request started it, and the
+        // call's progress goes out with this request's answer, under its token.
         let server = self
             .calls
             .borrow()
@@ -800,15 +863,24 @@ impl Connection {
                 .borrow_mut()
                 .insert(request.to_owned(), (server, flight.call_id.clone()));
         }
+        let flight_id = flight.call_id.clone();
+        let token = self.progress_tokens.borrow_mut().remove(&call_id);
+        if let Some(token) = token {
+            self.progress_tokens
+                .borrow_mut()
+                .insert(flight_id.clone(), token);
+        }
         let answer = self.wait_for_modern(flight, fingerprint).await;
         self.calls.borrow_mut().remove(request);
+        self.progress_tokens.borrow_mut().remove(&flight_id);
         answer
     }
 
     /// Start a modern client's call on its own, its server's questions routed to it.
     fn start_for_modern(self: &Rc<Self>, params: &Map<String, Value>, call_id: String) -> InFlight {
         let (ask_tx, questions) = mpsc::unbounded_channel();
-        self.question_routes
+        self.across
+            .question_routes
             .borrow_mut()
             .insert(call_id.clone(), ask_tx);
         let pending: PendingAsk = Rc::default();
@@ -825,7 +897,7 @@ impl Connection {
                 ask: asker,
             };
             let routed = conn.hub.call_tool(&params, caller).await;
-            conn.question_routes.borrow_mut().remove(&id);
+            conn.across.question_routes.borrow_mut().remove(&id);
             conn.progress_tokens.borrow_mut().remove(&id);
             let _ = done_tx.send(routed);
         });
@@ -852,7 +924,7 @@ impl Connection {
             Some(question) = flight.questions.recv() => {
                 let state = format!("plugboard-relay-{:032x}", rand::random::<u128>());
                 let (method, asked) = (question.method, question.params);
-                let mut parked = self.parked.borrow_mut();
+                let mut parked = self.across.parked.borrow_mut();
                 if parked.len() >= PENDING_ASKS {
                     // The oldest never came back: its server's question is declined.
                     parked.remove(0);
@@ -930,7 +1002,7 @@ impl Connection {
     /// Note a question put to a modern client about `call`; its `requestState`.
     fn put_ask(&self, call: &str) -> String {
         let state = format!("plugboard-ask-{:032x}", rand::random::<u128>());
-        let mut asks = self.asks.borrow_mut();
+        let mut asks = self.across.asks.borrow_mut();
         if asks.len() >= PENDING_ASKS {
             asks.remove(0);
         }
@@ -940,7 +1012,7 @@ impl Connection {
 
     /// Whether `state` is a question put about `call` (then it is answered: taken away).
     fn take_ask(&self, state: &str, call: &str) -> bool {
-        let mut asks = self.asks.borrow_mut();
+        let mut asks = self.across.asks.borrow_mut();
         match asks.iter().position(|(s, c)| s == state && c == call) {
             Some(at) => {
                 asks.remove(at);
@@ -1003,8 +1075,7 @@ impl Connection {
     /// its user as it would for a server of its own): its result, or why not. A legacy client
     /// is sent the request; a modern one gets it inside the answer to its call to `server`.
     async fn client_sample(&self, server: &str, params: Value) -> Result<Value, String> {
-        let takes = self.client.borrow().capabilities.get("sampling").is_some();
-        if !takes {
+        if !self.declares("sampling") {
             return Err(format!(
                 "sampling declined: the client calling `{server}` through the gateway takes no \
                  sampling requests (Plugboard holds no language model of its own)"
@@ -1115,7 +1186,7 @@ impl Connection {
     ) -> Option<Value> {
         let route = {
             let calls = self.calls.borrow();
-            let routes = self.question_routes.borrow();
+            let routes = self.across.question_routes.borrow();
             calls
                 .values()
                 .filter(|(s, _)| s == server)
