@@ -64,6 +64,16 @@ impl Client {
         params: Value,
         mut answer: impl FnMut(&Value) -> Value,
     ) -> Value {
+        self.request_answering(method, params, |request| Ok(answer(request)))
+    }
+
+    /// As [`Client::request_with`], where `answer` gives a result or a JSON-RPC error.
+    fn request_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut answer: impl FnMut(&Value) -> Result<Value, Value>,
+    ) -> Value {
         self.next += 1;
         let id = self.next;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -71,8 +81,10 @@ impl Client {
             let message = self.read();
             if message.get("method").is_some() {
                 if let Some(request_id) = message.get("id") {
-                    let result = answer(&message);
-                    self.send(&json!({"jsonrpc": "2.0", "id": request_id, "result": result}));
+                    self.send(&match answer(&message) {
+                        Ok(result) => json!({"jsonrpc": "2.0", "id": request_id, "result": result}),
+                        Err(error) => json!({"jsonrpc": "2.0", "id": request_id, "error": error}),
+                    });
                 }
                 continue;
             }
@@ -1665,6 +1677,52 @@ fn a_servers_questions_reach_the_client_one_at_a_time_and_a_flood_is_declined() 
     );
     assert_eq!(asked_again, 8, "{again}");
     assert_eq!(text_of(&again), "0 of 20 questions accepted", "{again}");
+    assert!(client.finish().success());
+    assert_no_process_left(&marker);
+}
+
+/// A server's requests for its client's roots take turns as its questions do: a flood of them
+/// reaches the client 8 at most, the rest answered an error at once; the client's own error
+/// reaches the server as an error, not as roots.
+#[test]
+fn a_flood_of_roots_requests_reaches_the_client_bounded() {
+    let home = Home::new();
+    let marker = add_fixture(&home, "rooty", &["--misbehave", "roots-flood=20"], None);
+    assert_code(
+        &home.run(&["profile", "create", "rooting", "--server", "rooty"]),
+        0,
+    );
+    let mut client = Client::start(&home, "rooting");
+    client.initialize("flooded", json!({"roots": {}}));
+    client.tool_names();
+    // The turns are free again after a flood: the second round is served as the first.
+    for (round, gives) in [(0, true), (1, true), (2, false)] {
+        let mut asked = 0;
+        let answered = client.request_answering(
+            "tools/call",
+            json!({"name": "rooty__echo", "arguments": {"message": "hi"}}),
+            |request| {
+                assert_eq!(request["method"], "roots/list", "{request}");
+                asked += 1;
+                if asked == 1 {
+                    // Time for the whole flood to reach the gateway before the first answer.
+                    std::thread::sleep(std::time::Duration::from_millis(500));
+                }
+                if gives {
+                    Ok(json!({"roots": [{"uri": "file:///home/me/project"}]}))
+                } else {
+                    Err(json!({"code": -32603, "message": "the workspace is locked"}))
+                }
+            },
+        );
+        assert_eq!(asked, 8, "round {round}: {answered}");
+        let expected = if gives { 8 } else { 0 };
+        assert_eq!(
+            text_of(&answered),
+            format!("{expected} of 20 roots requests answered"),
+            "round {round}: {answered}"
+        );
+    }
     assert!(client.finish().success());
     assert_no_process_left(&marker);
 }

@@ -163,17 +163,19 @@ pub(crate) struct Clients {
     connections: RefCell<Vec<std::rc::Weak<Connection>>>,
     /// Each server's questions for the user (elicitations, sampling) take turns.
     turns: UserTurns,
+    /// So do its requests for the client's roots, among themselves.
+    roots_turns: UserTurns,
 }
 
 impl Clients {
-    /// Wait for `server`'s turn to put a question to `conn`'s user; `None` when too many of
-    /// its questions wait already. A modern client needs no turn: it is put each question
-    /// inside the answer to the call it concerns, at the pace it calls.
-    async fn turn(&self, conn: &Connection, server: &str) -> Option<Option<Turn>> {
+    /// Wait for `server`'s turn (among `turns`) to put a request to `conn`; `None` when too
+    /// many of its requests wait already. A modern client needs no turn: it is put each
+    /// request inside the answer to the call it concerns, at the pace it calls.
+    async fn turn(turns: &UserTurns, conn: &Connection, server: &str) -> Option<Option<Turn>> {
         if conn.client.borrow().modern == Some(true) {
             return Some(None);
         }
-        self.turns.take(server).await.map(Some)
+        turns.take(server).await.map(Some)
     }
 
     /// Start handing the hub's progress, questions and tool list changes to its clients. Must
@@ -182,6 +184,7 @@ impl Clients {
         let clients = Rc::new(Clients {
             connections: RefCell::default(),
             turns: UserTurns::default(),
+            roots_turns: UserTurns::default(),
         });
         // A server's progress on a call goes to its client under the client's own token.
         if let Some(mut progress) = hub.take_progress() {
@@ -209,7 +212,8 @@ impl Clients {
                     let clients = Rc::clone(&clients);
                     tokio::task::spawn_local(async move {
                         // Too many of this server's questions wait already: declined.
-                        let answer = match clients.turn(&conn, &asked.server).await {
+                        let answer = match Clients::turn(&clients.turns, &conn, &asked.server).await
+                        {
                             Some(_turn) => {
                                 conn.relay_question(&asked.server, &asked.question).await
                             }
@@ -240,9 +244,20 @@ impl Clients {
                     tokio::task::spawn_local(async move {
                         match request {
                             ForClient::Roots { server, reply } => {
-                                let roots = match caller {
-                                    Some(conn) => conn.client_roots(&server).await,
-                                    None => Err(format!(
+                                let turn = match &caller {
+                                    Some(conn) => {
+                                        Clients::turn(&clients.roots_turns, conn, &server).await
+                                    }
+                                    None => None,
+                                };
+                                let roots = match (caller, turn) {
+                                    (Some(conn), Some(_turn)) => conn.client_roots(&server).await,
+                                    (Some(_), None) => Err(format!(
+                                        "{QUESTIONS_PER_SERVER} requests of `{server}` for the \
+                                         client's roots are waiting already; ask again once \
+                                         they are answered"
+                                    )),
+                                    (None, _) => Err(format!(
                                         "no client of the gateway is calling `{server}` to be \
                                          asked for its roots; ask again during a call"
                                     )),
@@ -255,7 +270,9 @@ impl Clients {
                                 reply,
                             } => {
                                 let turn = match &caller {
-                                    Some(conn) => clients.turn(conn, &server).await,
+                                    Some(conn) => {
+                                        Clients::turn(&clients.turns, conn, &server).await
+                                    }
                                     None => None,
                                 };
                                 let result = match (caller, turn) {

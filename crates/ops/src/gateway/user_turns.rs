@@ -2,7 +2,8 @@
 //! turns into dialogs) reach the client one at a time: the next waits for the answer to the
 //! one before, and when too many of a server's questions wait already, the newest is declined
 //! at once. A server cannot bury its user in dialogs, nor keep the gateway holding its requests
-//! without end.
+//! without end. Its requests for the client's roots, which reach no user, take turns the same
+//! way among themselves.
 
 use std::cell::Cell;
 use std::collections::HashMap;
