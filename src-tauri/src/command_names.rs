@@ -41,6 +41,7 @@ pub const COMMANDS: &[&str] = &[
     "activity",
     "set_profile_lazy",
     "set_profile_rule",
+    "set_profile_hooks",
     "running_gateways",
     "gateway_questions",
     "answer_gateway_question",

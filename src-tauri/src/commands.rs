@@ -6,8 +6,8 @@
 
 use plugboard_app_api::api::app_views::AppViewInfo;
 use plugboard_app_api::api::{
-    ActivityView, FindingView, GatewayQuestionView, ProfileView, RemovedEntry, RunningGatewayView,
-    SandboxPanel, SandboxRequest, ServerDiagnosis,
+    ActivityView, FindingView, GatewayQuestionView, HooksChange, ProfileView, RemovedEntry,
+    RunningGatewayView, SandboxPanel, SandboxRequest, ServerDiagnosis,
 };
 use plugboard_app_api::api::{
     Api, ApiError, AppInfo, CallInput, CatalogCard, CatalogFilter, CategoryCount, ClientsOverview,
@@ -395,6 +395,18 @@ pub fn set_profile_rule(
     permission: Option<String>,
 ) -> Res<Vec<ProfileView>> {
     api.set_profile_rule(&name, &rule, permission.as_deref())
+}
+
+/// Change a profile's hooks (one added, one taken away, whether a failing one blocks the
+/// call); every profile after.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_profile_hooks(
+    api: State<'_, Arc<Api>>,
+    name: String,
+    change: HooksChange,
+) -> Res<Vec<ProfileView>> {
+    api.set_profile_hooks(&name, change)
 }
 
 /// The questions gateways wait on now ("may this call run?"), oldest first.

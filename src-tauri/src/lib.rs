@@ -107,6 +107,7 @@ pub fn specta_builder_for<R: tauri::Runtime>() -> Builder<R> {
             commands::budget,
             commands::set_profile_lazy,
             commands::set_profile_rule,
+            commands::set_profile_hooks,
             commands::running_gateways,
             commands::gateway_questions,
             commands::answer_gateway_question,

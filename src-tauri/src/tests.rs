@@ -274,6 +274,28 @@ fn no_stored_secret_ever_crosses_ipc() {
             "set_profile_rule",
             json!({"name": "default", "rule": "fx2", "permission": "sometimes"}),
         ),
+        // A hook added and taken away; one whose event is none, and one without a command,
+        // refused.
+        (
+            "set_profile_hooks",
+            json!({"name": "default", "change": {"add": {"event": "pre_tool_use",
+                "matcher": "fx2__*", "command": "true"}, "remove": null, "fail_closed": true}}),
+        ),
+        (
+            "set_profile_hooks",
+            json!({"name": "default", "change": {"add": null, "remove": {"event": "pre_tool_use",
+                "matcher": "fx2__*", "command": "true"}, "fail_closed": false}}),
+        ),
+        (
+            "set_profile_hooks",
+            json!({"name": "default", "change": {"add": {"event": "whenever",
+                "matcher": "*", "command": "true"}, "remove": null, "fail_closed": null}}),
+        ),
+        (
+            "set_profile_hooks",
+            json!({"name": "default", "change": {"add": {"event": "post_tool_use",
+                "matcher": "*", "command": "  "}, "remove": null, "fail_closed": null}}),
+        ),
         ("running_gateways", json!({})),
         // The gateways' questions: none open; answering one that is not open is refused.
         ("gateway_questions", json!({})),
@@ -346,7 +368,7 @@ fn no_stored_secret_ever_crosses_ipc() {
             }
         }
     }
-    assert_eq!(errors, 14, "the fourteen bad calls fail: {answers:#?}");
+    assert_eq!(errors, 16, "the sixteen bad calls fail: {answers:#?}");
     assert!(
         answers
             .iter()

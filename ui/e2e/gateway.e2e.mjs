@@ -152,4 +152,33 @@ export async function gateway() {
     if ("fx2" in workRules()) throw new Error(`profiles.json: ${JSON.stringify(workRules())}`);
     await (await s.find('[data-testid="nav-installed"]')).click();
   });
+
+  await step("gateway: a hook added on the profile's card blocks a call, then is removed", async () => {
+    const card = '[data-testid="profile"][data-name="work"]';
+    const hooks = () => JSON.parse(readFileSync(join(home, "profiles.json"), "utf8")).profiles?.work?.hooks ?? [];
+    await (await s.find('[data-testid="nav-gateway"]')).click();
+    await (await s.waitFor(`${card} [data-testid="profile-hooks"] summary`)).click();
+    // One without a command is refused, saying why; nothing is kept.
+    await fill(`${card} [data-testid="profile-hook-matcher"]`, "fx2__*");
+    await (await s.find(`${card} [data-testid="profile-hook-add"]`)).click();
+    const refused = await (await s.waitFor(`${card} [data-testid="profile-hook-error"]`, { what: "the refusal" })).text();
+    if (!refused.includes("command")) throw new Error(`the refusal says ${refused}`);
+    if (hooks().length !== 0) throw new Error(`profiles.json: ${JSON.stringify(hooks())}`);
+    await fill(`${card} [data-testid="profile-hook-command"]`, "echo 'the e2e hook says no' >&2; exit 2");
+    await (await s.find(`${card} [data-testid="profile-hook-add"]`)).click();
+    await s.waitFor(`${card} [data-testid="profile-hook"][data-matcher="fx2__*"]`, { what: "the new hook" });
+    const kept = hooks();
+    if (kept.length !== 1 || kept[0].event !== "pre_tool_use" || kept[0].matcher !== "fx2__*") {
+      throw new Error(`profiles.json: ${JSON.stringify(kept)}`);
+    }
+    const answer = await callThroughGateway("work", "fx2__echo", { message: "hi" });
+    const said = JSON.stringify(answer.result);
+    if (!answer.result?.isError || !said.includes("the e2e hook says no")) throw new Error(`the hooked call gave ${said}`);
+    await s.waitFor('[data-testid="activity-row"][data-decision="hook_blocked"]', { timeout: 10000, what: "the blocked call in the activity" });
+    await shot("34-gateway-hooks");
+    await (await s.find(`${card} [data-testid="profile-hook"] [data-testid="profile-hook-remove"]`)).click();
+    await s.waitGone(`${card} [data-testid="profile-hook"]`);
+    if (hooks().length !== 0) throw new Error(`profiles.json: ${JSON.stringify(hooks())}`);
+    await (await s.find('[data-testid="nav-installed"]')).click();
+  });
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::clients::ClientStatus;
+use crate::gateway::hooks::Hook;
 use crate::gateway::profiles::{
     Profile, ProfileError, ProfileStore, SIDE_EFFECTS_RULE, servers_of,
 };
@@ -39,7 +40,10 @@ pub struct ProfileOverview {
     /// What a rule of it may name: `*side_effects`, its servers, and the tools a client of it
     /// may be listed (those of its tested servers, namespaced), in that order.
     pub targets: Vec<String>,
-    pub hooks: usize,
+    /// Its hooks, in the order they run.
+    pub hooks: Vec<Hook>,
+    /// A hook that fails blocks the call.
+    pub hooks_fail_closed: bool,
     /// Its servers start on first use.
     pub lazy: bool,
     /// The clients whose files launch this profile's gateway (their labels).
@@ -103,7 +107,8 @@ fn summed(
             .chain(served.iter().cloned())
             .chain(offered.iter().map(|(_, _, namespaced)| namespaced.clone()))
             .collect(),
-        hooks: profile.hooks.len(),
+        hooks: profile.hooks.clone(),
+        hooks_fail_closed: profile.hooks_fail_closed,
         lazy: profile.lazy,
         clients: clients
             .iter()

@@ -166,6 +166,11 @@ export const commands = {
 	 *  (`null`) take it away; every profile after.
 	 */
 	setProfileRule: (name: string, rule: string, permission: string | null) => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("set_profile_rule", { name, rule, permission })),
+	/**
+	 *  Change a profile's hooks (one added, one taken away, whether a failing one blocks the
+	 *  call); every profile after.
+	 */
+	setProfileHooks: (name: string, change: HooksChange) => typedError<ProfileView[], ApiError>(__TAURI_INVOKE("set_profile_hooks", { name, change })),
 	/**  The gateways running now, with each server's state. */
 	runningGateways: () => __TAURI_INVOKE<RunningGatewayView[]>("running_gateways"),
 	/**  The questions gateways wait on now ("may this call run?"), oldest first. */
@@ -872,6 +877,29 @@ export type HintsView = {
 	label: string,
 };
 
+/**  One hook of a profile: a command run around each call of the tools it matches. */
+export type HookView = {
+	/**
+	 *  `pre_tool_use` (before the call; may block it or change its arguments) or
+	 *  `post_tool_use` (after it, before the result goes back).
+	 */
+	event: string,
+	/**  The namespaced tools it runs for: `*` matches any text (`github__*`, `*`). */
+	matcher: string,
+	/**  The command line (`sh -c`); it reads the call as JSON on its standard input. */
+	command: string,
+};
+
+/**
+ *  A change to a profile's hooks: one added (run after the others), one taken away (the first
+ *  equal to it), whether a failing hook blocks the call.
+ */
+export type HooksChange = {
+	add: HookView | null,
+	remove: HookView | null,
+	fail_closed: boolean | null,
+};
+
 /**  One server found in another client's file, as importing it would make it. */
 export type ImportCandidate = {
 	entry: string,
@@ -1186,7 +1214,10 @@ export type ProfileView = {
 	rules: RuleView[],
 	/**  What a new rule may name: `*side_effects`, its servers, the tools of its tested servers. */
 	targets: string[],
-	hooks: number,
+	/**  Its hooks, in the order they run. */
+	hooks: HookView[],
+	/**  A hook that fails (crashes, runs out of time) blocks the call; else the call goes on. */
+	hooks_fail_closed: boolean,
 	/**  Its servers start on their first use, not all when its gateway starts. */
 	lazy: boolean,
 	/**  The apps whose files launch its gateway. */

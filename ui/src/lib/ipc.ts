@@ -63,6 +63,7 @@ import type {
   Value,
   ErrorCode,
   ProfileView,
+  HooksChange,
   ActivityView,
   GatewayQuestionView,
   RunningGatewayView,
@@ -197,6 +198,9 @@ export const api = {
   setProfileLazy: (name: string, lazy: boolean): Promise<ProfileView[]> => unwrap(() => commands.setProfileLazy(name, lazy)),
   setProfileRule: (name: string, rule: string, permission: string | null): Promise<ProfileView[]> =>
     unwrap(() => commands.setProfileRule(name, rule, permission)),
+  /** Add a hook to a profile, take one away, or say whether a failing one blocks the call. */
+  setProfileHooks: (name: string, change: HooksChange): Promise<ProfileView[]> =>
+    unwrap(() => commands.setProfileHooks(name, change)),
   /** The last calls made through gateways, newest first. */
   activity: (server: string | null, last: number): Promise<ActivityView[]> => commands.activity(server, last),
   /** The questions gateways wait on ("may this call run?"), oldest first. */

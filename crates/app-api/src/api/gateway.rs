@@ -3,10 +3,11 @@
 //! the record of the calls made through gateways. A profile's gateway goes into a client's file
 //! through the export (`ExportSelection::profile`). All logic is in [`crate::gateway`].
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Api, ApiError, ErrorCode, FieldError};
 use crate::gateway::activity::{ActivityLog, ActivityRecord};
+use crate::gateway::hooks::Hook;
 use crate::gateway::status::ServerStatus;
 use crate::gateway::{Permission, ProfileError, ProfileStore};
 use crate::profile_overview::{ProfileOverview, overview};
@@ -29,7 +30,10 @@ pub struct ProfileView {
     pub rules: Vec<RuleView>,
     /// What a new rule may name: `*side_effects`, its servers, the tools of its tested servers.
     pub targets: Vec<String>,
-    pub hooks: u32,
+    /// Its hooks, in the order they run.
+    pub hooks: Vec<HookView>,
+    /// A hook that fails (crashes, runs out of time) blocks the call; else the call goes on.
+    pub hooks_fail_closed: bool,
     /// Its servers start on their first use, not all when its gateway starts.
     pub lazy: bool,
     /// The apps whose files launch its gateway.
@@ -45,6 +49,27 @@ pub struct RuleView {
     pub rule: String,
     /// `allow`, `ask`, `deny` or `hide`.
     pub permission: String,
+}
+
+/// One hook of a profile: a command run around each call of the tools it matches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct HookView {
+    /// `pre_tool_use` (before the call; may block it or change its arguments) or
+    /// `post_tool_use` (after it, before the result goes back).
+    pub event: String,
+    /// The namespaced tools it runs for: `*` matches any text (`github__*`, `*`).
+    pub matcher: String,
+    /// The command line (`sh -c`); it reads the call as JSON on its standard input.
+    pub command: String,
+}
+
+/// A change to a profile's hooks: one added (run after the others), one taken away (the first
+/// equal to it), whether a failing hook blocks the call.
+#[derive(Clone, Debug, Default, Deserialize, specta::Type)]
+pub struct HooksChange {
+    pub add: Option<HookView>,
+    pub remove: Option<HookView>,
+    pub fail_closed: Option<bool>,
 }
 
 /// A gateway running now (`plugboard serve` launched by an app).
@@ -95,13 +120,22 @@ fn view(p: ProfileOverview) -> ProfileView {
             })
             .collect(),
         targets: p.targets,
-        hooks: count(p.hooks),
+        hooks: p.hooks.iter().map(hook_view).collect(),
+        hooks_fail_closed: p.hooks_fail_closed,
         name: p.name,
         servers: p.servers,
         all_enabled: p.all_enabled,
         lazy: p.lazy,
         untested: p.untested,
         clients: p.clients,
+    }
+}
+
+fn hook_view(hook: &Hook) -> HookView {
+    HookView {
+        event: hook.event.as_str().to_owned(),
+        matcher: hook.matcher.clone(),
+        command: hook.command.clone(),
     }
 }
 
@@ -208,6 +242,39 @@ impl Api {
                     p.permissions.remove(rule);
                 }
             })?;
+        self.profiles()
+    }
+
+    /// Change profile `name`'s hooks as `change` says; returns every profile. A hook that is not
+    /// one (no such event, no matcher, no command) is refused and nothing is changed.
+    pub fn set_profile_hooks(
+        &self,
+        name: &str,
+        change: HooksChange,
+    ) -> Result<Vec<ProfileView>, ApiError> {
+        let hook = |view: &HookView| {
+            Hook::new(&view.event, &view.matcher, &view.command)
+                .map_err(|why| ApiError::field("hook", why))
+        };
+        let add = change.add.as_ref().map(hook).transpose()?;
+        let remove = change.remove.as_ref().map(hook).transpose()?;
+        let config = self.servers.config().load()?;
+        self.profile_store().edit(name, &config, |p| {
+            if let Some(remove) = &remove
+                && let Some(at) = p.hooks.iter().position(|h| {
+                    (h.event, &h.matcher, &h.command)
+                        == (remove.event, &remove.matcher, &remove.command)
+                })
+            {
+                p.hooks.remove(at);
+            }
+            if let Some(add) = add {
+                p.hooks.push(add);
+            }
+            if let Some(fail_closed) = change.fail_closed {
+                p.hooks_fail_closed = fail_closed;
+            }
+        })?;
         self.profiles()
     }
 

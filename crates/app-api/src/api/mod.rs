@@ -38,7 +38,7 @@ pub use clients::{
 pub use doctor::{FindingSeverity, FindingView, ServerDiagnosis};
 pub use dto::*;
 pub use error::{ApiError, ErrorCode, FieldError};
-pub use gateway::{ActivityView, ProfileView, RunningGatewayView};
+pub use gateway::{ActivityView, HookView, HooksChange, ProfileView, RunningGatewayView};
 pub use gateway_asks::GatewayQuestionView;
 pub use market::{MarketPage, MarketQuery, RegistryStatus, RegistryView, SyncProgressView};
 pub use pins::{

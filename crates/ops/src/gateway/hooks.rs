@@ -62,14 +62,27 @@ impl Hook {
         };
         let (head, command) = text.split_once('=').ok_or_else(bad)?;
         let (event, matcher) = head.split_once(':').ok_or_else(bad)?;
+        Hook::new(event, matcher, command).map_err(|_| bad())
+    }
+
+    /// A hook running `command` for `event` (`pre_tool_use`, `post_tool_use`) on the tools
+    /// `matcher` covers; what is wrong with it otherwise.
+    pub fn new(event: &str, matcher: &str, command: &str) -> Result<Hook, String> {
         let event = match event.trim() {
             "pre_tool_use" => HookEvent::PreToolUse,
             "post_tool_use" => HookEvent::PostToolUse,
-            _ => return Err(bad()),
+            other => {
+                return Err(format!(
+                    "`{other}` is not a hook's event: pre_tool_use or post_tool_use"
+                ));
+            }
         };
         let (matcher, command) = (matcher.trim(), command.trim());
-        if matcher.is_empty() || command.is_empty() {
-            return Err(bad());
+        if matcher.is_empty() {
+            return Err("a hook needs the tools it runs for (`*` for every tool)".into());
+        }
+        if command.is_empty() {
+            return Err("a hook needs a command to run".into());
         }
         Ok(Hook {
             event,
@@ -337,5 +350,29 @@ mod tests {
         ] {
             assert!(Hook::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_hook_made_of_its_parts_says_what_it_lacks() {
+        let hook = Hook::new(" post_tool_use", "a:b=c", " notify ").unwrap();
+        assert_eq!(
+            (hook.event, hook.matcher.as_str(), hook.command.as_str()),
+            (HookEvent::PostToolUse, "a:b=c", "notify")
+        );
+        assert!(
+            Hook::new("later", "*", "x")
+                .unwrap_err()
+                .contains("pre_tool_use")
+        );
+        assert!(
+            Hook::new("pre_tool_use", " ", "x")
+                .unwrap_err()
+                .contains("tools")
+        );
+        assert!(
+            Hook::new("pre_tool_use", "*", "")
+                .unwrap_err()
+                .contains("command")
+        );
     }
 }
