@@ -18,6 +18,11 @@
 //! is answered, and `burst_us` is the time from the first sent to the last answered.
 //! It then prints one JSON object: `{"tools", "list_ms", "call_us": [...], "burst_us", "rss_kib"}`.
 //!
+//!   floor sse URL
+//!       the same over the HTTP+SSE transport of MCP 2024-11-05 (a GET stream the server
+//!       answers on, each message POSTed to the endpoint the stream names first), for servers
+//!       that speak no streamable HTTP
+//!
 //! With `--era modern` (MCP 2026-07-28) the handshake is `server/discover` instead of
 //! `initialize` + `notifications/initialized`, every request carries the modern `_meta`, and
 //! over HTTP the `MCP-Protocol-Version` and `Mcp-Method` headers; there is no session to end.
@@ -250,8 +255,10 @@ fn main() -> ExitCode {
             stdio(rest, era, measure.as_ref())
         }
         Some("http") if args.len() == 2 => http(&args[1], era, measure.as_ref()),
+        Some("sse") if args.len() == 2 && era == Era::Legacy => sse(&args[1], measure.as_ref()),
         _ => Err(
-            "usage: floor [--era modern] stdio -- CMD [ARG...] | floor [--era modern] http URL"
+            "usage: floor [--era modern] stdio -- CMD [ARG...] | floor [--era modern] http URL \
+             | floor sse URL"
                 .to_owned(),
         ),
     };
@@ -499,13 +506,14 @@ enum Framing {
     Close,
 }
 
-/// A response body read straight from the connection.
-struct Body<'a> {
-    conn: &'a mut BufReader<TcpStream>,
+/// A response body read straight from the connection (borrowed for one answer, or owned for
+/// an event stream that stays open).
+struct Body<C> {
+    conn: C,
     framing: Framing,
 }
 
-impl Read for Body<'_> {
+impl<C: BufRead> Read for Body<C> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match &mut self.framing {
             Framing::Length(left) => {
@@ -556,12 +564,62 @@ impl Read for Body<'_> {
     }
 }
 
-impl Body<'_> {
+impl<C> Body<C> {
     fn finished(&self) -> bool {
         match self.framing {
             Framing::Length(left) => left == 0,
             Framing::Chunked { done, .. } => done,
             Framing::Close => false,
+        }
+    }
+}
+
+/// What an HTTP answer's status line and headers say.
+struct Head {
+    status: u16,
+    length: Option<usize>,
+    chunked: bool,
+    close: bool,
+    event_stream: bool,
+    session: Option<String>,
+}
+
+/// Read an answer's status line and headers from `conn`.
+fn read_head(conn: &mut impl BufRead) -> Result<Head, String> {
+    let mut line = String::new();
+    conn.read_line(&mut line)
+        .map_err(|e| format!("read: {e}"))?;
+    let mut head = Head {
+        status: line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("not an HTTP answer: {line:?}"))?,
+        length: None,
+        chunked: false,
+        close: false,
+        event_stream: false,
+        session: None,
+    };
+    loop {
+        line.clear();
+        conn.read_line(&mut line)
+            .map_err(|e| format!("read: {e}"))?;
+        let header = line.trim_end();
+        if header.is_empty() {
+            return Ok(head);
+        }
+        let Some((name, value)) = header.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" => head.length = value.parse().ok(),
+            "transfer-encoding" => head.chunked = value.eq_ignore_ascii_case("chunked"),
+            "connection" => head.close = value.eq_ignore_ascii_case("close"),
+            "content-type" => head.event_stream = value.starts_with("text/event-stream"),
+            "mcp-session-id" => head.session = Some(value.to_owned()),
+            _ => {}
         }
     }
 }
@@ -619,46 +677,19 @@ impl Http {
         head.push_str("\r\n");
         let mut bytes = head.into_bytes();
         bytes.extend_from_slice(&payload);
-        let mut session = None;
         let conn = self.connection()?;
         conn.get_mut()
             .write_all(&bytes)
             .map_err(|e| format!("send: {e}"))?;
 
-        // status line and headers
-        let mut line = String::new();
-        conn.read_line(&mut line)
-            .map_err(|e| format!("read: {e}"))?;
-        let status: u16 = line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| format!("not an HTTP answer: {line:?}"))?;
-        let mut length = None;
-        let mut chunked = false;
-        let mut close = false;
-        let mut event_stream = false;
-        loop {
-            line.clear();
-            conn.read_line(&mut line)
-                .map_err(|e| format!("read: {e}"))?;
-            let header = line.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            let Some((name, value)) = header.split_once(':') else {
-                continue;
-            };
-            let value = value.trim();
-            match name.to_ascii_lowercase().as_str() {
-                "content-length" => length = value.parse().ok(),
-                "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
-                "connection" => close = value.eq_ignore_ascii_case("close"),
-                "content-type" => event_stream = value.starts_with("text/event-stream"),
-                "mcp-session-id" => session = Some(value.to_owned()),
-                _ => {}
-            }
-        }
+        let Head {
+            status,
+            length,
+            chunked,
+            close,
+            event_stream,
+            session,
+        } = read_head(conn)?;
         if session.is_some() {
             self.session = session;
         }
@@ -787,6 +818,145 @@ fn http(url: &str, era: Era, measure: Option<&Measure>) -> Result<Measured, Stri
     if client.session.is_some() {
         // End the session, as a polite client does; its answer does not matter.
         let _ = client.exchange("DELETE", None, None);
+    }
+    Ok(measured)
+}
+
+// ---------------------------------------------------------------- HTTP+SSE (2024-11-05)
+
+/// A session on the HTTP+SSE transport: the server answers on one event stream (GET), each
+/// message goes in a POST to the endpoint the stream names in its first event.
+struct Sse {
+    post: Http,
+    events: BufReader<Body<BufReader<TcpStream>>>,
+}
+
+impl Sse {
+    fn connect(addr: &str, path: &str) -> Result<Sse, String> {
+        let stream = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
+        stream.set_nodelay(true).ok();
+        let mut conn = BufReader::new(stream);
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n");
+        conn.get_mut()
+            .write_all(request.as_bytes())
+            .map_err(|e| format!("send: {e}"))?;
+        let head = read_head(&mut conn)?;
+        if head.status != 200 {
+            return Err(format!("GET {path}: HTTP {}", head.status));
+        }
+        let framing = if head.chunked {
+            Framing::Chunked {
+                left: 0,
+                done: false,
+            }
+        } else {
+            Framing::Close
+        };
+        let mut sse = Sse {
+            post: Http {
+                addr: addr.to_owned(),
+                path: String::new(),
+                conn: None,
+                session: None,
+                protocol: None,
+                era: Era::Legacy,
+                headers: vec![],
+            },
+            events: BufReader::new(Body { conn, framing }),
+        };
+        let (event, endpoint) = sse.next_event()?;
+        if event != "endpoint" {
+            return Err(format!("the stream began with `{event}`, not its endpoint"));
+        }
+        // A path, or a whole URL on the same server.
+        sse.post.path = match endpoint.strip_prefix("http://") {
+            Some(rest) => rest[rest.find('/').unwrap_or(rest.len())..].to_owned(),
+            None => endpoint,
+        };
+        Ok(sse)
+    }
+
+    /// The next event on the stream: its name (`message` unless it says) and its data.
+    fn next_event(&mut self) -> Result<(String, String), String> {
+        let (mut event, mut data) = (String::new(), String::new());
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self
+                .events
+                .read_line(&mut line)
+                .map_err(|e| format!("read: {e}"))?
+                == 0
+            {
+                return Err("the event stream ended".into());
+            }
+            let l = line.trim_end_matches(['\r', '\n']);
+            if l.is_empty() {
+                if !data.is_empty() || !event.is_empty() {
+                    if event.is_empty() {
+                        event = "message".into();
+                    }
+                    return Ok((event, data));
+                }
+            } else if let Some(name) = l.strip_prefix("event:") {
+                event = name.trim().to_owned();
+            } else if let Some(d) = l.strip_prefix("data:") {
+                if !data.is_empty() {
+                    data.push('\n');
+                }
+                data.push_str(d.strip_prefix(' ').unwrap_or(d));
+            }
+        }
+    }
+}
+
+impl Rpc for Sse {
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Result<Value, String> {
+        self.post
+            .exchange("POST", Some(&request(id, method, params)), None)?;
+        loop {
+            let (event, data) = self.next_event()?;
+            if event != "message" {
+                continue;
+            }
+            if let Ok(message) = serde_json::from_str::<Value>(&data)
+                && let Some(result) = answer(message, id)
+            {
+                return result;
+            }
+        }
+    }
+
+    fn notify(&mut self, method: &str) -> Result<(), String> {
+        self.post
+            .exchange(
+                "POST",
+                Some(&json!({"jsonrpc": "2.0", "method": method})),
+                None,
+            )
+            .map(|_| ())
+    }
+}
+
+fn sse(url: &str, measure: Option<&Measure>) -> Result<Measured, String> {
+    let started = std::time::Instant::now();
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or("only http:// URLs (the floor speaks no TLS)")?;
+    let (addr, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let mut client = Sse::connect(addr, path)?;
+    let tools = session(&mut client, Era::Legacy)?;
+    let mut measured = Measured {
+        tools,
+        list_ms: started.elapsed().as_secs_f64() * 1e3,
+        ..Measured::default()
+    };
+    if let Some(measure) = measure {
+        measured.call_us = measure.calls(&mut client, 1_000, Era::Legacy)?;
     }
     Ok(measured)
 }

@@ -14,7 +14,7 @@
 //!
 //! It expects what bench/run builds and installs: target/release/plugboard (cargo build --release -p plugboard),
 //! target/release/mcp-fixture,
-//! target/bench-tools/release/floor, bench/node_modules (MCP Inspector), tests/peers
+//! target/bench-tools/release/floor, bench/node_modules (MCP Inspector, mcp-hub), tests/peers
 //! (server-everything), .tools/peers-venv (the Python SDK) and .tools/bench-venv (FastMCP).
 //!
 //! The modules: `options` (the command line), `paths` (what it runs), `process` and `command`

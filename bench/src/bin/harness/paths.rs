@@ -10,6 +10,8 @@ pub struct Paths {
     pub registry_fixture: PathBuf,
     pub floor: PathBuf,
     pub inspector: PathBuf,
+    /// mcp-hub's command line program (run with node).
+    pub mcp_hub: PathBuf,
     pub python: PathBuf,
     pub python_client: PathBuf,
     pub python_server: PathBuf,
@@ -37,6 +39,7 @@ impl Paths {
             registry_fixture: root.join("target/release/registry-fixture"),
             floor: root.join("target/bench-tools/release/floor"),
             inspector: root.join("bench/node_modules/.bin/mcp-inspector"),
+            mcp_hub: root.join("bench/node_modules/mcp-hub/dist/cli.js"),
             python: root.join(".tools/peers-venv/bin/python"),
             python_client: root.join("bench/python_client.py"),
             python_server: root.join("tests/peers/python_server.py"),
@@ -54,6 +57,7 @@ impl Paths {
             &self.fixture,
             &self.floor,
             &self.inspector,
+            &self.mcp_hub,
             &self.python,
             &self.everything,
         ] {

@@ -1,18 +1,21 @@
-//! Section `gateway`: what `plugboard serve` costs and saves, against a direct connection and
-//! FastMCP's proxy (PyPI), given the same MCP fixture servers:
+//! Section `gateway`: what `plugboard serve` costs and saves, against a direct connection,
+//! FastMCP's proxy (PyPI) and mcp-hub (npm), given the same MCP fixture servers:
 //! - `call, stdio` / `call, http`: the time of one `tools/call` (echo) on a session that has
 //!   listed its tools, made by the floor client straight to the fixture, through `plugboard
 //!   serve` (stdio, and `--http`), through `plugboard run` (the relay a client launches per
-//!   server without the gateway) and through FastMCP's proxy; sessions interleaved round by round;
+//!   server without the gateway), through FastMCP's proxy and (over HTTP+SSE, its only
+//!   transport for clients) through mcp-hub; sessions interleaved round by round;
 //! - `calls, 20 servers, 8 in flight`: sustained calls across servers: 1,000 echo calls kept 8
 //!   at a time, round robin over the 20 servers' echo tools, through the gateway and FastMCP's
 //!   proxy, against the floor sending them the same way to one fixture; the row is the time per
 //!   call (the inverse of calls per second);
 //! - `memory, N servers`: the resident memory of the process in front of 1, 20 and 50 servers
-//!   once they are listed (their servers not counted), against 20 `plugboard run` relays;
+//!   once they are listed (their servers not counted), against 20 `plugboard run` relays and
+//!   the same through FastMCP's proxy and mcp-hub;
 //! - (section `gateway-start`) `first list, 20 servers, one hanging`: from launch to the merged `tools/list` with 19
 //!   fixtures and one server that never answers, against one fixture's own launch-to-list and
-//!   the gateway's list of the 19 alone;
+//!   the gateway's list of the 19 alone (mcp-hub: from its launch until its endpoint lists the
+//!   19);
 //! - `call, stdio, server-everything` and `first list, real servers, one hanging`: the same with
 //!   server-everything (npm) and the Python SDK 2.3 server (PyPI) as members, against each
 //!   server reached directly.
@@ -21,8 +24,8 @@
 //! knows how long each takes to start; the hanging one never passed a test.
 //!
 //! The home's secrets are in the encrypted file (the gateway's HTTP token lives there), opened
-//! with a passphrase from the environment. mcp-hub (npm) is not among the peers: it fetches its
-//! marketplace from the web at every start.
+//! with a passphrase from the environment. The calls kept 8 in flight are not measured through
+//! mcp-hub (the floor client keeps calls in flight over stdio only).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -31,6 +34,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::mcp_hub::McpHub;
 use crate::options::Options;
 use crate::paths::{self, Paths};
 use crate::row::Row;
@@ -463,6 +467,8 @@ fn calls_over_http(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Res
         headers["Authorization"].as_str().unwrap_or_default()
     );
     let gateway = HttpGateway::start(setup, "p1")?;
+    let hub = McpHub::launch(setup.paths, &setup.fastmcp_path("p1"))?;
+    hub.listed(&setup.paths.floor, 3, Duration::from_secs(60))?;
     let mut floor = timed_calls("echo");
     floor.extend(["http".into(), fixture_url]);
     let mut served = timed_calls("fix1__echo");
@@ -472,10 +478,16 @@ fn calls_over_http(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Res
         "http".into(),
         gateway.url.clone(),
     ]);
-    eprintln!("[bench] gateway: calls over streamable HTTP");
+    let mut hub_calls = timed_calls("fix1__echo");
+    hub_calls.extend(["sse".into(), hub.url.clone()]);
+    eprintln!("[bench] gateway: calls over streamable HTTP (and HTTP+SSE to mcp-hub)");
     interleaved_calls(
         "call, http",
-        vec![("floor", floor), ("plugboard serve --http", served)],
+        vec![
+            ("floor", floor),
+            ("plugboard serve --http", served),
+            ("mcp-hub (HTTP+SSE)", hub_calls),
+        ],
         setup,
         options,
         rows,
@@ -557,6 +569,24 @@ fn memory(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), S
             ));
         }
     }
+    // mcp-hub: its node process once its endpoint lists every server's tools.
+    for (profile, count) in [("p1", 1), ("p20", 20), ("p50", 50)] {
+        let subject = format!("memory, {count} server(s)");
+        let mut mib = vec![];
+        for _ in 0..rounds {
+            let hub = McpHub::launch(setup.paths, &setup.fastmcp_path(profile))?;
+            hub.listed(&setup.paths.floor, count * 3, Duration::from_secs(120))
+                .map_err(|e| format!("{subject}: {e}"))?;
+            mib.push(kib_to_mib(&json!(rss_kib(hub.pid()))));
+        }
+        rows.push(Row::sizes(
+            SECTION,
+            &subject,
+            "mcp-hub",
+            mib,
+            "its servers not counted",
+        ));
+    }
     // 20 relays, one per server, as clients launch them without the gateway.
     let mut mib = vec![];
     for _ in 0..rounds {
@@ -577,6 +607,17 @@ fn memory(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), S
         "the sum of 20 relays, their servers not counted",
     ));
     Ok(())
+}
+
+/// The resident memory of process `pid`, in KiB (0 when it cannot be read).
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
 }
 
 fn kib_to_mib(kib: &Value) -> f64 {
@@ -603,7 +644,35 @@ fn first_list(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(
         args.extend(launch);
         clients.push((client, args, 19 * 3));
     }
-    first_list_rows(setup, options, subject, clients, rows)
+    first_list_rows(setup, options, subject, clients, rows)?;
+    hub_first_list(setup, options, subject, "phang", 19 * 3, rows);
+    Ok(())
+}
+
+/// A row of mcp-hub's launch-to-list times in front of the servers of `profile`'s config,
+/// noted when it gave no list of `expected` tools.
+fn hub_first_list(
+    setup: &Setup,
+    options: &Options,
+    subject: &str,
+    profile: &str,
+    expected: usize,
+    rows: &mut Vec<Row>,
+) {
+    let mut samples = vec![];
+    let mut note = String::new();
+    for _ in 0..options.runs.clamp(1, 5) {
+        let listed = McpHub::launch(setup.paths, &setup.fastmcp_path(profile))
+            .and_then(|hub| hub.listed(&setup.paths.floor, expected, Duration::from_secs(60)));
+        match listed {
+            Ok(time) => samples.push(time),
+            Err(e) => {
+                note = e;
+                break;
+            }
+        }
+    }
+    rows.push(Row::times(SECTION, subject, "mcp-hub", samples, note));
 }
 
 /// Launch to the merged list of server-everything and the Python SDK server with one server
@@ -616,7 +685,12 @@ fn first_list_of_real_servers(
     eprintln!("[bench] gateway: first list of real servers with a hanging one");
     let subject = "first list, real servers, one hanging";
     let direct = |command: Vec<String>| {
-        let mut args = vec!["--times".to_owned(), "0".into(), "stdio".into(), "--".into()];
+        let mut args = vec![
+            "--times".to_owned(),
+            "0".into(),
+            "stdio".into(),
+            "--".into(),
+        ];
         args.extend(command);
         args
     };
@@ -624,7 +698,11 @@ fn first_list_of_real_servers(
     // elicitation; the floor client declares none), the Python SDK server 3.
     let mut clients = vec![
         ("floor (server-everything)", direct(setup.everything()), 10),
-        ("floor (Python SDK server)", direct(setup.python_server()), 3),
+        (
+            "floor (Python SDK server)",
+            direct(setup.python_server()),
+            3,
+        ),
     ];
     let mut healthy = vec!["--times".to_owned(), "0".into()];
     healthy.extend(setup.over_stdio(&["serve", "--profile", "preal-healthy"]));
@@ -634,7 +712,9 @@ fn first_list_of_real_servers(
         args.extend(launch);
         clients.push((client, args, 13));
     }
-    first_list_rows(setup, options, subject, clients, rows)
+    first_list_rows(setup, options, subject, clients, rows)?;
+    hub_first_list(setup, options, subject, "preal", 13, rows);
+    Ok(())
 }
 
 /// A row per client of its launch-to-list times, noted when it listed fewer tools than
@@ -673,7 +753,11 @@ fn first_list_rows(
 
 /// One `tools/call` (echo) to server-everything: directly, through the gateway and through
 /// the relay, interleaved.
-fn calls_to_everything(setup: &Setup, options: &Options, rows: &mut Vec<Row>) -> Result<(), String> {
+fn calls_to_everything(
+    setup: &Setup,
+    options: &Options,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
     let mut floor = timed_calls("echo");
     floor.extend(["stdio".into(), "--".into()]);
     floor.extend(setup.everything());

@@ -6,6 +6,7 @@ mod catalog;
 mod connection;
 mod gateway;
 mod health;
+mod mcp_hub;
 mod registry;
 mod sandbox;
 mod size;
