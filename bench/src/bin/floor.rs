@@ -788,15 +788,20 @@ impl Rpc for Http {
     }
 }
 
-fn http(url: &str, era: Era, measure: Option<&Measure>) -> Result<Measured, String> {
-    let started = std::time::Instant::now();
+/// The `host:port` and the path of an `http://` URL.
+fn address_and_path(url: &str) -> Result<(&str, &str), String> {
     let rest = url
         .strip_prefix("http://")
         .ok_or("only http:// URLs (the floor speaks no TLS)")?;
-    let (addr, path) = match rest.find('/') {
+    Ok(match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
-    };
+    })
+}
+
+fn http(url: &str, era: Era, measure: Option<&Measure>) -> Result<Measured, String> {
+    let started = std::time::Instant::now();
+    let (addr, path) = address_and_path(url)?;
     let mut client = Http {
         addr: addr.to_owned(),
         path: path.to_owned(),
@@ -941,13 +946,7 @@ impl Rpc for Sse {
 
 fn sse(url: &str, measure: Option<&Measure>) -> Result<Measured, String> {
     let started = std::time::Instant::now();
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or("only http:// URLs (the floor speaks no TLS)")?;
-    let (addr, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
+    let (addr, path) = address_and_path(url)?;
     let mut client = Sse::connect(addr, path)?;
     let tools = session(&mut client, Era::Legacy)?;
     let mut measured = Measured {
